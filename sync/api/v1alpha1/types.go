@@ -1,0 +1,194 @@
+// Package v1alpha1 holds the otc.mcsps.de/v1alpha1 API: the Rds custom resource as users write it
+// and as the hooks report it. Field names keep the original operator's spelling so that existing
+// objects apply unchanged; new fields follow the same all-lowercase style.
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+const (
+	Group   = "otc.mcsps.de"
+	Version = "v1alpha1"
+	Kind    = "Rds"
+	// APIVersion is the apiVersion of every Rds object.
+	APIVersion = Group + "/" + Version
+)
+
+// Engines, as OTC spells them (case-sensitive in the RDS API).
+const (
+	EngineMySQL      = "MySQL"
+	EnginePostgreSQL = "PostgreSQL"
+	EngineSQLServer  = "SQLServer"
+)
+
+// Deletion policies.
+const (
+	DeletionPolicyDelete = "Delete"
+	DeletionPolicyRetain = "Retain"
+)
+
+// Rds is one OTC relational database instance managed through Kubernetes.
+type Rds struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   RdsSpec   `json:"spec"`
+	Status RdsStatus `json:"status,omitempty"`
+}
+
+// RdsSpec is what the user asks for.
+type RdsSpec struct {
+	// Datastoretype is the engine: MySQL, PostgreSQL or SQLServer. Immutable.
+	Datastoretype string `json:"datastoretype"`
+	// Datastoreversion is the engine version, e.g. "8.0" or "15". The major part is immutable.
+	Datastoreversion string `json:"datastoreversion"`
+	// Flavorref is the OTC spec code, e.g. rds.mysql.c2.medium (".ha" suffix for HA instances).
+	Flavorref string `json:"flavorref"`
+	// Volumetype is the storage type: COMMON, ULTRAHIGH, CLOUDSSD or ESSD.
+	Volumetype string `json:"volumetype"`
+	// Volumesize is the storage in GB: 40 to 4000, a multiple of 10; it can only grow.
+	Volumesize int `json:"volumesize"`
+	// Availabilityzone is one AZ per node, comma-separated (two for HA). Immutable.
+	Availabilityzone string `json:"availabilityzone"`
+	// Region is the OTC region, e.g. eu-de.
+	Region string `json:"region"`
+	// Vpc is the name or id of the VPC.
+	Vpc string `json:"vpc"`
+	// Subnet is the name or id of the subnet (the VPC v1 subnet id).
+	Subnet string `json:"subnet"`
+	// Securitygroup is the name or id of the security group.
+	Securitygroup string `json:"securitygroup"`
+	// Port is the database port; "3306" and 3306 are both accepted. Empty means the engine default.
+	Port *intstr.IntOrString `json:"port,omitempty"`
+	// Backupstarttime is the daily backup window, hh:mm-HH:MM (UTC), one hour long.
+	Backupstarttime string `json:"backupstarttime,omitempty"`
+	// Backupkeepdays is how many days automated backups are kept (1-732).
+	Backupkeepdays int `json:"backupkeepdays,omitempty"`
+	// Backuprestoretime asks for a point-in-time restore of this instance (RFC3339).
+	Backuprestoretime string `json:"backuprestoretime,omitempty"`
+	// Hamode is "Single" (default) or "Ha".
+	Hamode string `json:"hamode,omitempty"`
+	// Hareplicationmode is async, semisync or sync, depending on the engine.
+	Hareplicationmode string `json:"hareplicationmode,omitempty"`
+	// Password is the root password in clear text. Kept for compatibility; prefer
+	// Passwordsecretref or let the controller generate one.
+	Password string `json:"password,omitempty"`
+	// Passwordsecretref names a Secret key in the same namespace that holds the root password.
+	Passwordsecretref *SecretKeyRef `json:"passwordsecretref,omitempty"`
+	// Databases to create on the instance (MySQL).
+	Databases []string `json:"databases,omitempty"`
+	// Users to create on the instance (MySQL).
+	Users []User `json:"users,omitempty"`
+	// Deletionpolicy is Delete (default: final backup, then delete the instance) or Retain.
+	Deletionpolicy string `json:"deletionpolicy,omitempty"`
+	// Skipfinalbackup deletes without a final backup. Default false.
+	Skipfinalbackup bool `json:"skipfinalbackup,omitempty"`
+	// Endpoint is accepted and ignored: the original operator had it in spec; it is status now.
+	Endpoint string `json:"endpoint,omitempty"`
+}
+
+// SecretKeyRef points at one key of a Secret in the Rds object's namespace.
+type SecretKeyRef struct {
+	Name string `json:"name"`
+	Key  string `json:"key,omitempty"`
+}
+
+// User is a database account. Privileges are GRANT statements in the original operator's format.
+type User struct {
+	Name       string   `json:"name"`
+	Host       string   `json:"host,omitempty"`
+	Password   string   `json:"password,omitempty"`
+	Privileges []string `json:"privileges,omitempty"`
+}
+
+// RdsStatus is the hook's report of what it last observed, and everything it must remember:
+// Metacontroller replaces it whole on every call.
+type RdsStatus struct {
+	// ObservedGeneration is the spec generation this status describes.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// ID is the OTC instance id.
+	ID string `json:"id,omitempty"`
+	// Name is the instance name in OTC, derived from namespace and name.
+	Name string `json:"name,omitempty"`
+	// Status is the OTC status string, e.g. BUILD or ACTIVE.
+	Status string `json:"status,omitempty"`
+	// IP is the private address of the instance.
+	IP string `json:"ip,omitempty"`
+	// Port is the database port.
+	Port int `json:"port,omitempty"`
+	// Endpoint is ip:port, for printing.
+	Endpoint string `json:"endpoint,omitempty"`
+	// Flavor is the observed spec code.
+	Flavor string `json:"flavor,omitempty"`
+	// Volume is the observed storage.
+	Volume *Volume `json:"volume,omitempty"`
+	// Version is the observed complete engine version, e.g. 8.0.28.
+	Version string `json:"version,omitempty"`
+	// Type is Single, Ha or Replica.
+	Type string `json:"type,omitempty"`
+	// Nodes are the instance's nodes with their roles and AZs.
+	Nodes []Node `json:"nodes,omitempty"`
+	// Operation is the change in flight, if any.
+	Operation *Operation `json:"operation,omitempty"`
+	// ConnectionSecret is the name of the child Secret with the connection details.
+	ConnectionSecret string `json:"connectionSecret,omitempty"`
+	// PasswordGenerated says the root password was generated by the controller and lives only in
+	// the connection Secret.
+	PasswordGenerated bool `json:"passwordGenerated,omitempty"`
+	// FinalBackup is the backup taken before deletion.
+	FinalBackup *Backup `json:"finalBackup,omitempty"`
+	// Conditions: Ready and Synced.
+	Conditions []Condition `json:"conditions,omitempty"`
+}
+
+// Volume is the instance's storage.
+type Volume struct {
+	Type string `json:"type,omitempty"`
+	Size int    `json:"size,omitempty"`
+}
+
+// Node is one database node.
+type Node struct {
+	Name             string `json:"name,omitempty"`
+	Role             string `json:"role,omitempty"`
+	Status           string `json:"status,omitempty"`
+	Availabilityzone string `json:"availabilityzone,omitempty"`
+}
+
+// Operation is a change issued to OTC that is not finished yet.
+type Operation struct {
+	// Type names the change, e.g. Create, Delete, Backup, Resize.
+	Type string `json:"type"`
+	// JobID is OTC's job id, where the API returns one.
+	JobID string `json:"jobID,omitempty"`
+	// Generation is the spec generation that asked for it.
+	Generation int64 `json:"generation,omitempty"`
+	// Target is what the change moves to (a flavor, a size), for display.
+	Target string `json:"target,omitempty"`
+}
+
+// Backup is a backup the controller took.
+type Backup struct {
+	ID     string `json:"id,omitempty"`
+	Name   string `json:"name,omitempty"`
+	Status string `json:"status,omitempty"`
+}
+
+// Condition types.
+const (
+	// ConditionReady is True when the instance is ACTIVE and usable.
+	ConditionReady = "Ready"
+	// ConditionSynced is True when the last hook call reconciled without error.
+	ConditionSynced = "Synced"
+)
+
+// Condition is a metav1.Condition without ObservedGeneration: the status carries one for all.
+type Condition struct {
+	Type               string                 `json:"type"`
+	Status             metav1.ConditionStatus `json:"status"`
+	Reason             string                 `json:"reason"`
+	Message            string                 `json:"message,omitempty"`
+	LastTransitionTime metav1.Time            `json:"lastTransitionTime"`
+}

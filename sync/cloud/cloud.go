@@ -1,0 +1,177 @@
+// Package cloud is the port between the hooks and OTC: the types the decision logic reads and the
+// operations it may call. It speaks our own types and error kinds; the only package that imports
+// gophertelekomcloud is cloud/otc, which implements Cloud.
+package cloud
+
+import (
+	"context"
+	"time"
+
+	"github.com/mcsps/rds-lambda-controller/sync/secret"
+)
+
+// Instance statuses as the RDS v3 API reports them.
+const (
+	StatusBuild                 = "BUILD"
+	StatusCreateFail            = "CREATE FAIL"
+	StatusActive                = "ACTIVE"
+	StatusFailed                = "FAILED"
+	StatusFrozen                = "FROZEN"
+	StatusModifying             = "MODIFYING"
+	StatusRebooting             = "REBOOTING"
+	StatusRestoring             = "RESTORING"
+	StatusModifyingInstanceType = "MODIFYING INSTANCE TYPE"
+	StatusSwitchover            = "SWITCHOVER"
+	StatusMigrating             = "MIGRATING"
+	StatusBackingUp             = "BACKING UP"
+	StatusModifyingPort         = "MODIFYING DATABASE PORT"
+	StatusStorageFull           = "STORAGE FULL"
+	StatusShutdown              = "SHUTDOWN"
+)
+
+// Job statuses.
+const (
+	JobRunning   = "Running"
+	JobCompleted = "Completed"
+	JobFailed    = "Failed"
+)
+
+// Backup statuses.
+const (
+	BackupBuilding  = "BUILDING"
+	BackupCompleted = "COMPLETED"
+	BackupFailed    = "FAILED"
+	BackupDeleting  = "DELETING"
+)
+
+// Instance is an RDS instance as listed by OTC.
+type Instance struct {
+	ID              string
+	Name            string
+	Status          string
+	Type            string // Single, Ha or Replica
+	Engine          string
+	Version         string // as asked, e.g. "8.0"
+	CompleteVersion string // e.g. "8.0.28"
+	Flavor          string
+	Volume          Volume
+	PrivateIPs      []string
+	Port            int
+	Region          string
+	VpcID           string
+	SubnetID        string
+	SecurityGroupID string
+	ReplicationMode string
+	BackupStrategy  BackupStrategy
+	Nodes           []Node
+	Tags            map[string]string
+}
+
+// Volume is an instance's storage.
+type Volume struct {
+	Type string
+	Size int
+}
+
+// BackupStrategy is the automated backup policy.
+type BackupStrategy struct {
+	StartTime string
+	KeepDays  int
+}
+
+// Node is one node of an instance.
+type Node struct {
+	ID               string
+	Name             string
+	Role             string // master, slave or readreplica
+	Status           string
+	AvailabilityZone string
+}
+
+// CreateInstanceOpts is what Create needs. Names of network resources are resolved to ids before.
+type CreateInstanceOpts struct {
+	Name              string
+	Engine            string
+	Version           string
+	Flavor            string
+	VolumeType        string
+	VolumeSize        int
+	Region            string
+	AvailabilityZones []string
+	VpcID             string
+	SubnetID          string
+	SecurityGroupID   string
+	Port              int // 0: the engine's default
+	Password          secret.Value
+	BackupStrategy    *BackupStrategy
+	HAMode            string // "" for single, "ha" for primary/standby
+	ReplicationMode   string
+}
+
+// Job is an asynchronous OTC task.
+type Job struct {
+	ID         string
+	Name       string
+	Status     string // Running, Completed or Failed
+	InstanceID string
+	FailReason string
+}
+
+// Backup is one backup of an instance.
+type Backup struct {
+	ID         string
+	InstanceID string
+	Name       string
+	Type       string // auto, manual, ...
+	Status     string
+	SizeKB     int
+	Begin      time.Time
+	End        time.Time
+}
+
+// Network holds the ids that Create needs.
+type Network struct {
+	VpcID           string
+	SubnetID        string
+	SecurityGroupID string
+}
+
+// Flavor is one spec code for an engine.
+type Flavor struct {
+	SpecCode string
+	VCPUs    string
+	RAMGB    int
+	Mode     string // single, ha or replica
+	Versions []string
+	AZStatus map[string]string // normal, unsupported or sellout
+}
+
+// Cloud is what the hooks may ask of OTC. Every method honours ctx's deadline and returns errors of
+// type *Error (see KindOf). Methods that look a thing up return an error of kind NotFound when it
+// does not exist. Mutating methods never wait for the operation to finish.
+type Cloud interface {
+	// Region is the one region this client serves.
+	Region() string
+
+	// GetInstance returns the instance with this id.
+	GetInstance(ctx context.Context, id string) (*Instance, error)
+	// FindInstanceByName returns the instance with exactly this name.
+	FindInstanceByName(ctx context.Context, name string) (*Instance, error)
+	// CreateInstance issues the create and returns the new instance id and its job id.
+	CreateInstance(ctx context.Context, opts CreateInstanceOpts) (id, jobID string, err error)
+	// DeleteInstance issues the delete and returns the job id.
+	DeleteInstance(ctx context.Context, id string) (jobID string, err error)
+	// GetJob returns a job; a job OTC does not know yet is of kind NotFound.
+	GetJob(ctx context.Context, id string) (*Job, error)
+
+	// ResolveNetwork turns names (or ids) of a VPC, a subnet in it and a security group into ids.
+	ResolveNetwork(ctx context.Context, vpc, subnet, securityGroup string) (Network, error)
+
+	// ListBackups returns the instance's backups.
+	ListBackups(ctx context.Context, instanceID string) ([]Backup, error)
+	// CreateBackup starts a manual backup.
+	CreateBackup(ctx context.Context, instanceID, name, description string) (*Backup, error)
+
+	// ListFlavors returns the spec codes for an engine and version.
+	ListFlavors(ctx context.Context, engine, version string) ([]Flavor, error)
+}

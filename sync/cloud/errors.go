@@ -1,0 +1,102 @@
+package cloud
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Kind sorts cloud errors by what the caller should do about them.
+type Kind int
+
+const (
+	// KindUnknown is an error we cannot classify: retry with backoff.
+	KindUnknown Kind = iota
+	// KindNotFound: the thing does not exist.
+	KindNotFound
+	// KindBusy: the instance is doing something else or is in a state that refuses the operation;
+	// try again later.
+	KindBusy
+	// KindInvalid: OTC refused the request's content; the user must change the spec.
+	KindInvalid
+	// KindConflict: the thing exists already (e.g. a duplicate name).
+	KindConflict
+	// KindThrottled: OTC asked us to slow down.
+	KindThrottled
+	// KindUnavailable: OTC did not answer in time or answered with a server error.
+	KindUnavailable
+	// KindUnauthorized: our credentials were refused.
+	KindUnauthorized
+)
+
+var kindNames = map[Kind]string{
+	KindUnknown:      "Unknown",
+	KindNotFound:     "NotFound",
+	KindBusy:         "Busy",
+	KindInvalid:      "Invalid",
+	KindConflict:     "Conflict",
+	KindThrottled:    "Throttled",
+	KindUnavailable:  "Unavailable",
+	KindUnauthorized: "Unauthorized",
+}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// Error is a cloud error translated at the adapter's boundary. Its text is short and stable:
+// the operation, the OTC error code and OTC's one-line message, never URLs or raw bodies.
+type Error struct {
+	Kind Kind
+	// Op is our name of the operation, e.g. "CreateInstance".
+	Op string
+	// Code is OTC's error code, e.g. DBS.200019, when the answer had one.
+	Code string
+	// Message is OTC's one-line message (error_msg), when the answer had one.
+	Message string
+	// RetryAfter is how long OTC asked us to wait, for KindThrottled.
+	RetryAfter time.Duration
+}
+
+func (e *Error) Error() string {
+	s := e.Op + ": " + e.Kind.String()
+	if e.Code != "" {
+		s += " (" + e.Code + ")"
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+// Is lets errors.Is(err, cloud.ErrNotFound) match any error of the same kind.
+func (e *Error) Is(target error) bool {
+	var t *Error
+	if !errors.As(target, &t) {
+		return false
+	}
+	return t.Op == "" && t.Code == "" && t.Kind == e.Kind
+}
+
+// Sentinels for errors.Is.
+var (
+	ErrNotFound     = &Error{Kind: KindNotFound}
+	ErrBusy         = &Error{Kind: KindBusy}
+	ErrInvalid      = &Error{Kind: KindInvalid}
+	ErrConflict     = &Error{Kind: KindConflict}
+	ErrThrottled    = &Error{Kind: KindThrottled}
+	ErrUnavailable  = &Error{Kind: KindUnavailable}
+	ErrUnauthorized = &Error{Kind: KindUnauthorized}
+)
+
+// KindOf returns the kind of err, KindUnknown for errors that are not *Error.
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return KindUnknown
+}
+
+// Errorf builds an *Error, for adapters and fakes.
+func Errorf(kind Kind, op, code, format string, args ...any) *Error {
+	return &Error{Kind: kind, Op: op, Code: code, Message: fmt.Sprintf(format, args...)}
+}
