@@ -149,7 +149,17 @@ type Flavor struct {
 // Cloud is what the hooks may ask of OTC. Every method honours ctx's deadline and returns errors of
 // type *Error (see KindOf). Methods that look a thing up return an error of kind NotFound when it
 // does not exist. Mutating methods never wait for the operation to finish.
+//
+// It is split by area, one interface per file, so that each feature's calls live beside it.
 type Cloud interface {
+	Core
+	Operations // day2.go: changes to a running instance
+	Restores   // restore.go: point-in-time restore, restore into a new instance
+	Logs       // logs.go: error and slow logs, short-lived credentials for the log Job
+}
+
+// Core is what creating, observing and deleting an instance needs.
+type Core interface {
 	// Region is the one region this client serves.
 	Region() string
 

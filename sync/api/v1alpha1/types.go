@@ -87,6 +87,12 @@ type RdsSpec struct {
 	Skipfinalbackup bool `json:"skipfinalbackup,omitempty"`
 	// Endpoint is accepted and ignored: the original operator had it in spec; it is status now.
 	Endpoint string `json:"endpoint,omitempty"`
+
+	// Day-2 operations: restart, restore, adoption, tags.
+
+	// Databases and users.
+
+	// Logs on request.
 }
 
 // SecretKeyRef points at one key of a Secret in the Rds object's namespace.
@@ -139,6 +145,12 @@ type RdsStatus struct {
 	PasswordGenerated bool `json:"passwordGenerated,omitempty"`
 	// FinalBackup is the backup taken before deletion.
 	FinalBackup *Backup `json:"finalBackup,omitempty"`
+
+	// Day-2 operations: what was handled, so that it runs once.
+
+	// Databases and users: what was last applied.
+
+	// Logs: the latest log request and where its output is.
 	// Conditions: Ready and Synced.
 	Conditions []Condition `json:"conditions,omitempty"`
 }

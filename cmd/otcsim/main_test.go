@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcsps/rds-lambda-controller/test/otcsim"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestRunServesAndShutsDown(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--control", "--fault", "GetJob:status:status=503"}, &stdout, io.Discard)
+	}()
+
+	var authURL string
+	require.Eventually(t, func() bool {
+		sc := bufio.NewScanner(strings.NewReader(stdout.String()))
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "export OS_AUTH_URL="); ok {
+				authURL = strings.Trim(v, `"`)
+				return true
+			}
+		}
+		return false
+	}, 5*time.Second, 10*time.Millisecond)
+	out := stdout.String()
+	assert.Contains(t, out, `export OS_REGION_NAME="eu-de"`)
+	assert.Contains(t, out, `export OS_PROJECT_NAME="eu-de"`)
+	assert.Contains(t, out, `export OS_USERNAME="sim"`)
+
+	resp, err := http.Get(strings.TrimSuffix(authURL, "/v3") + "/_sim/state")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("run did not return after cancel")
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	cfg, err := parseFlags([]string{
+		"--fault", "CreateInstance:commit-drop:rate=0.5", "--fault", "*:latency:delay=10ms",
+		"--duration-create", "3s", "--latency", "5ms",
+	}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:8790", cfg.listen)
+	require.Len(t, cfg.faults, 2)
+	assert.Equal(t, otcsim.FaultCommitThenDrop, cfg.faults[0].Kind)
+	assert.Equal(t, 0.5, cfg.faults[0].Rate)
+	assert.Equal(t, 3*time.Second, cfg.opts.Durations.Create)
+	assert.Equal(t, otcsim.DefaultDurations().Backup, cfg.opts.Durations.Backup)
+	assert.Equal(t, 5*time.Millisecond, cfg.opts.Latency)
+
+	_, err = parseFlags([]string{"--fault", "CreateInstance:explode"}, io.Discard)
+	require.Error(t, err)
+	_, err = parseFlags([]string{"--manual-clock"}, io.Discard)
+	require.Error(t, err)
+}

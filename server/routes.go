@@ -1,0 +1,13 @@
+package server
+
+// routes lists every endpoint in one place.
+func (s *Server) routes() {
+	e := s.engine
+	e.Use(s.recovery())
+	e.POST("/sync", s.sync())
+	e.POST("/finalize", s.finalize())
+	e.POST("/customize", s.customize)
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+	e.GET("/metrics", s.metrics())
+}

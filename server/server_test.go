@@ -1,0 +1,215 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcsps/rds-lambda-controller/server"
+	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/cloudtest"
+	"github.com/mcsps/rds-lambda-controller/sync/hook"
+	"github.com/mcsps/rds-lambda-controller/test/testdata"
+)
+
+type harness struct {
+	srv  *server.Server
+	reg  *prometheus.Registry
+	logs *bytes.Buffer
+}
+
+func newHarness(t *testing.T, r server.Reconciler) *harness {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	logs := &bytes.Buffer{}
+	srv := server.New(server.Options{
+		Reconciler: r,
+		Logger:     slog.New(slog.NewJSONHandler(logs, nil)),
+		Metrics:    server.NewMetrics(reg),
+		Gatherer:   reg,
+	})
+	return &harness{srv: srv, reg: reg, logs: logs}
+}
+
+func (h *harness) post(path string, body []byte) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	h.srv.ServeHTTP(w, req)
+	return w
+}
+
+// emptyCloud is a cloud with no instances at all.
+func emptyCloud() *cloudtest.Fake {
+	notFound := func(context.Context, string) (*cloud.Instance, error) { return nil, cloud.ErrNotFound }
+	return &cloudtest.Fake{FindInstanceByNameFn: notFound, GetInstanceFn: notFound}
+}
+
+// strictDecode decodes like Metacontroller does for hook version v2: unknown keys are an error.
+func strictDecode(t *testing.T, body []byte, v any) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(v))
+}
+
+func TestCapturedRequestsWithRdsParent(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(testdata.Dir(), "metacontroller", "*.request.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			h := newHarness(t, rdssync.New(rdssync.Config{Cloud: emptyCloud()}))
+			body := testdata.WithRdsParent(t, f)
+			finalizing := strings.Contains(f, "finalize")
+			path := "/sync"
+			if finalizing {
+				path = "/finalize"
+			}
+			w := h.post(path, body)
+			require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+			assert.Equal(t, "application/json", w.Header().Get("Content-Type"))
+			if finalizing {
+				var resp struct {
+					Status             map[string]any   `json:"status"`
+					Children           []map[string]any `json:"children"`
+					ResyncAfterSeconds float64          `json:"resyncAfterSeconds"`
+					Finalized          bool             `json:"finalized"`
+				}
+				strictDecode(t, w.Body.Bytes(), &resp)
+				assert.True(t, resp.Finalized, "no instance in the cloud: nothing to wait for")
+				return
+			}
+			var resp struct {
+				Status             map[string]any   `json:"status"`
+				Children           []map[string]any `json:"children"`
+				ResyncAfterSeconds float64          `json:"resyncAfterSeconds"`
+			}
+			strictDecode(t, w.Body.Bytes(), &resp)
+			require.Len(t, resp.Children, 1)
+			assert.Equal(t, "Secret", resp.Children[0]["kind"])
+			assert.Equal(t, "my-rds-single-connection", resp.Children[0]["metadata"].(map[string]any)["name"])
+			assert.NotContains(t, resp.Status, "password")
+			assert.Positive(t, resp.ResyncAfterSeconds)
+		})
+	}
+}
+
+func TestBadRequests(t *testing.T) {
+	h := newHarness(t, rdssync.New(rdssync.Config{Cloud: &cloudtest.Fake{}}))
+	cases := map[string]struct {
+		path, body string
+		code       int
+	}{
+		"malformed JSON":        {"/sync", `{"parent": {`, http.StatusBadRequest},
+		"empty body":            {"/sync", ``, http.StatusBadRequest},
+		"wrong parent kind":     {"/finalize", `{"parent":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"b"}}}`, http.StatusBadRequest},
+		"customize not JSON":    {"/customize", `nope`, http.StatusBadRequest},
+		"body over the limit":   {"/sync", `{"x":"` + strings.Repeat("a", 9<<20) + `"}`, http.StatusRequestEntityTooLarge},
+		"GET on a hook is 404s": {"/nothing", `{}`, http.StatusNotFound},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := h.post(tc.path, []byte(tc.body))
+			assert.Equal(t, tc.code, w.Code)
+			if tc.code == http.StatusBadRequest {
+				var e struct{ Error string }
+				require.NoError(t, json.Unmarshal(w.Body.Bytes(), &e))
+				assert.NotEmpty(t, e.Error)
+				assert.NotContains(t, e.Error, "\n", "a one-line reason")
+			}
+		})
+	}
+}
+
+type stubReconciler struct {
+	sync func(ctx context.Context, req *hook.Request) (*hook.SyncResponse, error)
+}
+
+func (s stubReconciler) Sync(ctx context.Context, req *hook.Request) (*hook.SyncResponse, error) {
+	return s.sync(ctx, req)
+}
+
+func (s stubReconciler) Finalize(context.Context, *hook.Request) (*hook.FinalizeResponse, error) {
+	panic("finalize exploded")
+}
+
+func sampleRequest(t *testing.T) []byte {
+	return testdata.WithRdsParent(t, filepath.Join(testdata.Dir(), "metacontroller", "01-sync-v1-no-children.request.json"))
+}
+
+func TestPanicIsRecovered(t *testing.T) {
+	h := newHarness(t, stubReconciler{})
+	w := h.post("/finalize", sampleRequest(t))
+	assert.Equal(t, http.StatusInternalServerError, w.Code)
+	assert.Contains(t, h.logs.String(), "panic in handler")
+	// The server keeps serving.
+	w = h.post("/finalize", []byte(`{`))
+	assert.Equal(t, http.StatusBadRequest, w.Code)
+}
+
+func TestThrottlingBecomes429(t *testing.T) {
+	h := newHarness(t, stubReconciler{sync: func(context.Context, *hook.Request) (*hook.SyncResponse, error) {
+		return nil, &rdssync.ThrottledError{RetryAfter: 2500 * time.Millisecond}
+	}})
+	w := h.post("/sync", sampleRequest(t))
+	assert.Equal(t, http.StatusTooManyRequests, w.Code)
+	assert.Equal(t, "3", w.Header().Get("Retry-After"))
+}
+
+func TestHookDeadline(t *testing.T) {
+	var deadline time.Time
+	h := newHarness(t, stubReconciler{sync: func(ctx context.Context, _ *hook.Request) (*hook.SyncResponse, error) {
+		deadline, _ = ctx.Deadline()
+		return &hook.SyncResponse{Children: []any{}}, nil
+	}})
+	w := h.post("/sync", sampleRequest(t))
+	require.Equal(t, http.StatusOK, w.Code)
+	assert.WithinDuration(t, time.Now().Add(8*time.Second), deadline, time.Second)
+}
+
+func TestSecretsNeverLogged(t *testing.T) {
+	h := newHarness(t, rdssync.New(rdssync.Config{Cloud: emptyCloud()}))
+	w := h.post("/sync", sampleRequest(t))
+	require.Equal(t, http.StatusOK, w.Code)
+	assert.NotContains(t, h.logs.String(), "A12345678+")
+	assert.NotContains(t, w.Body.String(), "A12345678+", "the password travels base64-encoded in the Secret only")
+}
+
+func TestProbesAndMetrics(t *testing.T) {
+	h := newHarness(t, rdssync.New(rdssync.Config{Cloud: emptyCloud()}))
+	get := func(path string) *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		h.srv.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		return w
+	}
+	assert.Equal(t, http.StatusOK, get("/healthz").Code)
+	assert.Equal(t, http.StatusOK, get("/readyz").Code)
+	h.post("/sync", sampleRequest(t))
+	h.post("/sync", []byte("{"))
+
+	w := get("/metrics")
+	require.Equal(t, http.StatusOK, w.Code)
+	body, _ := io.ReadAll(w.Body)
+	assert.Contains(t, string(body), `rds_hooks_hook_duration_seconds_count{hook="sync",outcome="ok"} 1`)
+	assert.Contains(t, string(body), `rds_hooks_hook_duration_seconds_count{hook="sync",outcome="bad_request"} 1`)
+	assert.Equal(t, 2, testutil.CollectAndCount(h.reg, "rds_hooks_hook_duration_seconds"))
+
+	h.srv.Drain()
+	assert.Equal(t, http.StatusServiceUnavailable, get("/readyz").Code)
+	assert.Equal(t, http.StatusOK, get("/healthz").Code)
+}

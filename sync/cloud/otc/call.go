@@ -1,0 +1,193 @@
+package otc
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	golangsdk "github.com/opentelekomcloud/gophertelekomcloud"
+)
+
+// callHeader tags each SDK request with the id of the call it belongs to. The transport removes it
+// before the request leaves the process.
+const callHeader = "X-Rds-Hooks-Call"
+
+// maxRetryAfter bounds the wait a Retry-After header can ask for.
+const maxRetryAfter = 15 * time.Minute
+
+// callInfo is what the transport learnt about a call's HTTP exchanges.
+type callInfo struct {
+	retryAfter time.Duration // from the last 429's Retry-After header, 0 if none
+}
+
+// callState is one running cloud call, as the transport sees it.
+type callState struct {
+	ctx context.Context
+	mu  sync.Mutex
+	callInfo
+}
+
+func (s *callState) info() callInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.callInfo
+}
+
+// calls is the registry of running calls, by id.
+type calls struct {
+	mu   sync.Mutex
+	next uint64
+	m    map[string]*callState
+}
+
+func (c *calls) add(ctx context.Context) (string, *callState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.next++
+	id := strconv.FormatUint(c.next, 10)
+	st := &callState{ctx: ctx}
+	if c.m == nil {
+		c.m = make(map[string]*callState)
+	}
+	c.m[id] = st
+	return id, st
+}
+
+func (c *calls) get(id string) *callState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[id]
+}
+
+func (c *calls) remove(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, id)
+}
+
+// transport binds each SDK request to its call: the request is cancelled when the call's context
+// ends, and a 429's Retry-After header is kept for the error.
+//
+// NOTE: the v0.9.8 SDK builds its requests with http.NewRequest (no context) and its errors carry no
+// response headers, so neither a deadline nor Retry-After can pass through it. The call id travels in
+// a header that the service client adds to each request (ServiceClient.MoreHeaders).
+type transport struct {
+	base  http.RoundTripper
+	calls *calls
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	id := req.Header.Get(callHeader)
+	if id == "" {
+		return t.base.RoundTrip(req) // Keystone logins: bounded by the client's timeout only
+	}
+	st := t.calls.get(id)
+	ctx := req.Context() // carries the http.Client's Timeout
+	if st != nil {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		// Released when the call ends: every call's context is cancelled on return.
+		context.AfterFunc(st.ctx, func() { cancel(context.Cause(st.ctx)) })
+	}
+	out := req.Clone(ctx)
+	out.Header.Del(callHeader)
+	resp, err := t.base.RoundTrip(out)
+	if err == nil && st != nil && resp.StatusCode == http.StatusTooManyRequests {
+		d := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		st.mu.Lock()
+		st.retryAfter = d
+		st.mu.Unlock()
+	}
+	return resp, err
+}
+
+// parseRetryAfter reads a Retry-After value: delay seconds or an HTTP date. 0 if absent or unusable.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if secs, err := strconv.Atoi(v); err == nil {
+		d = time.Duration(secs) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now).Round(time.Second)
+	}
+	if d <= 0 {
+		return 0
+	}
+	return min(d, maxRetryAfter)
+}
+
+// services are the service clients of one call: copies of the client's, tagged with the call's id.
+type services struct {
+	rds, vpc, neutron *golangsdk.ServiceClient
+}
+
+func (c *Client) servicesFor(id string) services {
+	tag := func(sc *golangsdk.ServiceClient) *golangsdk.ServiceClient {
+		cp := *sc
+		cp.MoreHeaders = map[string]string{callHeader: id}
+		return &cp
+	}
+	return services{rds: tag(c.rds), vpc: tag(c.vpc), neutron: tag(c.neutron)}
+}
+
+// call runs fn, one cloud operation, under ctx and returns its result with errors translated.
+//
+// NOTE: the SDK takes no context, so fn runs on its own goroutine and call returns as soon as ctx
+// ends, with KindUnavailable. The abandoned goroutine does not linger: the transport cancels its
+// request with the call's context, and the HTTP client's Timeout caps each request anyway. Only a
+// running token renewal, which other calls share, is left to finish under that Timeout.
+func call[T any](ctx context.Context, c *Client, op string, fn func(s services) (T, error)) (T, error) {
+	start := time.Now()
+	v, err := runCall(ctx, c, op, fn)
+	if c.observe != nil {
+		result := "ok"
+		if err != nil {
+			result = resultLabel(err)
+		}
+		c.observe(op, result, time.Since(start))
+	}
+	return v, err
+}
+
+func runCall[T any](ctx context.Context, c *Client, op string, fn func(s services) (T, error)) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, translate(op, err, callInfo{})
+	}
+	callCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	id, st := c.calls.add(callCtx)
+	defer c.calls.remove(id)
+
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	svc := c.servicesFor(id)
+	go func() {
+		defer func() {
+			// A panic on this goroutine would take the whole server down; report it as an error.
+			if p := recover(); p != nil {
+				done <- result{err: fmt.Errorf("panic in SDK call: %v", p)}
+			}
+		}()
+		v, err := fn(svc)
+		done <- result{v, err}
+	}()
+
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return zero, c.translate(op, r.err, st.info())
+		}
+		return r.v, nil
+	case <-ctx.Done():
+		return zero, translate(op, ctx.Err(), callInfo{})
+	}
+}

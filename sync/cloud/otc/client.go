@@ -1,0 +1,135 @@
+// Package otc is the adapter between the port cloud.Cloud and Open Telekom Cloud. It is the only
+// package that imports gophertelekomcloud; everything it returns is our own types and *cloud.Error.
+//
+// One Client holds one logged-in SDK provider for the whole process. The token is renewed on the
+// first 401 after it expires; calls never log in on their own.
+package otc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	golangsdk "github.com/opentelekomcloud/gophertelekomcloud"
+	"github.com/opentelekomcloud/gophertelekomcloud/openstack"
+
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+)
+
+var _ cloud.Cloud = (*Client)(nil)
+
+// Client implements cloud.Cloud against OTC. It is safe for concurrent use.
+type Client struct {
+	region     string
+	rds        *golangsdk.ServiceClient // RDS v3, {rds}/instances, ...
+	vpc        *golangsdk.ServiceClient // VPC v1: vpcs, subnets
+	neutron    *golangsdk.ServiceClient // Neutron v2.0: security groups
+	auth       *authenticator
+	calls      calls
+	observe    func(op, result string, d time.Duration)
+	retryAfter time.Duration
+}
+
+// New logs in to OTC and returns a Client for the config's region. It returns ErrNoCredentials, or
+// a *cloud.Error of kind Unauthorized or Unavailable when the login fails.
+//
+// For the embedded simulator, build the config from its variables:
+//
+//	cfg, err := otc.ConfigFromEnv(func(k string) string { return sim.Env()[k] })
+func New(ctx context.Context, cfg Config) (*Client, error) {
+	opts, region, err := authOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	base := cfg.Transport
+	if base == nil {
+		base = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	c := &Client{observe: cfg.Observe, retryAfter: cfg.retryAfter()}
+	c.auth = &authenticator{
+		opts: opts,
+		httpClient: http.Client{
+			Timeout:   cfg.requestTimeout(),
+			Transport: &transport{base: base, calls: &c.calls},
+		},
+		observe: cfg.Observe,
+	}
+
+	// The login takes no context either: give up waiting when ctx ends (the request timeout ends it).
+	type result struct {
+		p   *golangsdk.ProviderClient
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		p, err := c.auth.login()
+		done <- result{p, err}
+	}()
+	var provider *golangsdk.ProviderClient
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, loginError(r.err)
+		}
+		provider = r.p
+	case <-ctx.Done():
+		return nil, translate("Authenticate", ctx.Err(), callInfo{})
+	}
+
+	// NOTE: without OS_REGION_NAME the SDK derives the region from the project name ("eu-de_x" ->
+	// "eu-de"), falling back to the token's project name (openstack/utils GetRegion).
+	c.region = firstNonEmpty(region, provider.RegionID)
+	if c.region == "" {
+		return nil, errors.New("cannot tell the OTC region: set OS_REGION_NAME")
+	}
+	eo := golangsdk.EndpointOpts{Region: c.region}
+	if c.rds, err = openstack.NewRDSV3(provider, eo); err != nil {
+		return nil, fmt.Errorf("no RDS v3 endpoint (type rdsv3) for region %s in the service catalog", c.region)
+	}
+	if c.vpc, err = openstack.NewNetworkV1(provider, eo); err != nil {
+		return nil, fmt.Errorf("no network endpoint (type network) for region %s in the service catalog", c.region)
+	}
+	if c.neutron, err = openstack.NewNetworkV2(provider, eo); err != nil {
+		return nil, fmt.Errorf("no network endpoint (type network) for region %s in the service catalog", c.region)
+	}
+	return c, nil
+}
+
+// loginError keeps the SDK's login errors (which may quote the Keystone URL and body) out of logs.
+func loginError(err error) error {
+	var ce *cloud.Error
+	if errors.As(err, &ce) {
+		return ce
+	}
+	out := translate("Authenticate", err, callInfo{})
+	if out.Kind == cloud.KindUnknown {
+		// e.g. "error extracting token": Keystone answered, but not as we expect.
+		out.Message = "login failed: " + out.Message
+	}
+	return out
+}
+
+// Region is the one region this client serves.
+func (c *Client) Region() string { return c.region }
+
+// translate is translate plus what only the client knows: why a token renewal failed, and the
+// configured wait for a 429 without Retry-After.
+func (c *Client) translate(op string, err error, info callInfo) *cloud.Error {
+	out := translate(op, err, info)
+	var unable *golangsdk.ErrUnableToReauthenticate
+	if errors.As(err, &unable) {
+		if cause := c.auth.lastReauthError(); cause != nil {
+			// Keystone down or throttling is not a refusal of our credentials.
+			if t := translate(op, cause, callInfo{}); t.Kind == cloud.KindUnavailable || t.Kind == cloud.KindThrottled {
+				out = t
+			}
+		}
+		out.Message = oneLine("token renewal failed: " + out.Message)
+	}
+	if out.Kind == cloud.KindThrottled && out.RetryAfter <= 0 {
+		out.RetryAfter = c.retryAfter
+	}
+	return out
+}

@@ -1,0 +1,153 @@
+package otc
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcsps/rds-lambda-controller/sync/secret"
+)
+
+// Defaults for Config's tunables.
+const (
+	// DefaultRequestTimeout caps one HTTP request to OTC, including reading its answer.
+	DefaultRequestTimeout = 30 * time.Second
+	// DefaultRetryAfter is the wait reported for a 429 that carries no usable Retry-After header.
+	DefaultRetryAfter = 30 * time.Second
+)
+
+// ErrNoCredentials is returned by ConfigFromEnv and New when no credentials are configured at all.
+var ErrNoCredentials = errors.New(
+	"no OTC credentials: set OS_AUTH_URL/OS_USERNAME/OS_PASSWORD/OS_DOMAIN_NAME/OS_PROJECT_NAME (or OS_TOKEN) or OS_CLOUD")
+
+// Config is what New needs: credentials (Keystone v3 password or token) or the name of a clouds.yaml
+// cloud, and the adapter's tunables. The zero value of every tunable is a sane default.
+type Config struct {
+	// Cloud is the clouds.yaml entry to use (OS_CLOUD). When set, New loads the credentials through the
+	// SDK's loader (clouds.yaml, secure.yaml and the process's OS_* variables) and ignores the fields
+	// below down to Region; Region still overrides the cloud's region when set.
+	Cloud string
+
+	AuthURL     string // OS_AUTH_URL, e.g. https://iam.eu-de.otc.t-systems.com/v3
+	Username    string // OS_USERNAME
+	UserID      string // OS_USERID, OS_USER_ID
+	Password    secret.Value
+	DomainName  string // OS_DOMAIN_NAME, OS_USER_DOMAIN_NAME, OS_PROJECT_DOMAIN_NAME
+	DomainID    string // OS_DOMAIN_ID, OS_USER_DOMAIN_ID, OS_PROJECT_DOMAIN_ID
+	ProjectName string // OS_PROJECT_NAME, OS_TENANT_NAME, e.g. eu-de or eu-de_myproject
+	ProjectID   string // OS_PROJECT_ID, OS_TENANT_ID
+	// Token is a pre-issued Keystone token (OS_TOKEN). It cannot be renewed: once it expires, every
+	// call fails with KindUnauthorized.
+	Token secret.Value
+	// Region is OS_REGION_NAME. Empty: the part of the project name before "_".
+	Region string
+
+	// RequestTimeout caps each HTTP request, whatever the caller's context says. It bounds how long
+	// an abandoned SDK call can linger after its context ended. Zero: DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// RetryAfter is the wait reported for a 429 without a Retry-After header. Zero: DefaultRetryAfter.
+	RetryAfter time.Duration
+	// Transport carries the HTTP requests (proxies, TLS roots). Nil: a clone of http.DefaultTransport.
+	Transport http.RoundTripper
+	// Observe, if set, is called once per cloud call with the operation (e.g. "GetInstance"), the
+	// result ("ok" or the error kind in lower case, e.g. "throttled") and the call's duration.
+	Observe func(op, result string, d time.Duration)
+}
+
+// envVars lists the OS_* variables ConfigFromEnv reads, in the SDK's order of precedence
+// (openstack.AuthOptionsFromEnv); the first non-empty one wins.
+var envVars = struct {
+	authURL, username, userID, password, domainName, domainID, projectName, projectID, token, region []string
+}{
+	authURL:     []string{"OS_AUTH_URL"},
+	username:    []string{"OS_USERNAME"},
+	userID:      []string{"OS_USERID", "OS_USER_ID"},
+	password:    []string{"OS_PASSWORD"},
+	domainName:  []string{"OS_DOMAIN_NAME", "OS_USER_DOMAIN_NAME", "OS_PROJECT_DOMAIN_NAME"},
+	domainID:    []string{"OS_DOMAIN_ID", "OS_USER_DOMAIN_ID", "OS_PROJECT_DOMAIN_ID"},
+	projectName: []string{"OS_PROJECT_NAME", "OS_TENANT_NAME"},
+	projectID:   []string{"OS_PROJECT_ID", "OS_TENANT_ID"},
+	token:       []string{"OS_TOKEN", "OS_TOKEN_ID"},
+	region:      []string{"OS_REGION_NAME", "OS_REGION_ID"},
+}
+
+// ConfigFromEnv reads the credentials from OS_* variables through getenv (os.Getenv in production).
+// With OS_CLOUD set, it only records the cloud's name and New reads clouds.yaml. It never falls back
+// to anything: without credentials it returns ErrNoCredentials, with incomplete ones a clear error.
+//
+// NOTE: we read the variables ourselves instead of calling openstack.AuthOptionsFromEnv, which reads
+// os.Getenv directly; the embedded simulator mode hands us its OS_* set as a map, not as the process
+// environment. The variable names and their precedence are the SDK's.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	first := func(keys []string) string {
+		for _, k := range keys {
+			if v := strings.TrimSpace(getenv(k)); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	cfg := Config{
+		Cloud:       first([]string{"OS_CLOUD"}),
+		AuthURL:     first(envVars.authURL),
+		Username:    first(envVars.username),
+		UserID:      first(envVars.userID),
+		Password:    secret.New(getenv("OS_PASSWORD")), // not trimmed: a password may end in a space
+		DomainName:  first(envVars.domainName),
+		DomainID:    first(envVars.domainID),
+		ProjectName: first(envVars.projectName),
+		ProjectID:   first(envVars.projectID),
+		Token:       secret.New(first(envVars.token)),
+		Region:      first(envVars.region),
+	}
+	return cfg, cfg.validate()
+}
+
+// validate checks that the credentials are complete enough for a project-scoped Keystone login.
+func (c Config) validate() error {
+	if c.Cloud != "" {
+		return nil // clouds.yaml: checked when New loads it
+	}
+	if c.AuthURL == "" && c.Username == "" && c.UserID == "" && c.Password.Empty() && c.Token.Empty() {
+		return ErrNoCredentials
+	}
+	var missing []string
+	if c.AuthURL == "" {
+		missing = append(missing, "OS_AUTH_URL")
+	}
+	if c.Token.Empty() {
+		if c.Username == "" && c.UserID == "" {
+			missing = append(missing, "OS_USERNAME (or OS_TOKEN)")
+		}
+		if c.Password.Empty() {
+			missing = append(missing, "OS_PASSWORD")
+		}
+		if c.Username != "" && c.DomainName == "" && c.DomainID == "" {
+			missing = append(missing, "OS_DOMAIN_NAME (or OS_DOMAIN_ID)")
+		}
+	}
+	// NOTE: RDS lives in a project's catalog; a domain-scoped token has no rdsv3 endpoint.
+	if c.ProjectName == "" && c.ProjectID == "" {
+		missing = append(missing, "OS_PROJECT_NAME (or OS_PROJECT_ID)")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("incomplete OTC credentials: %s not set", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+func (c Config) requestTimeout() time.Duration {
+	if c.RequestTimeout > 0 {
+		return c.RequestTimeout
+	}
+	return DefaultRequestTimeout
+}
+
+func (c Config) retryAfter() time.Duration {
+	if c.RetryAfter > 0 {
+		return c.RetryAfter
+	}
+	return DefaultRetryAfter
+}

@@ -1,0 +1,303 @@
+package otc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	golangsdk "github.com/opentelekomcloud/gophertelekomcloud"
+
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+)
+
+// maxMessage caps the length of an error message taken from OTC.
+const maxMessage = 200
+
+// codeKinds sorts the OTC error codes whose kind differs from their HTTP status's, or that we want
+// to pin regardless of the status OTC uses for them (DOC:rds/appendix/error_codes).
+var codeKinds = map[string]cloud.Kind{
+	// Instance, backup, parameter group or job does not exist.
+	"DBS.200002": cloud.KindNotFound,
+	"DBS.200045": cloud.KindNotFound,
+	"DBS.200408": cloud.KindNotFound,
+	"DBS.200602": cloud.KindNotFound,
+	"DBS.201028": cloud.KindNotFound,
+	"DBS.290005": cloud.KindNotFound,
+	"DBS.201010": cloud.KindNotFound,
+	"DBS.212001": cloud.KindNotFound,
+	// NOTE: a job OTC has not registered yet answers 400 DBS.200543 "The job does not exist".
+	"DBS.200543": cloud.KindNotFound,
+
+	// Another operation is running, or the instance's state refuses this one: try again later.
+	"DBS.200019": cloud.KindBusy,
+	"DBS.200011": cloud.KindBusy,
+	"DBS.200047": cloud.KindBusy,
+	"DBS.201202": cloud.KindBusy,
+	"DBS.201205": cloud.KindBusy, // a backup is in progress
+	"DBS.200086": cloud.KindBusy, // 400 "not allowed by the DB instance status"
+	"DBS.201014": cloud.KindBusy, // 400, same
+	"DBS.200316": cloud.KindBusy, // 409 storage full
+	"DBS.280449": cloud.KindBusy, // 400 frozen
+	// Codes terraform-provider-opentelekomcloud retries on as well.
+	"DBS.201015": cloud.KindBusy,
+	"DBS.201206": cloud.KindBusy,
+	"DBS.212033": cloud.KindBusy,
+	"DBS.280011": cloud.KindBusy,
+	"DBS.280343": cloud.KindBusy,
+	"DBS.280816": cloud.KindBusy,
+
+	// The spec must change: no such flavor, sold out, quota, or a network that does not exist.
+	// NOTE: RDS answers an unknown VPC, subnet or security group with 404; that is the user's
+	// spec, not a missing instance, so it must not read as NotFound.
+	"DBS.200053": cloud.KindInvalid,
+	"DBS.290002": cloud.KindInvalid,
+	"DBS.280450": cloud.KindInvalid,
+	"DBS.200046": cloud.KindInvalid, // 413 quota
+	"DBS.200503": cloud.KindInvalid,
+	"DBS.200501": cloud.KindInvalid,
+	"DBS.200050": cloud.KindInvalid,
+
+	// The name is taken.
+	"DBS.200022": cloud.KindConflict, // instance
+	"DBS.201204": cloud.KindConflict, // backup
+}
+
+// codeMessages replace an empty error_msg for codes whose meaning the user needs to see.
+var codeMessages = map[string]string{
+	"DBS.200503": "the VPC does not exist or does not belong to this project",
+	"DBS.200501": "the subnet does not exist in this VPC",
+	"DBS.200050": "the security group does not exist",
+	"DBS.280450": "the flavor is sold out in this availability zone",
+	"DBS.200053": "the flavor does not exist",
+	"DBS.200543": "the job does not exist",
+}
+
+// statusKind sorts an HTTP error status without a more telling error code.
+func statusKind(status int, hasCode bool) cloud.Kind {
+	switch {
+	case status == http.StatusBadRequest && hasCode:
+		return cloud.KindInvalid
+	case status == http.StatusUnauthorized, status == http.StatusForbidden:
+		return cloud.KindUnauthorized
+	case status == http.StatusNotFound:
+		return cloud.KindNotFound
+	case status == http.StatusRequestTimeout:
+		return cloud.KindUnavailable
+	case status == http.StatusConflict:
+		return cloud.KindBusy // the safe reading of an unknown 409: retry later
+	case status == http.StatusRequestEntityTooLarge:
+		return cloud.KindInvalid // OTC's quota errors
+	case status == http.StatusTooManyRequests:
+		return cloud.KindThrottled
+	case status >= 500:
+		return cloud.KindUnavailable
+	}
+	return cloud.KindUnknown
+}
+
+// translate turns an error from the SDK or the transport into a *cloud.Error. Its text never holds
+// URLs, response bodies or more than one line.
+func translate(op string, err error, info callInfo) *cloud.Error {
+	var ce *cloud.Error
+	if errors.As(err, &ce) {
+		out := *ce
+		if out.Op == "" {
+			out.Op = op
+		}
+		return &out
+	}
+	if e := (*golangsdk.ErrErrorAfterReauthentication)(nil); errors.As(err, &e) {
+		return translate(op, e.ErrOriginal, info)
+	}
+	if e := (*golangsdk.ErrUnableToReauthenticate)(nil); errors.As(err, &e) {
+		out := translate(op, e.ErrOriginal, info)
+		out.Kind = cloud.KindUnauthorized
+		return out
+	}
+	if resp, ok := responseError(err); ok {
+		return fromResponse(op, resp, info)
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return &cloud.Error{Kind: cloud.KindUnavailable, Op: op, Message: "no answer before the deadline"}
+	case errors.Is(err, context.Canceled):
+		return &cloud.Error{Kind: cloud.KindUnavailable, Op: op, Message: "request canceled"}
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return &cloud.Error{Kind: cloud.KindUnavailable, Op: op, Message: "connection closed before the answer"}
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return &cloud.Error{Kind: cloud.KindUnavailable, Op: op, Message: "request timed out"}
+	}
+	var urlErr *url.Error
+	var opErr *net.OpError
+	if errors.As(err, &urlErr) || errors.As(err, &opErr) {
+		return &cloud.Error{Kind: cloud.KindUnavailable, Op: op, Message: "connection failed"}
+	}
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &syntaxErr) || errors.As(err, &typeErr) {
+		return &cloud.Error{Kind: cloud.KindUnknown, Op: op, Message: "unexpected answer from OTC"}
+	}
+	// Checks the SDK makes before sending (required fields); their text names only the field.
+	var missing golangsdk.ErrMissingInput
+	var invalid golangsdk.ErrInvalidInput
+	switch {
+	case errors.As(err, &invalid):
+		return &cloud.Error{Kind: cloud.KindInvalid, Op: op, Message: "invalid value for " + invalid.Argument}
+	case errors.As(err, &missing):
+		return &cloud.Error{Kind: cloud.KindInvalid, Op: op, Message: "missing value for " + missing.Argument}
+	}
+	return &cloud.Error{Kind: cloud.KindUnknown, Op: op, Message: oneLine(err.Error())}
+}
+
+// responseError finds the HTTP answer in an SDK error. The SDK returns its errors as values of the
+// ErrDefaultNNN types, or as a bare ErrUnexpectedResponseCode for other statuses (413, 502/504 after
+// its retry, a 2xx outside OkCodes); none of them has an Unwrap.
+func responseError(err error) (golangsdk.ErrUnexpectedResponseCode, bool) {
+	switch e := err.(type) {
+	case golangsdk.ErrDefault400:
+		return e.ErrUnexpectedResponseCode, true
+	case golangsdk.ErrDefault401:
+		return e.ErrUnexpectedResponseCode, true
+	case golangsdk.ErrDefault403:
+		return e.ErrUnexpectedResponseCode, true
+	case golangsdk.ErrDefault404:
+		return e.ErrUnexpectedResponseCode, true
+	case golangsdk.ErrDefault405:
+		return e.ErrUnexpectedResponseCode, true
+	case golangsdk.ErrDefault408:
+		return e.ErrUnexpectedResponseCode, true
+	case golangsdk.ErrDefault409:
+		return e.ErrUnexpectedResponseCode, true
+	case golangsdk.ErrDefault429:
+		return e.ErrUnexpectedResponseCode, true
+	case golangsdk.ErrDefault500:
+		return e.ErrUnexpectedResponseCode, true
+	case golangsdk.ErrDefault503:
+		return e.ErrUnexpectedResponseCode, true
+	case golangsdk.ErrUnexpectedResponseCode:
+		return e, true
+	case *golangsdk.ErrUnexpectedResponseCode:
+		return *e, true
+	}
+	// Pagination wraps the page's error with %w.
+	if u := errors.Unwrap(err); u != nil {
+		return responseError(u)
+	}
+	return golangsdk.ErrUnexpectedResponseCode{}, false
+}
+
+func fromResponse(op string, resp golangsdk.ErrUnexpectedResponseCode, info callInfo) *cloud.Error {
+	code, msg := parseErrorBody(resp.Body)
+	kind, ok := codeKinds[code]
+	if !ok {
+		kind = statusKind(resp.Actual, code != "")
+	}
+	if msg == "" {
+		msg = codeMessages[code]
+	}
+	if msg == "" {
+		msg = http.StatusText(resp.Actual)
+		if msg == "" {
+			msg = "unexpected answer"
+		}
+		if code == "" && resp.Actual >= 200 && resp.Actual < 300 {
+			msg = "unexpected success status " + http.StatusText(resp.Actual)
+		}
+	}
+	out := &cloud.Error{Kind: kind, Op: op, Code: code, Message: oneLine(msg)}
+	if kind == cloud.KindThrottled {
+		out.RetryAfter = info.retryAfter
+	}
+	return out
+}
+
+// parseErrorBody reads the error code and message from the error bodies the OTC services use.
+func parseErrorBody(body []byte) (code, msg string) {
+	var b struct {
+		// RDS v3, API gateway, VPC v3: {"error_code","error_msg"}
+		ErrorCode string `json:"error_code"`
+		ErrorMsg  string `json:"error_msg"`
+		// VPC v1: {"code","message"}; code is sometimes a number
+		Code    json.RawMessage `json:"code"`
+		Message json.RawMessage `json:"message"`
+		// Keystone: {"error":{"code":401,"title","message"}}
+		Error *struct {
+			Code    json.RawMessage `json:"code"`
+			Title   string          `json:"title"`
+			Message string          `json:"message"`
+		} `json:"error"`
+		// Neutron: {"NeutronError":{"type","message","detail"}}
+		Neutron *struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"NeutronError"`
+		// RDS v1/Trove: {"errCode","externalMessage"}
+		ErrCode         string `json:"errCode"`
+		ExternalMessage string `json:"externalMessage"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return "", ""
+	}
+	switch {
+	case b.ErrorCode != "" || b.ErrorMsg != "":
+		return b.ErrorCode, b.ErrorMsg
+	case b.Error != nil:
+		c := rawString(b.Error.Code)
+		if strings.HasPrefix(c, "IAM.") || strings.HasPrefix(c, "APIGW.") {
+			return c, b.Error.Message
+		}
+		return "", firstNonEmpty(b.Error.Message, b.Error.Title)
+	case b.Neutron != nil:
+		return "", b.Neutron.Message
+	case b.ErrCode != "":
+		return b.ErrCode, b.ExternalMessage
+	case len(b.Code) > 0 || len(b.Message) > 0:
+		c := rawString(b.Code)
+		if _, err := strconv.Atoi(c); err == nil {
+			c = "" // the HTTP status repeated, not an OTC code
+		}
+		return c, rawString(b.Message)
+	}
+	return "", ""
+}
+
+// rawString reads a JSON string or number as text; anything else (an object) as "".
+func rawString(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
+}
+
+var urlPattern = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://\S+`)
+
+// oneLine makes a message fit an *cloud.Error: one line, no URLs, at most maxMessage characters.
+func oneLine(s string) string {
+	s = urlPattern.ReplaceAllString(s, "<url>")
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= maxMessage {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:maxMessage-1])) + "…"
+}
+
+// resultLabel is the metric label of a call's outcome.
+func resultLabel(err error) string {
+	return strings.ToLower(cloud.KindOf(err).String())
+}

@@ -1,0 +1,179 @@
+package otc
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/instances"
+
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+)
+
+// listPageSize is the page size of RDS list calls (OTC's maximum).
+const listPageSize = 100
+
+// maxListPages bounds a paged listing, against a server that never stops paging.
+const maxListPages = 50
+
+// GetInstance returns the instance with this id, KindNotFound if OTC does not list it.
+//
+// NOTE: RDS v3 has no GET by id; List with ?id= answers an unknown id with 200 and an empty list.
+func (c *Client) GetInstance(ctx context.Context, id string) (*cloud.Instance, error) {
+	const op = "GetInstance"
+	if err := checkFilter(op, "instance id", id); err != nil {
+		return nil, err
+	}
+	return call(ctx, c, op, func(s services) (*cloud.Instance, error) {
+		return findInstance(s, op, instances.ListOpts{Id: id}, func(in instances.InstanceResponse) bool { return in.Id == id }, "instance "+id)
+	})
+}
+
+// FindInstanceByName returns the instance with exactly this name, KindNotFound if there is none and
+// KindConflict if several instances carry it (OTC allows that across instance types).
+func (c *Client) FindInstanceByName(ctx context.Context, name string) (*cloud.Instance, error) {
+	const op = "FindInstanceByName"
+	if err := checkFilter(op, "instance name", name); err != nil {
+		return nil, err
+	}
+	return call(ctx, c, op, func(s services) (*cloud.Instance, error) {
+		return findInstance(s, op, instances.ListOpts{Name: name}, func(in instances.InstanceResponse) bool { return in.Name == name }, "instance named "+strconv.Quote(name))
+	})
+}
+
+// checkFilter refuses values that List would not treat as an exact match.
+//
+// NOTE: List matches id and name fuzzily when they start with "*", and lists every instance when
+// they are empty; neither may ever reach it from a lookup of one instance.
+func checkFilter(op, what, v string) error {
+	if v == "" || strings.HasPrefix(v, "*") {
+		return cloud.Errorf(cloud.KindInvalid, op, "", "invalid %s %q", what, v)
+	}
+	return nil
+}
+
+// findInstance lists with opts and returns the one instance that match accepts, checking every page.
+func findInstance(s services, op string, opts instances.ListOpts, match func(instances.InstanceResponse) bool, what string) (*cloud.Instance, error) {
+	opts.Limit = listPageSize
+	var found []instances.InstanceResponse
+	for page := 0; page < maxListPages; page++ {
+		opts.Offset = page * listPageSize
+		res, err := instances.List(s.rds, opts)
+		if err != nil {
+			return nil, err
+		}
+		for _, in := range res.Instances {
+			if match(in) {
+				found = append(found, in)
+			}
+		}
+		if len(res.Instances) < listPageSize || opts.Offset+len(res.Instances) >= res.TotalCount {
+			break
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, cloud.Errorf(cloud.KindNotFound, op, "", "%s not found", what)
+	case 1:
+		return toInstance(found[0]), nil
+	}
+	return nil, cloud.Errorf(cloud.KindConflict, op, "", "%d instances match: %s", len(found), what)
+}
+
+// CreateInstance issues the create and returns the new instance's id and the job's id. It does not
+// wait for the instance.
+func (c *Client) CreateInstance(ctx context.Context, o cloud.CreateInstanceOpts) (id, jobID string, err error) {
+	const op = "CreateInstance"
+	if o.Password.Empty() {
+		return "", "", cloud.Errorf(cloud.KindInvalid, op, "", "no password for the instance")
+	}
+	opts := createOpts(o, c.region)
+	type created struct{ id, job string }
+	r, err := call(ctx, c, op, func(s services) (created, error) {
+		res, err := instances.Create(s.rds, opts)
+		if err != nil {
+			return created{}, err
+		}
+		if res.Instance.Id == "" {
+			return created{}, cloud.Errorf(cloud.KindUnknown, op, "", "OTC accepted the create but returned no instance id")
+		}
+		return created{res.Instance.Id, res.JobId}, nil
+	})
+	return r.id, r.job, err
+}
+
+// createOpts builds the SDK's create request.
+func createOpts(o cloud.CreateInstanceOpts, defaultRegion string) instances.CreateRdsOpts {
+	opts := instances.CreateRdsOpts{
+		Name:             o.Name,
+		Datastore:        &instances.Datastore{Type: o.Engine, Version: o.Version},
+		FlavorRef:        o.Flavor,
+		Volume:           &instances.Volume{Type: o.VolumeType, Size: o.VolumeSize},
+		Region:           firstNonEmpty(o.Region, defaultRegion),
+		AvailabilityZone: strings.Join(o.AvailabilityZones, ","), // one AZ per node
+		VpcId:            o.VpcID,
+		SubnetId:         o.SubnetID,
+		SecurityGroupId:  o.SecurityGroupID,
+		Password:         o.Password.Reveal(),
+	}
+	if o.Port > 0 {
+		// NOTE: Create takes the port as a string; List reports it as a number.
+		opts.Port = strconv.Itoa(o.Port)
+	}
+	if o.HAMode != "" {
+		opts.Ha = &instances.Ha{Mode: o.HAMode, ReplicationMode: o.ReplicationMode}
+	}
+	if b := o.BackupStrategy; b != nil {
+		opts.BackupStrategy = &instances.BackupStrategy{StartTime: b.StartTime, KeepDays: b.KeepDays}
+	}
+	return opts
+}
+
+// DeleteInstance issues the delete and returns the job's id. An instance that does not exist is an
+// error of kind NotFound, not a success: whether that means "already deleted" is the caller's call.
+func (c *Client) DeleteInstance(ctx context.Context, id string) (string, error) {
+	const op = "DeleteInstance"
+	if err := checkFilter(op, "instance id", id); err != nil {
+		return "", err
+	}
+	return call(ctx, c, op, func(s services) (string, error) {
+		job, err := instances.Delete(s.rds, id)
+		if err != nil {
+			return "", err
+		}
+		return *job, nil
+	})
+}
+
+// toInstance converts the SDK's list entry.
+func toInstance(in instances.InstanceResponse) *cloud.Instance {
+	out := &cloud.Instance{
+		ID:              in.Id,
+		Name:            in.Name,
+		Status:          in.Status,
+		Type:            in.Type,
+		Engine:          in.DataStore.Type,
+		Version:         in.DataStore.Version,
+		CompleteVersion: in.DataStore.CompleteVersion,
+		Flavor:          in.FlavorRef,
+		Volume:          cloud.Volume{Type: in.Volume.Type, Size: in.Volume.Size},
+		PrivateIPs:      in.PrivateIps,
+		Port:            in.Port,
+		Region:          in.Region,
+		VpcID:           in.VpcId,
+		SubnetID:        in.SubnetId,
+		SecurityGroupID: in.SecurityGroupId,
+		ReplicationMode: in.Ha.ReplicationMode,
+		BackupStrategy:  cloud.BackupStrategy{StartTime: in.BackupStrategy.StartTime, KeepDays: in.BackupStrategy.KeepDays},
+	}
+	for _, n := range in.Nodes {
+		out.Nodes = append(out.Nodes, cloud.Node{ID: n.Id, Name: n.Name, Role: n.Role, Status: n.Status, AvailabilityZone: n.AvailabilityZone})
+	}
+	if len(in.Tags) > 0 {
+		out.Tags = make(map[string]string, len(in.Tags))
+		for _, t := range in.Tags {
+			out.Tags[t.Key] = t.Value
+		}
+	}
+	return out
+}

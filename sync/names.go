@@ -1,0 +1,55 @@
+package sync
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+// NOTE: OTC instance names are 4-64 characters, start with a letter and use [A-Za-z0-9_-]. The name
+// is the only key that survives a lost create response, so it must be a pure function of the
+// object's namespace and name: every call for the same object computes the same name and finds the
+// instance an earlier call created. The hash of the full namespace/name keeps "a-b"/"c" and
+// "a"/"b-c" apart even where the readable part is cut short.
+const (
+	instanceNamePrefix = "rds-"
+	maxInstanceName    = 64
+	hashLen            = 8
+)
+
+// InstanceName is the OTC instance name for the Rds object namespace/name.
+func InstanceName(namespace, name string) string {
+	sum := sha256.Sum256([]byte(namespace + "/" + name))
+	suffix := "-" + hex.EncodeToString(sum[:])[:hashLen]
+	readable := sanitize(namespace + "-" + name)
+	if room := maxInstanceName - len(instanceNamePrefix) - len(suffix); len(readable) > room {
+		readable = strings.TrimRight(readable[:room], "-")
+	}
+	return instanceNamePrefix + readable + suffix
+}
+
+// sanitize maps a Kubernetes name (lowercase alphanumerics, '-' and '.') onto OTC's alphabet.
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// ConnectionSecretName is the child Secret with the connection details of the Rds object name.
+func ConnectionSecretName(name string) string { return name + "-connection" }
+
+// FinalBackupName is the manual backup taken before the instance is deleted.
+func FinalBackupName(instanceName string) string {
+	const suffix = "-final"
+	if len(instanceName)+len(suffix) > maxInstanceName {
+		instanceName = instanceName[:maxInstanceName-len(suffix)]
+	}
+	return instanceName + suffix
+}

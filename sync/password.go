@@ -1,0 +1,57 @@
+package sync
+
+import (
+	"crypto/rand"
+	"fmt"
+	"io"
+	"math/big"
+)
+
+const passwordSpecials = "~!@#%^*-_=+?,"
+
+// NOTE: a generated password must work in a DSN and a URI without surprises, so it draws its
+// special characters from the subset of OTC's set that needs no escaping in either.
+const (
+	genLower   = "abcdefghijkmnopqrstuvwxyz"
+	genUpper   = "ABCDEFGHJKLMNPQRSTUVWXYZ"
+	genDigits  = "23456789"
+	genSpecial = "-_~"
+	genLength  = 24
+)
+
+// GeneratePassword returns a random root password that meets OTC's rules: one character of each
+// class, the rest from all of them, shuffled.
+func GeneratePassword(random io.Reader) (string, error) {
+	all := genLower + genUpper + genDigits + genSpecial
+	out := make([]byte, 0, genLength)
+	for _, set := range []string{genLower, genUpper, genDigits, genSpecial} {
+		c, err := pick(random, set)
+		if err != nil {
+			return "", err
+		}
+		out = append(out, c)
+	}
+	for len(out) < genLength {
+		c, err := pick(random, all)
+		if err != nil {
+			return "", err
+		}
+		out = append(out, c)
+	}
+	for i := len(out) - 1; i > 0; i-- {
+		j, err := rand.Int(random, big.NewInt(int64(i+1)))
+		if err != nil {
+			return "", fmt.Errorf("generate password: %w", err)
+		}
+		out[i], out[j.Int64()] = out[j.Int64()], out[i]
+	}
+	return string(out), nil
+}
+
+func pick(random io.Reader, set string) (byte, error) {
+	n, err := rand.Int(random, big.NewInt(int64(len(set))))
+	if err != nil {
+		return 0, fmt.Errorf("generate password: %w", err)
+	}
+	return set[n.Int64()], nil
+}

@@ -1,0 +1,492 @@
+// Package sync decides what one hook call does: from the observed Rds object, its observed children
+// and what OTC reports, it computes the whole status, the children, and when to be called again,
+// making at most one change to the cloud. It knows nothing of HTTP.
+package sync
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/hook"
+	"github.com/mcsps/rds-lambda-controller/sync/secret"
+)
+
+// Config wires a Reconciler.
+type Config struct {
+	Cloud cloud.Cloud
+	// Now is the clock for condition transition times. Default time.Now.
+	Now func() time.Time
+	// Random is the source for generated passwords. Default crypto/rand.
+	Random io.Reader
+	// CallTimeout bounds each cloud call. Default 4s.
+	CallTimeout time.Duration
+	// ResyncPending is how soon to look again while something is in flight. Default 10s.
+	ResyncPending time.Duration
+	// ResyncSteady is how soon to look again when nothing is in flight. Default 5m.
+	ResyncSteady time.Duration
+	// ResyncSecret is how soon to look again while a new Secret is on its way. Default 2s.
+	ResyncSecret time.Duration
+}
+
+// Reconciler answers sync and finalize calls. It is stateless and safe for concurrent use.
+type Reconciler struct{ cfg Config }
+
+// New returns a Reconciler with defaults filled in.
+func New(cfg Config) *Reconciler {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Random == nil {
+		cfg.Random = rand.Reader
+	}
+	if cfg.CallTimeout <= 0 {
+		cfg.CallTimeout = 4 * time.Second
+	}
+	if cfg.ResyncPending <= 0 {
+		cfg.ResyncPending = 10 * time.Second
+	}
+	if cfg.ResyncSteady <= 0 {
+		cfg.ResyncSteady = 5 * time.Minute
+	}
+	if cfg.ResyncSecret <= 0 {
+		cfg.ResyncSecret = 2 * time.Second
+	}
+	return &Reconciler{cfg: cfg}
+}
+
+// ThrottledError tells the caller that OTC throttled us: answer 429 with Retry-After, and
+// Metacontroller retries after exactly that long without touching status.
+type ThrottledError struct{ RetryAfter time.Duration }
+
+func (e *ThrottledError) Error() string {
+	return fmt.Sprintf("OTC throttled the controller; retry after %s", e.RetryAfter)
+}
+
+// call is the working state of one hook call.
+type call struct {
+	r      *Reconciler
+	req    *hook.Request
+	parent *v1alpha1.Rds
+	spec   *v1alpha1.RdsSpec
+	st     v1alpha1.RdsStatus // the answer, starting from what the last call remembered
+	now    metav1.Time
+	log    *slog.Logger
+	resync time.Duration
+
+	// conn is the connection Secret to return; nil means echo the observed one, if any.
+	conn *connection
+	// extra are further children the steps return (user Secrets, the log Job and its Secret).
+	extra []any
+}
+
+func (r *Reconciler) begin(ctx context.Context, req *hook.Request) *call {
+	c := &call{
+		r:      r,
+		req:    req,
+		parent: &req.Parent,
+		spec:   &req.Parent.Spec,
+		st:     *req.Parent.Status.DeepCopy(),
+		now:    metav1.NewTime(r.cfg.Now().UTC().Truncate(time.Second)),
+		log:    LoggerFrom(ctx),
+		resync: r.cfg.ResyncSteady,
+	}
+	c.st.ObservedGeneration = c.parent.Generation
+	c.st.Name = InstanceName(c.parent.Namespace, c.parent.Name)
+	c.st.ConnectionSecret = ConnectionSecretName(c.parent.Name)
+	return c
+}
+
+// Sync answers a sync call.
+func (r *Reconciler) Sync(ctx context.Context, req *hook.Request) (*hook.SyncResponse, error) {
+	c := r.begin(ctx, req)
+	if err := c.sync(ctx); err != nil {
+		return nil, err
+	}
+	return &hook.SyncResponse{Status: &c.st, Children: c.children(), ResyncAfterSeconds: c.resync.Seconds()}, nil
+}
+
+func (c *call) sync(ctx context.Context) error {
+	if problems := Validate(c.spec); len(problems) > 0 {
+		c.invalid(joinSentences(problems))
+		return nil
+	}
+	inst, err := c.observe(ctx)
+	if err != nil {
+		return c.cloudError(err)
+	}
+	if inst == nil {
+		if c.st.ID != "" {
+			c.vanished()
+			return nil
+		}
+		return c.create(ctx)
+	}
+	c.report(inst)
+	if !c.connectionFor(inst) {
+		return nil
+	}
+	c.synced()
+	// Each step below may set its own conditions and stop the call (stop true): a step that issued
+	// a change to the cloud always stops, so that a call makes at most one change.
+	for _, step := range []func(context.Context, *cloud.Instance) (stop bool, err error){
+		c.operate,   // day2.go: changes to the running instance
+		c.databases, // databases.go: databases, users and grants over SQL
+		c.logs,      // logs.go: the log Job and its short-lived credentials
+	} {
+		if stop, err := step(ctx, inst); stop || err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// observe finds the instance by the id the last call remembered, or else by its deterministic
+// name: a create whose response was lost is found here and taken over, never created twice.
+func (c *call) observe(ctx context.Context) (*cloud.Instance, error) {
+	var inst *cloud.Instance
+	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
+		if c.st.ID != "" {
+			inst, err = c.r.cfg.Cloud.GetInstance(ctx, c.st.ID)
+		} else {
+			inst, err = c.r.cfg.Cloud.FindInstanceByName(ctx, c.st.Name)
+		}
+		return err
+	})
+	if errors.Is(err, cloud.ErrNotFound) {
+		return nil, nil
+	}
+	return inst, err
+}
+
+// cloudCall runs one cloud call under the per-call deadline.
+func (c *call) cloudCall(ctx context.Context, fn func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, c.r.cfg.CallTimeout)
+	defer cancel()
+	return fn(ctx)
+}
+
+// create takes the steps towards a new instance, one per call: persist the password, then create.
+func (c *call) create(ctx context.Context) error {
+	c.st.Status = ""
+	desired, generated, problem := c.desiredPassword()
+	if problem != "" {
+		c.waitForUser(ReasonWaitingForSecret, problem)
+		return nil
+	}
+	observed, stored := c.observedPassword()
+	pw := desired
+	switch {
+	case generated && stored:
+		pw = observed
+	case generated:
+		var err error
+		gen, err := GeneratePassword(c.r.cfg.Random)
+		if err != nil {
+			return err
+		}
+		pw = secret.New(gen)
+	}
+	c.st.PasswordGenerated = generated
+	c.conn = &connection{engine: c.spec.Datastoretype, password: pw}
+
+	// NOTE: the create is issued only once the Secret holding the password is observed: a password
+	// that lives only in this process's memory would be lost with a lost response.
+	if !stored || observed.Reveal() != pw.Reveal() {
+		c.setReady(metav1.ConditionFalse, ReasonCreating, "Storing the root password in the connection Secret before creating the instance.")
+		c.setSynced(metav1.ConditionTrue, ReasonReconciled, "Waiting for the connection Secret to be stored.")
+		c.resync = c.r.cfg.ResyncSecret
+		return nil
+	}
+	if region := c.r.cfg.Cloud.Region(); c.spec.Region != region {
+		c.invalid(fmt.Sprintf("region %q is not served by this controller, which manages %s.", c.spec.Region, region))
+		return nil
+	}
+
+	var network cloud.Network
+	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
+		network, err = c.r.cfg.Cloud.ResolveNetwork(ctx, c.spec.Vpc, c.spec.Subnet, c.spec.Securitygroup)
+		return err
+	}); err != nil {
+		return c.cloudError(err)
+	}
+	opts := c.createOpts(network, pw)
+	var id, jobID string
+	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
+		id, jobID, err = c.r.cfg.Cloud.CreateInstance(ctx, opts)
+		return err
+	})
+	if errors.Is(err, cloud.ErrConflict) {
+		// The name exists: an earlier create went through after all. The next call finds it.
+		c.pending(ReasonCreating, "The instance is being created.")
+		return nil
+	}
+	if err != nil {
+		return c.cloudError(err)
+	}
+	c.log.Info("created instance", "instance", id, "job", jobID)
+	c.st.ID = id
+	c.st.Status = cloud.StatusBuild
+	c.st.Operation = &v1alpha1.Operation{Type: OpCreate, JobID: jobID, Generation: c.parent.Generation}
+	c.pending(ReasonCreating, "The instance is being created.")
+	return nil
+}
+
+func (c *call) createOpts(network cloud.Network, pw secret.Value) cloud.CreateInstanceOpts {
+	port, _ := Port(c.spec) // validated
+	opts := cloud.CreateInstanceOpts{
+		Name:              c.st.Name,
+		Engine:            c.spec.Datastoretype,
+		Version:           c.spec.Datastoreversion,
+		Flavor:            c.spec.Flavorref,
+		VolumeType:        c.spec.Volumetype,
+		VolumeSize:        c.spec.Volumesize,
+		Region:            c.spec.Region,
+		AvailabilityZones: AvailabilityZones(c.spec),
+		VpcID:             network.VpcID,
+		SubnetID:          network.SubnetID,
+		SecurityGroupID:   network.SecurityGroupID,
+		Port:              port,
+		Password:          pw,
+	}
+	if c.spec.Backupkeepdays > 0 || c.spec.Backupstarttime != "" {
+		opts.BackupStrategy = &cloud.BackupStrategy{StartTime: c.spec.Backupstarttime, KeepDays: c.spec.Backupkeepdays}
+	}
+	if IsHA(c.spec) {
+		opts.HAMode = "ha"
+		opts.ReplicationMode = c.spec.Hareplicationmode
+		if opts.ReplicationMode == "" {
+			opts.ReplicationMode = defaultReplicationMode(c.spec.Datastoretype)
+		}
+	}
+	return opts
+}
+
+func defaultReplicationMode(engine string) string {
+	if engine == v1alpha1.EngineSQLServer {
+		return "sync"
+	}
+	return "async"
+}
+
+// desiredPassword is the root password the spec asks for: from spec.password, from the referenced
+// Secret, or generated. problem says why it cannot be had yet.
+func (c *call) desiredPassword() (pw secret.Value, generated bool, problem string) {
+	switch ref := c.spec.Passwordsecretref; {
+	case c.spec.Password != "":
+		return secret.New(c.spec.Password), false, ""
+	case ref != nil:
+		key := ref.Key
+		if key == "" {
+			key = KeyPassword
+		}
+		s := c.req.Related[ref.Name]
+		if s == nil {
+			return secret.Value{}, false, fmt.Sprintf("The Secret %q named in passwordsecretref was not found in namespace %s.", ref.Name, c.parent.Namespace)
+		}
+		v := string(s.Data[key])
+		if v == "" {
+			return secret.Value{}, false, fmt.Sprintf("The Secret %q named in passwordsecretref has no key %q.", ref.Name, key)
+		}
+		if msg := passwordProblem(v); msg != "" {
+			return secret.Value{}, false, fmt.Sprintf("The password in Secret %q %s.", ref.Name, msg)
+		}
+		return secret.New(v), false, ""
+	default:
+		return secret.Value{}, true, ""
+	}
+}
+
+func (c *call) observedSecret() *corev1.Secret { return c.req.Secrets[c.st.ConnectionSecret] }
+
+func (c *call) observedPassword() (secret.Value, bool) { return observedPassword(c.observedSecret()) }
+
+// connectionFor sets the connection Secret for an existing instance. The password is the one the
+// instance was created with: the stored one when there is one, else the spec's. It reports false
+// when the password is unknown.
+func (c *call) connectionFor(inst *cloud.Instance) bool {
+	pw, ok := c.observedPassword()
+	if !ok {
+		desired, generated, _ := c.desiredPassword()
+		if generated || desired.Empty() {
+			c.setSynced(metav1.ConditionFalse, ReasonPasswordSecretLost,
+				"The root password is unknown: its connection Secret is gone. Reset the root password in OTC and name a Secret holding it in passwordsecretref.")
+			return false
+		}
+		pw = desired
+	}
+	c.conn = &connection{engine: c.spec.Datastoretype, password: pw, port: inst.Port}
+	if len(inst.PrivateIPs) > 0 {
+		c.conn.host = inst.PrivateIPs[0]
+	}
+	return true
+}
+
+// report copies what OTC says into the status and sets Ready from the instance's status.
+func (c *call) report(inst *cloud.Instance) {
+	c.st.ID = inst.ID
+	c.st.Status = inst.Status
+	c.st.Type = inst.Type
+	c.st.Flavor = inst.Flavor
+	c.st.Version = inst.CompleteVersion
+	if c.st.Version == "" {
+		c.st.Version = inst.Version
+	}
+	c.st.Volume = &v1alpha1.Volume{Type: inst.Volume.Type, Size: inst.Volume.Size}
+	c.st.Port = inst.Port
+	c.st.IP, c.st.Endpoint = "", ""
+	if len(inst.PrivateIPs) > 0 {
+		c.st.IP = inst.PrivateIPs[0]
+		if inst.Port != 0 {
+			c.st.Endpoint = fmt.Sprintf("%s:%d", c.st.IP, inst.Port)
+		}
+	}
+	c.st.Nodes = nil
+	for _, n := range inst.Nodes {
+		c.st.Nodes = append(c.st.Nodes, v1alpha1.Node{Name: n.Name, Role: n.Role, Status: n.Status, Availabilityzone: n.AvailabilityZone})
+	}
+	if op := c.st.Operation; op != nil && operationDone(op, inst.Status) {
+		c.st.Operation = nil
+	}
+	reason, message, ready := readiness(inst.Status)
+	status := metav1.ConditionFalse
+	if ready {
+		status = metav1.ConditionTrue
+	}
+	c.setReady(status, reason, message)
+	if transitional(inst.Status) || c.st.Operation != nil {
+		c.resync = c.r.cfg.ResyncPending
+	}
+}
+
+// vanished reports an instance that OTC no longer lists although this object created or adopted
+// it. Creating it again would silently hand the user an empty database, so the hook does not.
+func (c *call) vanished() {
+	c.st.Status = ""
+	c.st.Operation = nil
+	c.setReady(metav1.ConditionFalse, ReasonInstanceNotFound,
+		fmt.Sprintf("The OTC instance %s no longer exists. It is not recreated automatically; delete this object to clean up.", c.st.ID))
+	c.setSynced(metav1.ConditionTrue, ReasonReconciled, "The instance is gone.")
+}
+
+func (c *call) invalid(message string) {
+	c.setSynced(metav1.ConditionFalse, ReasonInvalidSpec, message)
+	if getCondition(&c.st, v1alpha1.ConditionReady) == nil {
+		c.setReady(metav1.ConditionFalse, ReasonInvalidSpec, "The spec is invalid; see the Synced condition.")
+	}
+	c.resync = c.r.cfg.ResyncSteady
+}
+
+// waitForUser reports something only the user can fix, and looks again at the steady pace.
+func (c *call) waitForUser(reason, message string) {
+	c.setSynced(metav1.ConditionFalse, reason, message)
+	if getCondition(&c.st, v1alpha1.ConditionReady) == nil {
+		c.setReady(metav1.ConditionFalse, reason, "Waiting for the spec's prerequisites; see the Synced condition.")
+	}
+	c.resync = c.r.cfg.ResyncPending
+}
+
+func (c *call) pending(reason, message string) {
+	c.setReady(metav1.ConditionFalse, reason, message)
+	c.setSynced(metav1.ConditionTrue, ReasonReconciled, "The change was issued to OTC.")
+	c.resync = c.r.cfg.ResyncPending
+}
+
+func (c *call) synced() {
+	c.setSynced(metav1.ConditionTrue, ReasonReconciled, "The instance matches the spec.")
+}
+
+// cloudError sorts a cloud error: throttling goes back to Metacontroller as a 429; everything else
+// is absorbed into a condition with a stable message and an earlier resync.
+func (c *call) cloudError(err error) error {
+	var ce *cloud.Error
+	if !errors.As(err, &ce) {
+		ce = &cloud.Error{Kind: cloud.KindUnknown}
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			ce.Kind = cloud.KindUnavailable
+		}
+	}
+	c.log.Warn("cloud call failed", "op", ce.Op, "kind", ce.Kind.String(), "code", ce.Code)
+	c.resync = c.r.cfg.ResyncPending
+	switch ce.Kind {
+	case cloud.KindThrottled:
+		retry := ce.RetryAfter
+		if retry <= 0 {
+			retry = 30 * time.Second
+		}
+		return &ThrottledError{RetryAfter: retry}
+	case cloud.KindBusy:
+		c.setSynced(metav1.ConditionTrue, ReasonBusy, "The instance is busy with another operation; the change will be retried.")
+	case cloud.KindInvalid, cloud.KindConflict, cloud.KindNotFound:
+		c.setSynced(metav1.ConditionFalse, ReasonCloudRefused, refusal(ce))
+		c.resync = c.r.cfg.ResyncSteady
+	case cloud.KindUnauthorized:
+		c.setSynced(metav1.ConditionFalse, ReasonUnauthorized, "OTC refused the controller's credentials.")
+	default:
+		c.setSynced(metav1.ConditionFalse, ReasonCloudUnavailable, "OTC did not answer as expected; the call will be retried.")
+	}
+	return nil
+}
+
+// refusal is the sentence for a request OTC refused.
+func refusal(e *cloud.Error) string {
+	msg := "OTC refused the request"
+	if e.Message != "" {
+		msg += ": " + e.Message
+	}
+	if e.Code != "" {
+		msg += " (" + e.Code + ")"
+	}
+	return msg + "."
+}
+
+func (c *call) setReady(status metav1.ConditionStatus, reason, message string) {
+	setCondition(&c.st, c.now, v1alpha1.ConditionReady, status, reason, message)
+}
+
+func (c *call) setSynced(status metav1.ConditionStatus, reason, message string) {
+	setCondition(&c.st, c.now, v1alpha1.ConditionSynced, status, reason, message)
+}
+
+// children returns every child to keep. A child left out is deleted by Metacontroller, so the
+// connection Secret is echoed as observed whenever this call had nothing newer to say.
+func (c *call) children() []any {
+	children := []any{}
+	switch observed := c.observedSecret(); {
+	case c.conn != nil:
+		children = append(children, connectionSecret(c.parent, *c.conn))
+	case observed != nil:
+		children = append(children, echoSecret(c.parent, observed))
+	}
+	return append(children, c.extra...)
+}
+
+// echoSecret returns the observed Secret as we would have rendered it.
+func echoSecret(parent *v1alpha1.Rds, observed *corev1.Secret) *corev1.Secret {
+	return &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: observed.Name, Namespace: parent.Namespace, Labels: childLabels(parent)},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       observed.Data,
+	}
+}
+
+func joinSentences(s []string) string {
+	out := ""
+	for i, p := range s {
+		if i > 0 {
+			out += " "
+		}
+		out += p
+	}
+	return out
+}

@@ -1,0 +1,111 @@
+package sync
+
+import (
+	"net"
+	"net/url"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/secret"
+)
+
+// Keys of the connection Secret.
+const (
+	KeyHost     = "host"
+	KeyPort     = "port"
+	KeyUsername = "username"
+	KeyPassword = "password"
+	KeyEngine   = "engine"
+	KeyDSN      = "dsn"
+	KeyURI      = "uri"
+)
+
+// Labels on every child.
+const (
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	LabelRds       = "otc.mcsps.de/rds"
+	ManagedBy      = "rds-lambda-controller"
+)
+
+// rootUser is the administrator account OTC creates for each engine.
+func rootUser(engine string) string {
+	if engine == v1alpha1.EngineSQLServer {
+		return "rdsuser"
+	}
+	return "root"
+}
+
+// connection is what the connection Secret says.
+type connection struct {
+	engine   string
+	host     string
+	port     int
+	password secret.Value
+}
+
+// connectionSecret renders the child Secret applications read. Before the instance has an
+// address it holds only the password: that is how a generated password is persisted before the
+// cloud uses it.
+func connectionSecret(parent *v1alpha1.Rds, c connection) *corev1.Secret {
+	user := rootUser(c.engine)
+	data := map[string][]byte{
+		KeyUsername: []byte(user),
+		KeyPassword: []byte(c.password.Reveal()),
+		KeyEngine:   []byte(c.engine),
+	}
+	if c.host != "" && c.port != 0 {
+		data[KeyHost] = []byte(c.host)
+		data[KeyPort] = []byte(strconv.Itoa(c.port))
+		dsn, uri := connectionStrings(c.engine, c.host, c.port, user, c.password.Reveal())
+		data[KeyDSN] = []byte(dsn)
+		data[KeyURI] = []byte(uri)
+	}
+	return &corev1.Secret{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      ConnectionSecretName(parent.Name),
+			Namespace: parent.Namespace,
+			Labels:    childLabels(parent),
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: data,
+	}
+}
+
+func childLabels(parent *v1alpha1.Rds) map[string]string {
+	return map[string]string{LabelManagedBy: ManagedBy, LabelRds: parent.Name}
+}
+
+// connectionStrings returns a driver DSN and a URI for the engine.
+func connectionStrings(engine, host string, port int, user, password string) (dsn, uri string) {
+	hostport := net.JoinHostPort(host, strconv.Itoa(port))
+	u := url.URL{Host: hostport, User: url.UserPassword(user, password)}
+	switch engine {
+	case v1alpha1.EngineMySQL:
+		u.Scheme, u.Path = "mysql", "/"
+		// go-sql-driver/mysql format; the password alphabet of generated passwords needs no escaping.
+		dsn = user + ":" + password + "@tcp(" + hostport + ")/"
+	case v1alpha1.EnginePostgreSQL:
+		u.Scheme, u.Path, u.RawQuery = "postgresql", "/postgres", "sslmode=require"
+		dsn = "host=" + host + " port=" + strconv.Itoa(port) + " user=" + user + " password='" + password + "' dbname=postgres sslmode=require"
+	case v1alpha1.EngineSQLServer:
+		u.Scheme = "sqlserver"
+		dsn = "server=" + host + ";port=" + strconv.Itoa(port) + ";user id=" + user + ";password=" + password
+	}
+	return dsn, u.String()
+}
+
+// observedPassword returns the password in the observed connection Secret, if any.
+func observedPassword(s *corev1.Secret) (secret.Value, bool) {
+	if s == nil {
+		return secret.Value{}, false
+	}
+	pw, ok := s.Data[KeyPassword]
+	if !ok || len(pw) == 0 {
+		return secret.Value{}, false
+	}
+	return secret.New(string(pw)), true
+}

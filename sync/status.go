@@ -1,0 +1,72 @@
+package sync
+
+import (
+	"strings"
+
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+)
+
+// Operation types recorded in status.
+const (
+	OpCreate = "Create"
+	OpDelete = "Delete"
+	OpBackup = "FinalBackup"
+)
+
+// transitional reports whether OTC is in the middle of something for this status.
+func transitional(status string) bool {
+	switch status {
+	case cloud.StatusBuild, cloud.StatusModifying, cloud.StatusRebooting, cloud.StatusRestoring,
+		cloud.StatusModifyingInstanceType, cloud.StatusSwitchover, cloud.StatusMigrating,
+		cloud.StatusBackingUp, cloud.StatusModifyingPort:
+		return true
+	}
+	return false
+}
+
+// usable reports whether the instance can take a change now.
+func usable(status string) bool { return status == cloud.StatusActive }
+
+// readiness maps OTC's status onto the Ready condition: one switch, one place.
+func readiness(status string) (reason, message string, ready bool) {
+	switch status {
+	case cloud.StatusActive:
+		return ReasonAvailable, "The instance is available.", true
+	case cloud.StatusBackingUp:
+		return ReasonAvailable, "The instance is available while a backup runs.", true
+	case cloud.StatusBuild:
+		return ReasonCreating, "The instance is being created.", false
+	case cloud.StatusCreateFail:
+		return ReasonCreateFailed, "OTC could not create the instance.", false
+	case cloud.StatusFailed, cloud.StatusFrozen, cloud.StatusStorageFull, cloud.StatusShutdown:
+		return ReasonUnavailable, "The instance is " + status + " in OTC.", false
+	default:
+		return camel(status), "The instance is " + status + " in OTC.", false
+	}
+}
+
+// operationDone reports whether OTC has finished the recorded operation.
+func operationDone(op *v1alpha1.Operation, status string) bool {
+	switch op.Type {
+	case OpCreate:
+		return status != cloud.StatusBuild
+	case OpDelete, OpBackup:
+		// Done only when OTC no longer lists the instance, or when the backup completes.
+		return false
+	default:
+		return !transitional(status)
+	}
+}
+
+// camel turns "MODIFYING INSTANCE TYPE" into "ModifyingInstanceType".
+func camel(status string) string {
+	var b strings.Builder
+	for _, w := range strings.Fields(strings.ToLower(status)) {
+		b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+	}
+	if b.Len() == 0 {
+		return "Unknown"
+	}
+	return b.String()
+}

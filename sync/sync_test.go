@@ -1,0 +1,385 @@
+package sync
+
+import (
+	"context"
+	mrand "math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/cloudtest"
+	"github.com/mcsps/rds-lambda-controller/sync/hook"
+)
+
+var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+
+// sampleSpec is the original operator's example, which must keep working unchanged.
+func sampleSpec() v1alpha1.RdsSpec {
+	port := intstr.FromString("3306")
+	return v1alpha1.RdsSpec{
+		Availabilityzone: "eu-de-01",
+		Backupkeepdays:   12,
+		Backupstarttime:  "01:00-02:00",
+		Datastoretype:    "MySQL",
+		Datastoreversion: "8.0",
+		Flavorref:        "rds.mysql.c2.medium",
+		Password:         "A12345678+",
+		Port:             &port,
+		Region:           "eu-de",
+		Securitygroup:    "golang",
+		Subnet:           "frank-test",
+		Volumesize:       40,
+		Volumetype:       "COMMON",
+		Vpc:              "frank-test",
+	}
+}
+
+func request(spec v1alpha1.RdsSpec, status v1alpha1.RdsStatus, secrets ...*corev1.Secret) *hook.Request {
+	req := &hook.Request{
+		Parent: v1alpha1.Rds{
+			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.Kind},
+			ObjectMeta: metav1.ObjectMeta{Name: "my-rds-single", Namespace: "rds1", UID: "uid-1", Generation: 1},
+			Spec:       spec,
+			Status:     status,
+		},
+		Secrets: map[string]*corev1.Secret{},
+		Jobs:    map[string]*batchv1.Job{},
+		Related: map[string]*corev1.Secret{},
+		Version: hook.V1,
+	}
+	for _, s := range secrets {
+		req.Secrets[s.Name] = s
+	}
+	return req
+}
+
+func storedSecret(password string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "my-rds-single-connection", Namespace: "rds1"},
+		Data:       map[string][]byte{KeyPassword: []byte(password)},
+	}
+}
+
+func newReconciler(f *cloudtest.Fake) *Reconciler {
+	return New(Config{Cloud: f, Now: func() time.Time { return t0 }, Random: mrand.NewChaCha8([32]byte{7})})
+}
+
+func activeInstance() *cloud.Instance {
+	return &cloud.Instance{
+		ID: "inst-1", Name: InstanceName("rds1", "my-rds-single"), Status: cloud.StatusActive, Type: "Single",
+		Engine: "MySQL", Version: "8.0", CompleteVersion: "8.0.28", Flavor: "rds.mysql.c2.medium",
+		Volume: cloud.Volume{Type: "COMMON", Size: 40}, PrivateIPs: []string{"192.168.0.10"}, Port: 3306,
+		Nodes: []cloud.Node{{ID: "n1", Name: "node0", Role: "master", Status: "ACTIVE", AvailabilityZone: "eu-de-01"}},
+	}
+}
+
+func condition(t *testing.T, st *v1alpha1.RdsStatus, typ string) v1alpha1.Condition {
+	t.Helper()
+	c := getCondition(st, typ)
+	require.NotNil(t, c, "condition %s", typ)
+	return *c
+}
+
+func secretChild(t *testing.T, children []any) *corev1.Secret {
+	t.Helper()
+	require.Len(t, children, 1)
+	s, ok := children[0].(*corev1.Secret)
+	require.True(t, ok)
+	return s
+}
+
+func TestSyncCreatePath(t *testing.T) {
+	notFound := func(context.Context, string) (*cloud.Instance, error) { return nil, cloud.ErrNotFound }
+	network := func(context.Context, string, string, string) (cloud.Network, error) {
+		return cloud.Network{VpcID: "vpc-1", SubnetID: "sub-1", SecurityGroupID: "sg-1"}, nil
+	}
+	cases := map[string]struct {
+		reason    string
+		spec      func(*v1alpha1.RdsSpec)
+		status    v1alpha1.RdsStatus
+		secrets   []*corev1.Secret
+		fake      cloudtest.Fake
+		wantCalls []string
+		check     func(t *testing.T, resp *hook.SyncResponse, f *cloudtest.Fake)
+	}{
+		"first call stores the password before creating": {
+			reason:    "the create must wait until the password is persisted in a child Secret",
+			fake:      cloudtest.Fake{FindInstanceByNameFn: notFound},
+			wantCalls: []string{"FindInstanceByName"},
+			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
+				s := secretChild(t, resp.Children)
+				assert.Equal(t, "A12345678+", string(s.Data[KeyPassword]))
+				assert.Equal(t, 2.0, resp.ResyncAfterSeconds)
+				assert.Equal(t, ReasonCreating, condition(t, resp.Status, v1alpha1.ConditionReady).Reason)
+				assert.Empty(t, resp.Status.ID)
+			},
+		},
+		"generated password is stored first": {
+			reason:    "without spec.password a password is generated and returned in the Secret, no create yet",
+			spec:      func(s *v1alpha1.RdsSpec) { s.Password = "" },
+			fake:      cloudtest.Fake{FindInstanceByNameFn: notFound},
+			wantCalls: []string{"FindInstanceByName"},
+			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
+				s := secretChild(t, resp.Children)
+				pw := string(s.Data[KeyPassword])
+				assert.Len(t, pw, genLength)
+				assert.Empty(t, passwordProblem(pw))
+				assert.True(t, resp.Status.PasswordGenerated)
+			},
+		},
+		"stored generated password is used for the create": {
+			reason:  "the observed Secret is the source of truth for a generated password",
+			spec:    func(s *v1alpha1.RdsSpec) { s.Password = "" },
+			secrets: []*corev1.Secret{storedSecret("Stored-Pass-123")},
+			fake: cloudtest.Fake{
+				FindInstanceByNameFn: notFound,
+				ResolveNetworkFn:     network,
+				CreateInstanceFn: func(_ context.Context, o cloud.CreateInstanceOpts) (string, string, error) {
+					if o.Password.Reveal() != "Stored-Pass-123" {
+						return "", "", cloud.ErrInvalid
+					}
+					return "inst-1", "job-1", nil
+				},
+			},
+			wantCalls: []string{"FindInstanceByName", "ResolveNetwork", "CreateInstance"},
+			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
+				assert.Equal(t, "inst-1", resp.Status.ID)
+				assert.Equal(t, "Stored-Pass-123", string(secretChild(t, resp.Children).Data[KeyPassword]))
+			},
+		},
+		"create once the Secret is observed": {
+			reason:  "all inputs known: exactly one create with resolved ids and the deterministic name",
+			secrets: []*corev1.Secret{storedSecret("A12345678+")},
+			fake: cloudtest.Fake{
+				FindInstanceByNameFn: notFound,
+				ResolveNetworkFn:     network,
+				CreateInstanceFn: func(_ context.Context, o cloud.CreateInstanceOpts) (string, string, error) {
+					return "inst-1", "job-1", nil
+				},
+			},
+			wantCalls: []string{"FindInstanceByName", "ResolveNetwork", "CreateInstance"},
+			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
+				st := resp.Status
+				assert.Equal(t, "inst-1", st.ID)
+				assert.Equal(t, cloud.StatusBuild, st.Status)
+				require.NotNil(t, st.Operation)
+				assert.Equal(t, OpCreate, st.Operation.Type)
+				assert.Equal(t, "job-1", st.Operation.JobID)
+				assert.Equal(t, 10.0, resp.ResyncAfterSeconds)
+			},
+		},
+		"lost create response: the instance is found by name and adopted": {
+			reason:  "a create whose answer was lost must not create a second instance",
+			secrets: []*corev1.Secret{storedSecret("A12345678+")},
+			fake: cloudtest.Fake{FindInstanceByNameFn: func(context.Context, string) (*cloud.Instance, error) {
+				i := activeInstance()
+				i.Status = cloud.StatusBuild
+				return i, nil
+			}},
+			wantCalls: []string{"FindInstanceByName"},
+			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
+				assert.Equal(t, "inst-1", resp.Status.ID)
+				assert.Equal(t, ReasonCreating, condition(t, resp.Status, v1alpha1.ConditionReady).Reason)
+			},
+		},
+		"name conflict on create waits for the next observation": {
+			reason:  "DBS.200022 means an earlier create went through; no error storm, look again soon",
+			secrets: []*corev1.Secret{storedSecret("A12345678+")},
+			fake: cloudtest.Fake{
+				FindInstanceByNameFn: notFound,
+				ResolveNetworkFn:     network,
+				CreateInstanceFn: func(context.Context, cloud.CreateInstanceOpts) (string, string, error) {
+					return "", "", &cloud.Error{Kind: cloud.KindConflict, Code: "DBS.200022"}
+				},
+			},
+			wantCalls: []string{"FindInstanceByName", "ResolveNetwork", "CreateInstance"},
+			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
+				assert.Equal(t, metav1.ConditionTrue, condition(t, resp.Status, v1alpha1.ConditionSynced).Status)
+				assert.Equal(t, 10.0, resp.ResyncAfterSeconds)
+			},
+		},
+		"unknown VPC is a stable condition": {
+			reason:  "a network name that does not resolve is for the user to fix",
+			secrets: []*corev1.Secret{storedSecret("A12345678+")},
+			fake: cloudtest.Fake{
+				FindInstanceByNameFn: notFound,
+				ResolveNetworkFn: func(context.Context, string, string, string) (cloud.Network, error) {
+					return cloud.Network{}, &cloud.Error{Kind: cloud.KindInvalid, Op: "ResolveNetwork", Message: `VPC "frank-test" not found`}
+				},
+			},
+			wantCalls: []string{"FindInstanceByName", "ResolveNetwork"},
+			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
+				c := condition(t, resp.Status, v1alpha1.ConditionSynced)
+				assert.Equal(t, ReasonCloudRefused, c.Reason)
+				assert.Equal(t, `OTC refused the request: VPC "frank-test" not found.`, c.Message)
+			},
+		},
+		"wrong region is refused without a create": {
+			reason:    "the controller serves one region",
+			spec:      func(s *v1alpha1.RdsSpec) { s.Region = "eu-nl" },
+			secrets:   []*corev1.Secret{storedSecret("A12345678+")},
+			fake:      cloudtest.Fake{FindInstanceByNameFn: notFound},
+			wantCalls: []string{"FindInstanceByName"},
+			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
+				assert.Equal(t, ReasonInvalidSpec, condition(t, resp.Status, v1alpha1.ConditionSynced).Reason)
+			},
+		},
+		"invalid spec makes no cloud call": {
+			reason:    "bad input gets a condition and nothing else",
+			spec:      func(s *v1alpha1.RdsSpec) { s.Volumesize = 45; s.Datastoretype = "Oracle" },
+			fake:      cloudtest.Fake{},
+			wantCalls: nil,
+			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
+				c := condition(t, resp.Status, v1alpha1.ConditionSynced)
+				assert.Equal(t, ReasonInvalidSpec, c.Reason)
+				assert.Contains(t, c.Message, `datastoretype "Oracle"`)
+				assert.Contains(t, c.Message, "volumesize 45")
+				assert.Empty(t, resp.Children)
+			},
+		},
+		"invalid spec keeps the connection Secret": {
+			reason:    "a child left out is deleted: the stored password must survive a bad edit",
+			spec:      func(s *v1alpha1.RdsSpec) { s.Volumesize = 45 },
+			status:    v1alpha1.RdsStatus{ID: "inst-1"},
+			secrets:   []*corev1.Secret{storedSecret("A12345678+")},
+			fake:      cloudtest.Fake{},
+			wantCalls: nil,
+			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
+				assert.Equal(t, "A12345678+", string(secretChild(t, resp.Children).Data[KeyPassword]))
+				assert.Equal(t, "inst-1", resp.Status.ID)
+			},
+		},
+		"active instance is Ready with a full connection Secret": {
+			reason:  "steady state: report everything, resync slowly",
+			status:  v1alpha1.RdsStatus{ID: "inst-1", Operation: &v1alpha1.Operation{Type: OpCreate, JobID: "job-1"}},
+			secrets: []*corev1.Secret{storedSecret("A12345678+")},
+			fake: cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) {
+				return activeInstance(), nil
+			}},
+			wantCalls: []string{"GetInstance"},
+			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
+				st := resp.Status
+				assert.Equal(t, metav1.ConditionTrue, condition(t, st, v1alpha1.ConditionReady).Status)
+				assert.Equal(t, "192.168.0.10:3306", st.Endpoint)
+				assert.Equal(t, "8.0.28", st.Version)
+				assert.Nil(t, st.Operation)
+				assert.Equal(t, []v1alpha1.Node{{Name: "node0", Role: "master", Status: "ACTIVE", Availabilityzone: "eu-de-01"}}, st.Nodes)
+				s := secretChild(t, resp.Children)
+				assert.Equal(t, "192.168.0.10", string(s.Data[KeyHost]))
+				assert.Equal(t, "3306", string(s.Data[KeyPort]))
+				assert.Equal(t, "root:A12345678+@tcp(192.168.0.10:3306)/", string(s.Data[KeyDSN]))
+				assert.Equal(t, "mysql://root:A12345678+@192.168.0.10:3306/", string(s.Data[KeyURI]))
+				assert.Equal(t, 300.0, resp.ResyncAfterSeconds)
+			},
+		},
+		"vanished instance is not recreated": {
+			reason:    "recreating would hand the user an empty database",
+			status:    v1alpha1.RdsStatus{ID: "inst-1"},
+			secrets:   []*corev1.Secret{storedSecret("A12345678+")},
+			fake:      cloudtest.Fake{GetInstanceFn: notFound},
+			wantCalls: []string{"GetInstance"},
+			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
+				assert.Equal(t, ReasonInstanceNotFound, condition(t, resp.Status, v1alpha1.ConditionReady).Reason)
+				assert.Len(t, resp.Children, 1)
+			},
+		},
+		"lost generated password is reported, not regenerated": {
+			reason:    "a new password would not match the instance",
+			spec:      func(s *v1alpha1.RdsSpec) { s.Password = "" },
+			status:    v1alpha1.RdsStatus{ID: "inst-1", PasswordGenerated: true},
+			fake:      cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return activeInstance(), nil }},
+			wantCalls: []string{"GetInstance"},
+			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
+				assert.Equal(t, ReasonPasswordSecretLost, condition(t, resp.Status, v1alpha1.ConditionSynced).Reason)
+				assert.Empty(t, resp.Children)
+			},
+		},
+		"cloud unavailable keeps what was remembered": {
+			reason:  "an outage must not erase the instance id or the Secret",
+			status:  v1alpha1.RdsStatus{ID: "inst-1", Status: "ACTIVE", Endpoint: "192.168.0.10:3306"},
+			secrets: []*corev1.Secret{storedSecret("A12345678+")},
+			fake: cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) {
+				return nil, &cloud.Error{Kind: cloud.KindUnavailable, Op: "GetInstance"}
+			}},
+			wantCalls: []string{"GetInstance"},
+			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
+				assert.Equal(t, "inst-1", resp.Status.ID)
+				assert.Equal(t, "192.168.0.10:3306", resp.Status.Endpoint)
+				assert.Equal(t, ReasonCloudUnavailable, condition(t, resp.Status, v1alpha1.ConditionSynced).Reason)
+				assert.Len(t, resp.Children, 1)
+				assert.Equal(t, 10.0, resp.ResyncAfterSeconds)
+			},
+		},
+		"password from a referenced Secret": {
+			reason: "passwordsecretref reads the related Secret that the customize hook asked for",
+			spec: func(s *v1alpha1.RdsSpec) {
+				s.Password = ""
+				s.Passwordsecretref = &v1alpha1.SecretKeyRef{Name: "root-pw"}
+			},
+			fake:      cloudtest.Fake{FindInstanceByNameFn: notFound},
+			wantCalls: []string{"FindInstanceByName"},
+			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
+				assert.Equal(t, ReasonWaitingForSecret, condition(t, resp.Status, v1alpha1.ConditionSynced).Reason)
+				assert.Contains(t, condition(t, resp.Status, v1alpha1.ConditionSynced).Message, `"root-pw"`)
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			spec := sampleSpec()
+			if tc.spec != nil {
+				tc.spec(&spec)
+			}
+			f := tc.fake
+			resp, err := newReconciler(&f).Sync(context.Background(), request(spec, tc.status, tc.secrets...))
+			require.NoError(t, err, tc.reason)
+			assert.Equal(t, tc.wantCalls, f.Calls(), tc.reason)
+			assert.Equal(t, "rds-rds1-my-rds-single-"+InstanceName("rds1", "my-rds-single")[len(InstanceName("rds1", "my-rds-single"))-8:], resp.Status.Name)
+			assert.Equal(t, int64(1), resp.Status.ObservedGeneration)
+			tc.check(t, resp, &f)
+		})
+	}
+}
+
+func TestSyncThrottledIsReturned(t *testing.T) {
+	f := &cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) {
+		return nil, &cloud.Error{Kind: cloud.KindThrottled, RetryAfter: 7 * time.Second}
+	}}
+	_, err := newReconciler(f).Sync(context.Background(), request(sampleSpec(), v1alpha1.RdsStatus{ID: "inst-1"}))
+	var te *ThrottledError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, 7*time.Second, te.RetryAfter)
+}
+
+func TestConditionKeepsTransitionTime(t *testing.T) {
+	st := &v1alpha1.RdsStatus{}
+	first := metav1.NewTime(t0)
+	setCondition(st, first, v1alpha1.ConditionReady, metav1.ConditionFalse, ReasonCreating, "a")
+	setCondition(st, metav1.NewTime(t0.Add(time.Minute)), v1alpha1.ConditionReady, metav1.ConditionFalse, ReasonCreating, "b")
+	assert.Equal(t, first, st.Conditions[0].LastTransitionTime, "status held: time kept")
+	later := metav1.NewTime(t0.Add(2 * time.Minute))
+	setCondition(st, later, v1alpha1.ConditionReady, metav1.ConditionTrue, ReasonAvailable, "c")
+	assert.Equal(t, later, st.Conditions[0].LastTransitionTime, "status changed: time moves")
+}
+
+func TestSyncIsStableForTheSameObservation(t *testing.T) {
+	f := &cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return activeInstance(), nil }}
+	r := newReconciler(f)
+	req := request(sampleSpec(), v1alpha1.RdsStatus{ID: "inst-1"}, storedSecret("A12345678+"))
+	first, err := r.Sync(context.Background(), req)
+	require.NoError(t, err)
+	// Feed the answer back as Metacontroller would, one minute later.
+	r.cfg.Now = func() time.Time { return t0.Add(time.Minute) }
+	req.Parent.Status = *first.Status
+	second, err := r.Sync(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, first, second, "the same observation must give the same answer")
+}

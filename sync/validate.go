@@ -1,0 +1,225 @@
+package sync
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+)
+
+// The hook validates again what the CRD already checks: objects may predate a rule, the CRD may be
+// applied without its validation, and curl users send whatever they like. Messages are stable
+// sentences, sorted in field order, so the same bad spec always yields the same condition.
+
+var (
+	versionPattern = map[string]*regexp.Regexp{
+		v1alpha1.EngineMySQL:      regexp.MustCompile(`^(5\.7|8\.0)(\.\d+)?$`),
+		v1alpha1.EnginePostgreSQL: regexp.MustCompile(`^(1[0-9])(\.\d+)?$`),
+		v1alpha1.EngineSQLServer:  regexp.MustCompile(`^20[0-9]{2}_[A-Z]{2,4}$`),
+	}
+	flavorPattern    = regexp.MustCompile(`^rds\.[a-z0-9]+(\.[a-z0-9]+)+$`)
+	azPattern        = regexp.MustCompile(`^[a-z]{2}-[a-z]{2,}-[0-9]{2}$`)
+	regionPattern    = regexp.MustCompile(`^[a-z]{2}-[a-z]{2,}(-[0-9]+)?$`)
+	resourcePattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+	backupWindowExpr = regexp.MustCompile(`^([01][0-9]|2[0-3]):(00|15|30|45)-([01][0-9]|2[0-3]):(00|15|30|45)$`)
+	volumeTypes      = map[string]bool{"COMMON": true, "ULTRAHIGH": true, "CLOUDSSD": true, "ESSD": true}
+	replicationModes = map[string]map[string]bool{
+		v1alpha1.EngineMySQL:      {"async": true, "semisync": true},
+		v1alpha1.EnginePostgreSQL: {"async": true, "sync": true},
+		v1alpha1.EngineSQLServer:  {"sync": true},
+	}
+	defaultPorts = map[string]int{
+		v1alpha1.EngineMySQL: 3306, v1alpha1.EnginePostgreSQL: 5432, v1alpha1.EngineSQLServer: 1433,
+	}
+)
+
+// Validate returns the problems of a spec, one sentence each, in field order; none for a valid spec.
+func Validate(spec *v1alpha1.RdsSpec) []string {
+	var p problems
+	engine := spec.Datastoretype
+	switch engine {
+	case v1alpha1.EngineMySQL, v1alpha1.EnginePostgreSQL, v1alpha1.EngineSQLServer:
+		if !versionPattern[engine].MatchString(spec.Datastoreversion) {
+			p.addf("datastoreversion %q is not a %s version.", spec.Datastoreversion, engine)
+		}
+	default:
+		p.addf("datastoretype %q is not one of MySQL, PostgreSQL, SQLServer.", engine)
+	}
+
+	ha := IsHA(spec)
+	switch spec.Hamode {
+	case "", "Single", "single", "Ha", "ha", "HA":
+	default:
+		p.addf("hamode %q is not Single or Ha.", spec.Hamode)
+	}
+	switch {
+	case !flavorPattern.MatchString(spec.Flavorref):
+		p.addf("flavorref %q is not an RDS spec code such as rds.mysql.n1.large.2.", spec.Flavorref)
+	case ha && !strings.HasSuffix(spec.Flavorref, ".ha"):
+		p.addf("flavorref %q is not an HA spec code: with hamode Ha it must end in .ha.", spec.Flavorref)
+	case !ha && (strings.HasSuffix(spec.Flavorref, ".ha") || strings.HasSuffix(spec.Flavorref, ".rr")):
+		p.addf("flavorref %q is for HA or replica instances: set hamode Ha or use a single-instance spec code.", spec.Flavorref)
+	}
+	if ha && spec.Hareplicationmode != "" && replicationModes[engine] != nil && !replicationModes[engine][spec.Hareplicationmode] {
+		p.addf("hareplicationmode %q is not supported for %s.", spec.Hareplicationmode, engine)
+	}
+
+	if !volumeTypes[spec.Volumetype] {
+		p.addf("volumetype %q is not one of COMMON, ULTRAHIGH, CLOUDSSD, ESSD.", spec.Volumetype)
+	}
+	if spec.Volumesize < 40 || spec.Volumesize > 4000 || spec.Volumesize%10 != 0 {
+		p.addf("volumesize %d is not a multiple of 10 between 40 and 4000.", spec.Volumesize)
+	}
+
+	azs := AvailabilityZones(spec)
+	switch {
+	case len(azs) == 0:
+		p.addf("availabilityzone is required.")
+	case ha && len(azs) != 2:
+		p.addf("availabilityzone %q must name two AZs (primary,standby) for an HA instance.", spec.Availabilityzone)
+	case !ha && len(azs) != 1:
+		p.addf("availabilityzone %q must name one AZ for a single instance.", spec.Availabilityzone)
+	}
+	for _, az := range azs {
+		if !azPattern.MatchString(az) {
+			p.addf("availabilityzone %q is not an AZ name such as eu-de-01.", az)
+			break
+		}
+	}
+	if !regionPattern.MatchString(spec.Region) {
+		p.addf("region %q is not a region name such as eu-de.", spec.Region)
+	}
+	for _, f := range []struct{ name, value string }{{"vpc", spec.Vpc}, {"subnet", spec.Subnet}, {"securitygroup", spec.Securitygroup}} {
+		if !resourcePattern.MatchString(f.value) {
+			p.addf("%s %q is not a name or id.", f.name, f.value)
+		}
+	}
+
+	if _, err := Port(spec); err != nil {
+		p.addf("%s", err.Error())
+	}
+	if spec.Backupstarttime != "" && !validBackupWindow(spec.Backupstarttime) {
+		p.addf("backupstarttime %q is not a one-hour window hh:mm-HH:MM with minutes 00, 15, 30 or 45.", spec.Backupstarttime)
+	}
+	if spec.Backupkeepdays < 0 || spec.Backupkeepdays > 732 {
+		p.addf("backupkeepdays %d is not between 0 and 732.", spec.Backupkeepdays)
+	}
+	if spec.Backuprestoretime != "" {
+		if _, err := time.Parse(time.RFC3339, spec.Backuprestoretime); err != nil {
+			p.addf("backuprestoretime %q is not an RFC3339 time such as 2026-11-22T10:00:00Z.", spec.Backuprestoretime)
+		}
+	}
+	if spec.Password != "" {
+		if msg := passwordProblem(spec.Password); msg != "" {
+			p.addf("password %s.", msg)
+		}
+		if spec.Passwordsecretref != nil {
+			p.addf("password and passwordsecretref are both set: use one.")
+		}
+	}
+	if ref := spec.Passwordsecretref; ref != nil && !resourcePattern.MatchString(ref.Name) {
+		p.addf("passwordsecretref.name %q is not a Secret name.", ref.Name)
+	}
+	switch spec.Deletionpolicy {
+	case "", v1alpha1.DeletionPolicyDelete, v1alpha1.DeletionPolicyRetain:
+	default:
+		p.addf("deletionpolicy %q is not Delete or Retain.", spec.Deletionpolicy)
+	}
+	return p
+}
+
+type problems []string
+
+func (p *problems) addf(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
+
+// IsHA reports whether the spec asks for a primary/standby instance.
+func IsHA(spec *v1alpha1.RdsSpec) bool { return strings.EqualFold(spec.Hamode, "ha") }
+
+// AvailabilityZones splits the comma-separated AZ list.
+func AvailabilityZones(spec *v1alpha1.RdsSpec) []string {
+	var azs []string
+	for _, az := range strings.Split(spec.Availabilityzone, ",") {
+		if az = strings.TrimSpace(az); az != "" {
+			azs = append(azs, az)
+		}
+	}
+	return azs
+}
+
+// Port returns the spec's port, the engine's default when unset, or why it is invalid.
+func Port(spec *v1alpha1.RdsSpec) (int, error) {
+	if spec.Port == nil || (spec.Port.Type == intstr.String && spec.Port.StrVal == "") {
+		return defaultPorts[spec.Datastoretype], nil
+	}
+	port := spec.Port.IntValue()
+	if spec.Port.Type == intstr.String {
+		n, err := strconv.Atoi(spec.Port.StrVal)
+		if err != nil {
+			return 0, fmt.Errorf("port %q is not a number", spec.Port.StrVal)
+		}
+		port = n
+	}
+	ok := false
+	switch spec.Datastoretype {
+	case v1alpha1.EngineMySQL:
+		ok = port >= 1024 && port <= 65535 && port != 12017 && port != 33071
+	case v1alpha1.EnginePostgreSQL:
+		ok = port >= 2100 && port <= 9500
+	case v1alpha1.EngineSQLServer:
+		ok = port == 1433 || (port >= 2100 && port <= 9500)
+	default:
+		ok = port >= 1 && port <= 65535
+	}
+	if !ok {
+		return 0, fmt.Errorf("port %d is not allowed for %s", port, spec.Datastoretype)
+	}
+	return port, nil
+}
+
+func validBackupWindow(s string) bool {
+	m := backupWindowExpr.FindStringSubmatch(s)
+	if m == nil {
+		return false
+	}
+	h1, _ := strconv.Atoi(m[1])
+	h2, _ := strconv.Atoi(m[3])
+	return (h1+1)%24 == h2 && m[2] == m[4]
+}
+
+// passwordProblem checks OTC's root password rules: 8 to 32 characters from at least three of
+// upper case, lower case, digits and the special characters ~!@#%^*-_=+?,
+func passwordProblem(pw string) string {
+	if len(pw) < 8 || len(pw) > 32 {
+		return "must be 8 to 32 characters long"
+	}
+	var upper, lower, digit, special bool
+	for _, r := range pw {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			upper = true
+		case r >= 'a' && r <= 'z':
+			lower = true
+		case r >= '0' && r <= '9':
+			digit = true
+		case strings.ContainsRune(passwordSpecials, r):
+			special = true
+		default:
+			return "may only contain letters, digits and ~!@#%^*-_=+?,"
+		}
+	}
+	classes := 0
+	for _, b := range []bool{upper, lower, digit, special} {
+		if b {
+			classes++
+		}
+	}
+	if classes < 3 {
+		return "must mix at least three of upper case, lower case, digits and special characters"
+	}
+	return ""
+}

@@ -1,0 +1,99 @@
+package sync
+
+import (
+	crand "crypto/rand"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+)
+
+func TestValidate(t *testing.T) {
+	intPort := intstr.FromInt32(3306)
+	badPort := intstr.FromString("abc")
+	lowPort := intstr.FromInt32(80)
+	cases := map[string]struct {
+		mutate func(*v1alpha1.RdsSpec)
+		want   []string // substrings, one per expected problem
+	}{
+		"the original example is valid":   {mutate: func(*v1alpha1.RdsSpec) {}},
+		"port as a number is valid":       {mutate: func(s *v1alpha1.RdsSpec) { s.Port = &intPort }},
+		"no port means the default":       {mutate: func(s *v1alpha1.RdsSpec) { s.Port = nil }},
+		"unknown engine":                  {mutate: func(s *v1alpha1.RdsSpec) { s.Datastoretype = "Oracle" }, want: []string{`datastoretype "Oracle"`}},
+		"version of another engine":       {mutate: func(s *v1alpha1.RdsSpec) { s.Datastoreversion = "15" }, want: []string{`datastoreversion "15" is not a MySQL version`}},
+		"volume not a multiple of 10":     {mutate: func(s *v1alpha1.RdsSpec) { s.Volumesize = 45 }, want: []string{"volumesize 45"}},
+		"volume too large":                {mutate: func(s *v1alpha1.RdsSpec) { s.Volumesize = 4010 }, want: []string{"volumesize 4010"}},
+		"port not a number":               {mutate: func(s *v1alpha1.RdsSpec) { s.Port = &badPort }, want: []string{`port "abc" is not a number`}},
+		"port out of the engine's range":  {mutate: func(s *v1alpha1.RdsSpec) { s.Port = &lowPort }, want: []string{"port 80 is not allowed for MySQL"}},
+		"backup window not one hour":      {mutate: func(s *v1alpha1.RdsSpec) { s.Backupstarttime = "01:00-03:00" }, want: []string{"backupstarttime"}},
+		"backup window on odd minutes":    {mutate: func(s *v1alpha1.RdsSpec) { s.Backupstarttime = "01:10-02:10" }, want: []string{"backupstarttime"}},
+		"backup window over midnight":     {mutate: func(s *v1alpha1.RdsSpec) { s.Backupstarttime = "23:00-00:00" }},
+		"weak password":                   {mutate: func(s *v1alpha1.RdsSpec) { s.Password = "aaaaaaaa" }, want: []string{"password must mix"}},
+		"password with a quote":           {mutate: func(s *v1alpha1.RdsSpec) { s.Password = "Abc'12345" }, want: []string{"password may only contain"}},
+		"HA needs two AZs and .ha flavor": {mutate: func(s *v1alpha1.RdsSpec) { s.Hamode = "Ha" }, want: []string{"not an HA spec code", "must name two AZs"}},
+		"valid HA": {mutate: func(s *v1alpha1.RdsSpec) {
+			s.Hamode, s.Flavorref, s.Availabilityzone, s.Hareplicationmode = "Ha", "rds.mysql.n1.large.2.ha", "eu-de-01,eu-de-02", "semisync"
+		}},
+		"replication mode of another engine": {mutate: func(s *v1alpha1.RdsSpec) {
+			s.Hamode, s.Flavorref, s.Availabilityzone, s.Hareplicationmode = "Ha", "rds.mysql.n1.large.2.ha", "eu-de-01,eu-de-02", "sync"
+		}, want: []string{`hareplicationmode "sync"`}},
+		"single with an HA flavor":    {mutate: func(s *v1alpha1.RdsSpec) { s.Flavorref = "rds.mysql.n1.large.2.ha" }, want: []string{"set hamode Ha"}},
+		"bad restore time":            {mutate: func(s *v1alpha1.RdsSpec) { s.Backuprestoretime = "yesterday" }, want: []string{"backuprestoretime"}},
+		"unknown deletion policy":     {mutate: func(s *v1alpha1.RdsSpec) { s.Deletionpolicy = "Orphan" }, want: []string{"deletionpolicy"}},
+		"password and reference both": {mutate: func(s *v1alpha1.RdsSpec) { s.Passwordsecretref = &v1alpha1.SecretKeyRef{Name: "x"} }, want: []string{"both set"}},
+		"names with injection":        {mutate: func(s *v1alpha1.RdsSpec) { s.Vpc = "a b;drop" }, want: []string{`vpc "a b;drop"`}},
+		"missing everything": {mutate: func(s *v1alpha1.RdsSpec) { *s = v1alpha1.RdsSpec{} }, want: []string{
+			"datastoretype", "flavorref", "volumetype", "volumesize", "availabilityzone is required", "region", "vpc", "subnet", "securitygroup",
+		}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			spec := sampleSpec()
+			tc.mutate(&spec)
+			got := Validate(&spec)
+			assert.Len(t, got, len(tc.want), "problems: %s", strings.Join(got, " | "))
+			for i, w := range tc.want {
+				if i < len(got) {
+					assert.Contains(t, got[i], w)
+				}
+			}
+			assert.Equal(t, got, Validate(&spec), "the same spec gives the same messages")
+		})
+	}
+}
+
+func TestInstanceName(t *testing.T) {
+	valid := func(t *testing.T, n string) {
+		t.Helper()
+		assert.GreaterOrEqual(t, len(n), 4)
+		assert.LessOrEqual(t, len(n), 64)
+		assert.Regexp(t, `^[A-Za-z][A-Za-z0-9_-]*$`, n)
+	}
+	n := InstanceName("rds1", "my-rds-single")
+	valid(t, n)
+	assert.Equal(t, n, InstanceName("rds1", "my-rds-single"), "deterministic")
+	assert.True(t, strings.HasPrefix(n, "rds-rds1-my-rds-single-"))
+
+	long := InstanceName(strings.Repeat("n", 63), strings.Repeat("a.b", 80))
+	valid(t, long)
+	assert.NotEqual(t, InstanceName("a-b", "c"), InstanceName("a", "b-c"), "collision-safe")
+	assert.NotEqual(t, long, InstanceName(strings.Repeat("n", 63), strings.Repeat("a.b", 79)), "cut names still differ")
+	valid(t, InstanceName("1ns", "0"))
+	valid(t, FinalBackupName(long))
+}
+
+func TestGeneratePasswordMeetsOTCRules(t *testing.T) {
+	for range 200 {
+		pw, err := GeneratePassword(cryptoReader{})
+		assert.NoError(t, err)
+		assert.Empty(t, passwordProblem(pw), pw)
+		assert.Len(t, pw, genLength)
+	}
+}
+
+type cryptoReader struct{}
+
+func (cryptoReader) Read(p []byte) (int, error) { return crand.Read(p) }

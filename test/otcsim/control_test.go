@@ -1,0 +1,172 @@
+package otcsim
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/opentelekomcloud/gophertelekomcloud/openstack/ces/v1/alarms"
+	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/backups"
+	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/instances"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// control calls the control API and decodes the answer into out (if not nil).
+func control(t *testing.T, e *env, method, path string, body any, out any) int {
+	t.Helper()
+	var rd *bytes.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(t, err)
+		rd = bytes.NewReader(b)
+	} else {
+		rd = bytes.NewReader(nil)
+	}
+	req, err := http.NewRequest(method, e.srv.URL+path, rd)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	if out != nil {
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(out))
+	}
+	return resp.StatusCode
+}
+
+func TestControlAPIIsOffByDefault(t *testing.T) {
+	e := newEnv(t, Options{})
+	assert.Equal(t, http.StatusNotFound, control(t, e, http.MethodGet, "/_sim/state", nil, nil))
+}
+
+func TestControlAPI(t *testing.T) {
+	e := newEnv(t, Options{EnableControl: true})
+	id, _ := e.create(t, createOpts("controlled-01"))
+
+	// Clock.
+	var now struct {
+		Now string `json:"now"`
+	}
+	require.Equal(t, http.StatusOK, control(t, e, http.MethodPost, "/_sim/clock/advance", map[string]string{"duration": "20s"}, &now))
+	assert.Equal(t, "2026-05-01T10:00:20Z", now.Now)
+	assert.Equal(t, StatusActive, e.getInstance(t, id).Status)
+	assert.Equal(t, http.StatusBadRequest, control(t, e, http.MethodPost, "/_sim/clock/advance", map[string]string{"duration": "soon"}, nil))
+
+	// State.
+	var state struct {
+		Instances []InstanceView `json:"instances"`
+		Backups   []BackupView   `json:"backups"`
+		Calls     map[string]int `json:"calls"`
+		Mutating  int            `json:"mutating"`
+	}
+	require.Equal(t, http.StatusOK, control(t, e, http.MethodGet, "/_sim/state", nil, &state))
+	require.Len(t, state.Instances, 1)
+	assert.Equal(t, "controlled-01", state.Instances[0].Name)
+	assert.Equal(t, []string{"eu-de-01"}, state.Instances[0].AvailabilityZones)
+	assert.Len(t, state.Backups, 1)
+	assert.Equal(t, 1, state.Mutating)
+
+	// Status.
+	require.Equal(t, http.StatusNoContent, control(t, e, http.MethodPost, "/_sim/instances/"+id+"/status", map[string]string{"status": "failed"}, nil))
+	assert.Equal(t, StatusFailed, e.getInstance(t, id).Status)
+	assert.Equal(t, http.StatusBadRequest, control(t, e, http.MethodPost, "/_sim/instances/"+id+"/status", map[string]string{"status": "ON FIRE"}, nil))
+	assert.Equal(t, http.StatusBadRequest, control(t, e, http.MethodPost, "/_sim/instances/nope/status", map[string]string{"status": "ACTIVE"}, nil))
+	e.sim.SetInstanceStatus(id, StatusActive)
+
+	// Fail the next backup.
+	require.Equal(t, http.StatusNoContent, control(t, e, http.MethodPost, "/_sim/instances/"+id+"/fail-next-backup", nil, nil))
+	b, err := backups.Create(e.rds, backups.CreateOpts{InstanceID: id, Name: "doomed"})
+	require.NoError(t, err)
+	e.clock.Advance(e.sim.Options().Durations.Backup)
+	got, err := backups.List(e.rds, backups.ListOpts{BackupID: b.ID})
+	require.NoError(t, err)
+	assert.Equal(t, backups.StatusFailed, got[0].Status)
+
+	// Faults.
+	var added struct {
+		Fault faultView `json:"fault"`
+	}
+	require.Equal(t, http.StatusCreated, control(t, e, http.MethodPost, "/_sim/faults", map[string]string{"spec": "ListInstances:status:status=503,count=1"}, &added))
+	assert.Equal(t, faultView{Op: "ListInstances", Kind: "status", Status: 503, Count: 1}, added.Fault)
+	require.Equal(t, http.StatusCreated, control(t, e, http.MethodPost, "/_sim/faults", map[string]any{"op": "GetJob", "kind": "latency", "delay": "1ms"}, nil))
+	assert.Equal(t, http.StatusBadRequest, control(t, e, http.MethodPost, "/_sim/faults", map[string]string{"spec": "x:boom"}, nil))
+	var faults struct {
+		Faults []faultView `json:"faults"`
+	}
+	require.Equal(t, http.StatusOK, control(t, e, http.MethodGet, "/_sim/faults", nil, &faults))
+	assert.Len(t, faults.Faults, 2)
+	_, err = instances.List(e.rds, instances.ListOpts{})
+	require.Error(t, err)
+	require.Equal(t, http.StatusNoContent, control(t, e, http.MethodDelete, "/_sim/faults", nil, nil))
+	assert.Empty(t, e.sim.Faults())
+
+	// Counters.
+	var counters struct {
+		Calls    map[string]int `json:"calls"`
+		Mutating int            `json:"mutating"`
+	}
+	require.Equal(t, http.StatusOK, control(t, e, http.MethodGet, "/_sim/counters", nil, &counters))
+	assert.Equal(t, 2, counters.Mutating)
+	assert.Equal(t, 1, counters.Calls[OpCreateBackup])
+	require.Equal(t, http.StatusNoContent, control(t, e, http.MethodDelete, "/_sim/counters", nil, nil))
+	assert.Zero(t, e.sim.MutatingCalls())
+	assert.Zero(t, e.sim.Calls(OpListInstances), "the control API is not counted")
+}
+
+func TestControlAdvanceNeedsManualClock(t *testing.T) {
+	srv := NewServer(Options{EnableControl: true})
+	t.Cleanup(srv.Close)
+	resp, err := http.Post(srv.URL+"/_sim/clock/advance", "application/json", bytes.NewReader([]byte(`{"duration":"1s"}`)))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusConflict, resp.StatusCode)
+}
+
+func TestInstanceBackedByRealEndpoint(t *testing.T) {
+	e := newEnv(t, Options{EnableControl: true})
+	id := e.createActive(t, createOpts("real-mysql"))
+
+	require.Equal(t, http.StatusNoContent, control(t, e, http.MethodPost, "/_sim/instances/"+id+"/endpoint",
+		map[string]any{"host": "127.0.0.1", "port": 3307}, nil))
+	in := e.getInstance(t, id)
+	assert.Equal(t, []string{"127.0.0.1"}, in.PrivateIps)
+	assert.Equal(t, 3307, in.Port)
+
+	require.NoError(t, e.sim.SetInstanceEndpoint(id, "", 0))
+	in = e.getInstance(t, id)
+	assert.Equal(t, []string{"192.168.0.100"}, in.PrivateIps)
+	assert.Equal(t, 3306, in.Port)
+	require.Error(t, e.sim.SetInstanceEndpoint(id, "127.0.0.1", 0))
+	require.Error(t, e.sim.SetInstanceEndpoint("nope", "127.0.0.1", 3307))
+}
+
+func TestAlarmStateAndMetricsThroughControl(t *testing.T) {
+	e := newEnv(t, Options{EnableControl: true})
+	ces := cesClient(t, e)
+	id := e.createActive(t, createOpts("ctl-alarm"))
+	alarmID, err := alarms.CreateAlarm(ces, alarms.CreateAlarmOpts{
+		AlarmName: "mem-high",
+		Metric: alarms.MetricForAlarm{Namespace: "SYS.RDS", MetricName: "rds002_mem_util",
+			Dimensions: []alarms.MetricsDimension{{Name: "rds_cluster_id", Value: id}}},
+		Condition: alarms.Condition{Period: 1, Filter: "average", ComparisonOperator: ">", Value: 90, Count: 1},
+	})
+	require.NoError(t, err)
+
+	state := func() string {
+		shown, err := alarms.ShowAlarm(ces, alarmID)
+		require.NoError(t, err)
+		return shown[0].AlarmState
+	}
+	assert.Equal(t, AlarmOK, state())
+	require.Equal(t, http.StatusNoContent, control(t, e, http.MethodPost, "/_sim/metrics",
+		map[string]any{"instance_id": id, "metric": "rds002_mem_util", "value": 99.0}, nil))
+	assert.Equal(t, AlarmAlarm, state(), "evaluated on the pinned metric")
+
+	require.Equal(t, http.StatusNoContent, control(t, e, http.MethodPost, "/_sim/alarms/"+alarmID+"/state", map[string]string{"state": "ok"}, nil))
+	assert.Equal(t, AlarmOK, state(), "a forced state wins")
+	assert.Equal(t, []AlarmView{{ID: alarmID, Name: "mem-high", MetricName: "rds002_mem_util", Enabled: true, State: AlarmOK}}, e.sim.Alarms())
+
+	assert.Equal(t, http.StatusBadRequest, control(t, e, http.MethodPost, "/_sim/alarms/"+alarmID+"/state", map[string]string{"state": "panic"}, nil))
+	assert.Equal(t, http.StatusBadRequest, control(t, e, http.MethodPost, "/_sim/alarms/nope/state", map[string]string{"state": "alarm"}, nil))
+}

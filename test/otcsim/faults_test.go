@@ -1,0 +1,199 @@
+package otcsim
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	golangsdk "github.com/opentelekomcloud/gophertelekomcloud"
+	"github.com/opentelekomcloud/gophertelekomcloud/openstack"
+	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/instances"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestFaultStatus(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.sim.AddFault(Fault{Op: OpListInstances, Kind: FaultStatus, Count: 1})
+	e.sim.AddFault(Fault{Op: OpGetJob, Kind: FaultStatus, Status: http.StatusServiceUnavailable})
+
+	_, err := instances.List(e.rds, instances.ListOpts{})
+	var e500 golangsdk.ErrDefault500
+	require.ErrorAs(t, err, &e500)
+	assert.JSONEq(t, `{"error_code":"DBS.108000","error_msg":"System error."}`, string(e500.Body))
+
+	_, err = instances.List(e.rds, instances.ListOpts{})
+	require.NoError(t, err, "Count 1 fires once")
+
+	_, err = e.getJob(t, "whatever")
+	assert.IsType(t, golangsdk.ErrDefault503{}, err)
+	assert.Equal(t, 2, e.sim.Calls(OpListInstances))
+
+	e.sim.ClearFaults()
+	assert.Empty(t, e.sim.Faults())
+}
+
+func TestFaultBadGatewayIsRetriedOnceBySDK(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.sim.AddFault(Fault{Op: OpListInstances, Kind: FaultStatus, Status: http.StatusBadGateway, Count: 1})
+	_, err := instances.List(e.rds, instances.ListOpts{})
+	require.NoError(t, err)
+	assert.Equal(t, 2, e.sim.Calls(OpListInstances))
+}
+
+func TestFaultThrottle(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.sim.AddFault(Fault{Op: OpCreateInstance, Kind: FaultThrottle, RetryAfter: 3 * time.Second, Count: 1})
+
+	_, err := instances.Create(e.rds, createOpts("throttled"))
+	var e429 golangsdk.ErrDefault429
+	require.ErrorAs(t, err, &e429)
+	assert.Contains(t, string(e429.Body), `"APIGW.0308"`)
+	assert.Empty(t, e.sim.Instances(), "a throttled call performs nothing")
+
+	// IAM throttles in its own style, with a Retry-After header.
+	e.sim.AddFault(Fault{Op: OpCreateToken, Kind: FaultThrottle, RetryAfter: 3 * time.Second, Count: 1})
+	resp, err := http.Post(e.srv.AuthURL()+"/auth/tokens", "application/json", nil)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	assert.Equal(t, "3", resp.Header.Get("Retry-After"))
+	var body struct {
+		Code  string `json:"error_code"`
+		Error struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	require.NoError(t, decodeJSON(resp, &body))
+	assert.Equal(t, "IAM.0012", body.Code)
+	assert.Equal(t, 429, body.Error.Code)
+}
+
+func TestFaultLatency(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.sim.AddFault(Fault{Op: OpListInstances, Kind: FaultLatency, Delay: 80 * time.Millisecond})
+	start := time.Now()
+	_, err := instances.List(e.rds, instances.ListOpts{})
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Since(start), 80*time.Millisecond)
+}
+
+func TestOptionsLatency(t *testing.T) {
+	e := newEnv(t, Options{Latency: 30 * time.Millisecond})
+	start := time.Now()
+	_, err := instances.List(e.rds, instances.ListOpts{})
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Since(start), 30*time.Millisecond)
+}
+
+func TestFaultHang(t *testing.T) {
+	t.Run("until the client gives up", func(t *testing.T) {
+		e := newEnv(t, Options{})
+		e.sim.AddFault(Fault{Op: OpListInstances, Kind: FaultHang})
+		e.provider.HTTPClient.Timeout = 100 * time.Millisecond
+		start := time.Now()
+		_, err := instances.List(e.rds, instances.ListOpts{})
+		require.Error(t, err)
+		assert.True(t, isTimeout(err), "got %v", err)
+		assert.Less(t, time.Since(start), 2*time.Second)
+	})
+	t.Run("until the cap, then the connection closes", func(t *testing.T) {
+		e := newEnv(t, Options{})
+		e.sim.AddFault(Fault{Op: OpListInstances, Kind: FaultHang, Delay: 50 * time.Millisecond})
+		_, err := instances.List(e.rds, instances.ListOpts{})
+		require.Error(t, err)
+		assert.False(t, isTimeout(err), "got %v", err)
+	})
+	t.Run("Close releases held requests", func(t *testing.T) {
+		srv := NewServer(Options{Clock: NewManualClock(t0)})
+		provider := login(t, srv)
+		provider.HTTPClient.Timeout = 10 * time.Second
+		rds, err := openstack.NewRDSV3(provider, golangsdk.EndpointOpts{})
+		require.NoError(t, err)
+		srv.Sim.AddFault(Fault{Kind: FaultHang})
+		done := make(chan error)
+		go func() {
+			_, err := instances.List(rds, instances.ListOpts{})
+			done <- err
+		}()
+		require.Eventually(t, func() bool { return srv.Sim.Calls(OpListInstances) == 1 }, 2*time.Second, 5*time.Millisecond)
+		srv.Close()
+		select {
+		case err := <-done:
+			require.Error(t, err)
+		case <-time.After(3 * time.Second):
+			t.Fatal("Close did not release the hanging request")
+		}
+	})
+}
+
+func isTimeout(err error) bool {
+	var te interface{ Timeout() bool }
+	return errors.As(err, &te) && te.Timeout()
+}
+
+func TestFaultCommitThenDrop(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.sim.AddFault(Fault{Op: OpCreateInstance, Kind: FaultCommitThenDrop, Count: 1})
+
+	_, err := instances.Create(e.rds, createOpts("dropped-01"))
+	require.Error(t, err, "the client sees no answer")
+	assert.Len(t, e.sim.Instances(), 1, "but the instance was created")
+
+	// A naive retry with the same name meets the instance it lost.
+	_, err = instances.Create(e.rds, createOpts("dropped-01"))
+	status, code := rdsErrorCode(t, err)
+	assert.Equal(t, http.StatusConflict, status)
+	assert.Equal(t, "DBS.200022", code)
+
+	res := mustList(t, e, instances.ListOpts{Name: "dropped-01"})
+	assert.Equal(t, 1, res.TotalCount)
+	assert.Equal(t, 2, e.sim.MutatingCalls())
+}
+
+func TestFaultRateIsSeeded(t *testing.T) {
+	outcomes := func() []bool {
+		e := newEnv(t, Options{Seed: 42})
+		e.sim.AddFault(Fault{Kind: FaultStatus, Rate: 0.5}) // any operation
+		var out []bool
+		for range 20 {
+			_, err := instances.List(e.rds, instances.ListOpts{})
+			out = append(out, err == nil)
+		}
+		return out
+	}
+	first, second := outcomes(), outcomes()
+	assert.Equal(t, first, second, "the same seed fails the same calls")
+	assert.Contains(t, first, true)
+	assert.Contains(t, first, false)
+}
+
+func TestParseFault(t *testing.T) {
+	cases := map[string]struct {
+		spec    string
+		want    Fault
+		wantErr bool
+	}{
+		"commit drop with rate": {spec: "CreateInstance:commit-drop:rate=0.5", want: Fault{Op: "CreateInstance", Kind: FaultCommitThenDrop, Rate: 0.5}},
+		"any op status":         {spec: "*:status:status=503,count=2", want: Fault{Kind: FaultStatus, Status: 503, Count: 2}},
+		"throttle":              {spec: "CreateToken:throttle:retry-after=2s", want: Fault{Op: "CreateToken", Kind: FaultThrottle, RetryAfter: 2 * time.Second}},
+		"latency":               {spec: "ListInstances:latency:delay=150ms", want: Fault{Op: "ListInstances", Kind: FaultLatency, Delay: 150 * time.Millisecond}},
+		"hang":                  {spec: "GetJob:hang", want: Fault{Op: "GetJob", Kind: FaultHang}},
+		"unknown kind":          {spec: "GetJob:explode", wantErr: true},
+		"bad rate":              {spec: "GetJob:status:rate=2", wantErr: true},
+		"unknown key":           {spec: "GetJob:status:colour=red", wantErr: true},
+		"no kind":               {spec: "GetJob", wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := ParseFault(tc.spec)
+			if tc.wantErr {
+				require.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
