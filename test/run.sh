@@ -10,9 +10,12 @@ cd "$(dirname "$0")/.."
 log() { printf 'test/run.sh: %s\n' "$*" >&2; }
 
 if [[ -z ${TEST_MYSQL_ADDR:-} ]]; then
+	# A server that was running before is left running; one started here is stopped at the end.
+	if ! bash test/mariadb.sh status >/dev/null 2>&1; then
+		trap 'bash test/mariadb.sh stop >/dev/null 2>&1 || true' EXIT
+	fi
 	log "starting the test MariaDB (test/mariadb.sh)"
 	eval "$(bash test/mariadb.sh start)"
-	trap 'bash test/mariadb.sh stop >/dev/null 2>&1 || true' EXIT
 fi
 export TEST_MYSQL_ADDR TEST_MYSQL_USER TEST_MYSQL_PASSWORD
 
