@@ -30,14 +30,14 @@ var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 // world is one hook server wired to the real adapter and SDK, talking HTTP to a simulated OTC on a
 // manual clock, and driven by a stand-in for Metacontroller.
 type world struct {
-	t     *testing.T
+	t     testing.TB
 	clock *otcsim.ManualClock
 	sim   *otcsim.Sim
 	hooks *httptest.Server
 	logs  *lockedWriter
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	t.Helper()
 	clock := otcsim.NewManualClock(t0)
 	srv := otcsim.NewServer(otcsim.Options{Clock: clock, Logger: slog.New(slog.DiscardHandler)})
@@ -201,7 +201,7 @@ func condition(st v1alpha1.RdsStatus, typ string) *v1alpha1.Condition {
 	return nil
 }
 
-func mustMarshal(t *testing.T, v any) []byte {
+func mustMarshal(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
