@@ -86,8 +86,8 @@ func TestApplyConnectionFailures(t *testing.T) {
 			conn: func(t *testing.T) Conn {
 				return Conn{Host: "127.0.0.1", Port: silentServer(t), User: "root", Password: secret.New("pw"), Timeout: time.Minute}
 			},
-			ctxTimeout:  300 * time.Millisecond,
-			want:        ErrUnreachable,
+			ctxTimeout: 300 * time.Millisecond,
+			want:       ErrUnreachable,
 		},
 	}
 	for name, tc := range cases {
