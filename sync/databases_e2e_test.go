@@ -328,13 +328,17 @@ func TestDatabasesEndToEnd(t *testing.T) {
 			reason string
 			mutate func(*v1alpha1.RdsSpec)
 		}{
-			"name":           {"a quote in a user name", func(s *v1alpha1.RdsSpec) { s.Users[0].Name = app + "'@'%'; DROP DATABASE " + shop + "; --" }},
-			"host":           {"a quote in a host", func(s *v1alpha1.RdsSpec) { s.Users[0].Host = "%' IDENTIFIED BY 'x" }},
-			"database":       {"a backtick in a database name", func(s *v1alpha1.RdsSpec) { s.Databases = []string{shop + "`; DROP DATABASE `" + shop} }},
-			"grant: stacked": {"a second statement", func(s *v1alpha1.RdsSpec) { s.Users[0].Privileges = []string{"GRANT SELECT ON " + shop + ".* TO " + app + "; DROP DATABASE " + shop} }},
-			"grant: global":  {"a global grant", func(s *v1alpha1.RdsSpec) { s.Users[0].Privileges = []string{"GRANT ALL ON *.* TO " + app} }},
-			"grant: other":   {"a grant for another account", func(s *v1alpha1.RdsSpec) { s.Users[0].Privileges = []string{"GRANT ALL ON " + shop + ".* TO root"} }},
-			"grant: comment": {"a comment hiding the rest", func(s *v1alpha1.RdsSpec) { s.Users[0].Privileges = []string{"GRANT SELECT ON " + shop + ".* TO " + app + " /*' WITH GRANT OPTION */"} }},
+			"name":     {"a quote in a user name", func(s *v1alpha1.RdsSpec) { s.Users[0].Name = app + "'@'%'; DROP DATABASE " + shop + "; --" }},
+			"host":     {"a quote in a host", func(s *v1alpha1.RdsSpec) { s.Users[0].Host = "%' IDENTIFIED BY 'x" }},
+			"database": {"a backtick in a database name", func(s *v1alpha1.RdsSpec) { s.Databases = []string{shop + "`; DROP DATABASE `" + shop} }},
+			"grant: stacked": {"a second statement", func(s *v1alpha1.RdsSpec) {
+				s.Users[0].Privileges = []string{"GRANT SELECT ON " + shop + ".* TO " + app + "; DROP DATABASE " + shop}
+			}},
+			"grant: global": {"a global grant", func(s *v1alpha1.RdsSpec) { s.Users[0].Privileges = []string{"GRANT ALL ON *.* TO " + app} }},
+			"grant: other":  {"a grant for another account", func(s *v1alpha1.RdsSpec) { s.Users[0].Privileges = []string{"GRANT ALL ON " + shop + ".* TO root"} }},
+			"grant: comment": {"a comment hiding the rest", func(s *v1alpha1.RdsSpec) {
+				s.Users[0].Privileges = []string{"GRANT SELECT ON " + shop + ".* TO " + app + " /*' WITH GRANT OPTION */"}
+			}},
 		}
 		for name, tc := range cases {
 			t.Run(name, func(t *testing.T) {
