@@ -65,7 +65,14 @@ func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	rec := c.st.DatabasesAndUsers
 	if len(c.spec.Databases) == 0 && len(c.spec.Users) == 0 &&
 		(rec == nil || (len(rec.Users) == 0 && (!c.spec.Prunedatabases || len(rec.Databases) == 0))) {
-		return false, nil // nothing declared, and nothing left to drop
+		// Nothing declared, and nothing left to drop. The record keeps the databases created
+		// (prunedatabases may be set later) but forgets the fingerprint, so that declaring the
+		// same state again applies it again.
+		if rec != nil {
+			rec.Fingerprint, rec.LastApplied = "", nil
+		}
+		removeCondition(&c.st, v1alpha1.ConditionDatabasesReady)
+		return false, nil
 	}
 	if c.spec.Datastoretype != v1alpha1.EngineMySQL {
 		c.setDatabasesReady(metav1.ConditionFalse, ReasonEngineNotSupported,
@@ -306,4 +313,9 @@ func userSecretRules(req *hook.CustomizeRequest) []hook.ResourceRule {
 	}
 	slices.Sort(names)
 	return []hook.ResourceRule{{APIVersion: "v1", Resource: "secrets", Namespace: req.Parent.Namespace, Names: slices.Compact(names)}}
+}
+
+// removeCondition drops the condition of type typ, if any.
+func removeCondition(st *v1alpha1.RdsStatus, typ string) {
+	st.Conditions = slices.DeleteFunc(st.Conditions, func(c v1alpha1.Condition) bool { return c.Type == typ })
 }

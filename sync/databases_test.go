@@ -272,6 +272,23 @@ func TestDatabasesStep(t *testing.T) {
 				assert.Len(t, calls[0].managed.Users, 1)
 			},
 		},
+		"everything removed": {
+			reason: "with nothing declared and no account to drop, the condition goes and the fingerprint is forgotten",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Users, s.Databases = nil, nil },
+			status: func(t *testing.T) v1alpha1.RdsStatus {
+				e := newDBEnv()
+				spec := usersSpec()
+				spec.Users = nil
+				return *e.call(t, spec, v1alpha1.RdsStatus{}).Status
+			},
+			wantSynced: ReasonReconciled,
+			check: func(t *testing.T, resp *hook.SyncResponse, _ []applyCall) {
+				rec := resp.Status.DatabasesAndUsers
+				require.NotNil(t, rec)
+				assert.Empty(t, rec.Fingerprint, "declaring the same state again applies it again")
+				assert.Equal(t, []string{"project1"}, rec.Databases, "created databases stay remembered for a later prune")
+			},
+		},
 		"GRANT for another account": {
 			reason:     "an invalid GRANT string makes the spec invalid: nothing is executed",
 			spec:       func(s *v1alpha1.RdsSpec) { s.Users[0].Privileges = []string{"GRANT ALL ON *.* TO 'root'@'%'"} },
