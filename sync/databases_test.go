@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -121,6 +122,10 @@ func TestDatabasesGeneratedPasswordIsStoredBeforeUse(t *testing.T) {
 	app := childSecret(first, UserSecretName("my-rds-single", "app1", "10.9.3.%"))
 	require.NotNil(t, app)
 	assert.Equal(t, "app1-Secret", string(app.Data[KeyPassword]))
+
+	lost := e.call(t, spec, v1alpha1.RdsStatus{})
+	assert.Empty(t, e.rec.calls, "a lost response: the next call still waits for a stored Secret")
+	assert.Equal(t, ReasonStoringUserPasswords, condition(t, lost.Status, v1alpha1.ConditionDatabasesReady).Reason)
 
 	second := e.call(t, spec, *first.Status, feed(first)...)
 	require.Len(t, e.rec.calls, 1, "the stored password is applied in the next call")
@@ -423,4 +428,25 @@ func TestFinalizeKeepsUserSecrets(t *testing.T) {
 		names = append(names, ch.(*corev1.Secret).Name)
 	}
 	assert.Equal(t, []string{"my-rds-single-connection", "my-rds-single-user-gen"}, names)
+}
+
+func TestDatabasesFailureIsStable(t *testing.T) {
+	for name, applyErr := range map[string]error{
+		"unreachable": fmt.Errorf("connect to 192.168.0.10:3306: %w: timed out", dbusers.ErrUnreachable),
+		"login":       fmt.Errorf("connect to 192.168.0.10:3306 as \"root\": %w: server error 1045", dbusers.ErrUnauthorized),
+		"refused":     dbusers.Errors{&dbusers.StatementError{Change: "create database x", Number: 1007, Message: "exists"}, &dbusers.StatementError{Change: "drop user 'a'@'%'", Number: 1396, Message: "failed"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newDBEnv()
+			e.rec.err = applyErr
+			spec := usersSpec()
+			spec.Users = spec.Users[:1]
+			first := e.call(t, spec, v1alpha1.RdsStatus{})
+			e.now = e.now.Add(time.Minute)
+			second := e.call(t, spec, *first.Status)
+			assert.Len(t, e.rec.calls, 2, "a failed apply is retried on the next call")
+			assert.Equal(t, first.Status, second.Status, "the same failure writes the same status: no sync loop")
+			assert.Equal(t, metav1.ConditionFalse, condition(t, second.Status, v1alpha1.ConditionDatabasesReady).Status)
+		})
+	}
 }
