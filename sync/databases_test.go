@@ -382,8 +382,9 @@ func TestValidateUsers(t *testing.T) {
 			user: v1alpha1.User{Name: "a'; DROP USER root; --", Password: "x"}, want: "spec.users[0]: user name"},
 		"injection in host": {reason: "hosts pass an allow-list",
 			user: v1alpha1.User{Name: "a", Host: "%' OR 1=1 --", Password: "x"}, want: "spec.users[0]: host"},
-		"admin privilege": {reason: "administrative privileges are refused in the structured form too",
-			user: v1alpha1.User{Name: "a", Grants: []v1alpha1.DatabaseGrant{{Database: "p", Privileges: []string{"SUPER"}}}}, want: "global or administrative"},
+		"admin privilege": {reason: "administrative privileges are refused in the structured form too, indexed as in spec",
+			user: v1alpha1.User{Name: "a", Privileges: []string{"GRANT SELECT ON q.* TO a"}, Grants: []v1alpha1.DatabaseGrant{{Database: "p", Privileges: []string{"SUPER"}}}},
+			want: `spec.users[0] 'a'@'%': grants[0] ("p.*"): privilege "SUPER" is a global or administrative privilege`},
 		"both passwords": {reason: "password and passwordsecretref exclude each other",
 			user: v1alpha1.User{Name: "a", Password: "x", Passwordsecretref: &v1alpha1.SecretKeyRef{Name: "s"}}, want: "password and passwordsecretref are both set"},
 	}

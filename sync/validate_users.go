@@ -22,6 +22,11 @@ func validateUsers(spec *v1alpha1.RdsSpec) []string {
 	// lets dbusers.Validate check everything else.
 	placeholder := secret.New("placeholder")
 	d, problems := desiredDatabases(spec, func(int) secret.Value { return placeholder })
+	// The GRANT strings were checked by ParseGrant above; validating only the structured grants
+	// keeps the index in dbusers' messages ("grants[1]") that of spec.users[].grants.
+	for i := range d.Users {
+		d.Users[i].Grants = structuredGrants(spec.Users[i])
+	}
 	var ve *dbusers.ValidationError
 	if err := dbusers.Validate(d); errors.As(err, &ve) {
 		for _, p := range ve.Problems {
@@ -61,10 +66,17 @@ func desiredDatabases(spec *v1alpha1.RdsSpec, password func(i int) secret.Value)
 			}
 			us.Grants = append(us.Grants, g)
 		}
-		for _, g := range u.Grants {
-			us.Grants = append(us.Grants, dbusers.Grant{Database: g.Database, Table: g.Table, Privileges: g.Privileges})
-		}
+		us.Grants = append(us.Grants, structuredGrants(u)...)
 		d.Users = append(d.Users, us)
 	}
 	return d, problems
+}
+
+// structuredGrants converts a user's grants (the structured form) to dbusers'.
+func structuredGrants(u v1alpha1.User) []dbusers.Grant {
+	var out []dbusers.Grant
+	for _, g := range u.Grants {
+		out = append(out, dbusers.Grant{Database: g.Database, Table: g.Table, Privileges: g.Privileges})
+	}
+	return out
 }
