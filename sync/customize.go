@@ -16,5 +16,6 @@ func Customize(req *hook.CustomizeRequest) *hook.CustomizeResponse {
 			Names:      []string{ref.Name},
 		})
 	}
+	resp.RelatedResources = append(resp.RelatedResources, userSecretRules(req)...) // databases.go
 	return resp
 }

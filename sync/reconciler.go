@@ -36,6 +36,8 @@ type Config struct {
 	ResyncSteady time.Duration
 	// ResyncSecret is how soon to look again while a new Secret is on its way. Default 2s.
 	ResyncSecret time.Duration
+	// Databases configures the databases step (databases.go).
+	Databases DatabasesConfig
 }
 
 // Reconciler answers sync and finalize calls. It is stateless and safe for concurrent use.
@@ -61,6 +63,7 @@ func New(cfg Config) *Reconciler {
 	if cfg.ResyncSecret <= 0 {
 		cfg.ResyncSecret = 2 * time.Second
 	}
+	cfg.Databases = cfg.Databases.withDefaults(cfg.CallTimeout)
 	return &Reconciler{cfg: cfg}
 }
 
@@ -467,7 +470,7 @@ func (c *call) children() []any {
 	case observed != nil:
 		children = append(children, echoSecret(c.parent, observed))
 	}
-	return append(children, c.extra...)
+	return c.keepUserSecrets(append(children, c.extra...)) // databases.go
 }
 
 // echoSecret returns the observed Secret as we would have rendered it.

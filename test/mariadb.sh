@@ -112,12 +112,14 @@ pick_port() {
 }
 
 random_password() {
-	# 24 characters from an alphabet that needs no quoting in shells or SQL.
+	# 24 characters from an alphabet that needs no quoting in shells or SQL. The end-to-end tests
+	# use it as an OTC root password too, so it always holds a lower-case letter, an upper-case
+	# letter and a digit (OTC wants three character classes).
 	local pw=""
-	while ((${#pw} < 24)); do
+	while ((${#pw} < 21)); do
 		pw+=$(head -c 64 /dev/urandom | tr -dc 'A-Za-z0-9' || true)
 	done
-	printf '%s\n' "${pw:0:24}"
+	printf 'a%sZ7\n' "${pw:0:21}"
 }
 
 # sql runs a statement as root over TCP with the password from the env file.

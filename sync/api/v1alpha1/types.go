@@ -92,6 +92,10 @@ type RdsSpec struct {
 
 	// Databases and users.
 
+	// Prunedatabases drops databases this controller created once they leave Databases. Default
+	// false: a database removed from the list is left in place with its data.
+	Prunedatabases bool `json:"prunedatabases,omitempty"`
+
 	// Logs on request.
 }
 
@@ -107,6 +111,11 @@ type User struct {
 	Host       string   `json:"host,omitempty"`
 	Password   string   `json:"password,omitempty"`
 	Privileges []string `json:"privileges,omitempty"`
+	// Passwordsecretref names a Secret key holding the password. Without it and without Password,
+	// the controller generates one and keeps it in the user's Secret.
+	Passwordsecretref *SecretKeyRef `json:"passwordsecretref,omitempty"`
+	// Grants is the structured form of Privileges; both may be used together.
+	Grants []DatabaseGrant `json:"grants,omitempty"`
 }
 
 // RdsStatus is the hook's report of what it last observed, and everything it must remember:
@@ -149,6 +158,7 @@ type RdsStatus struct {
 	// Day-2 operations: what was handled, so that it runs once.
 
 	// Databases and users: what was last applied.
+	DatabasesAndUsers *DatabasesStatus `json:"databasesAndUsers,omitempty"`
 
 	// Logs: the latest log request and where its output is.
 	// Conditions: Ready and Synced.

@@ -1,0 +1,365 @@
+package sync_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
+	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
+	"github.com/mcsps/rds-lambda-controller/sync/hook"
+	"github.com/mcsps/rds-lambda-controller/test/otcsim"
+)
+
+// These end-to-end tests wire the reconciler to the real OTC adapter, the simulator and a real
+// MariaDB (test/mariadb.sh; test/run.sh starts it and exports TEST_MYSQL_ADDR, TEST_MYSQL_USER and
+// TEST_MYSQL_PASSWORD). The simulated instance's endpoint is the MariaDB, and its root password
+// (spec.password) is the MariaDB root's, so the hook logs in exactly as it would on RDS. Without
+// TEST_MYSQL_ADDR they fail, unless -short is given. The test's databases and users carry a
+// random prefix and are dropped afterwards: the server may be shared.
+//
+// NOTE: the checks read the server through the MySQL driver directly, independently of dbusers.
+
+// dbE2E is one Rds object driven the way Metacontroller drives it.
+type dbE2E struct {
+	t       *testing.T
+	clock   *otcsim.ManualClock
+	sim     *otcsim.Sim
+	r       *rdssync.Reconciler
+	parent  v1alpha1.Rds
+	secrets map[string]*corev1.Secret
+	related map[string]*corev1.Secret
+	admin   *sql.DB
+	addr    string
+	prefix  string
+
+	applies int      // calls of dbusers.Apply
+	changes []string // Result.Changes of the last Apply
+}
+
+const e2eDrift = 30 * time.Minute
+
+func newDBE2E(t *testing.T) *dbE2E {
+	t.Helper()
+	addr := os.Getenv("TEST_MYSQL_ADDR")
+	if addr == "" {
+		if testing.Short() {
+			t.Skip("end-to-end SQL test: TEST_MYSQL_ADDR is not set and -short is given")
+		}
+		t.Fatal(`TEST_MYSQL_ADDR is not set: start a throwaway MariaDB with eval "$(bash test/mariadb.sh)" or run bash test/run.sh`)
+	}
+	rootUser, rootPassword := os.Getenv("TEST_MYSQL_USER"), os.Getenv("TEST_MYSQL_PASSWORD")
+	require.Contains(t, []string{"", "root"}, rootUser, "the hook logs in as root")
+
+	clock := otcsim.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
+	srv := otcsim.NewServer(otcsim.Options{Clock: clock})
+	t.Cleanup(srv.Close)
+	env := srv.Env()
+	cfg, err := otc.ConfigFromEnv(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	client, err := otc.New(context.Background(), cfg)
+	require.NoError(t, err)
+
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	e := &dbE2E{
+		t: t, clock: clock, sim: srv.Sim, addr: addr, prefix: "e2e" + hex.EncodeToString(b),
+		secrets: map[string]*corev1.Secret{}, related: map[string]*corev1.Secret{},
+	}
+	e.r = rdssync.New(rdssync.Config{
+		Cloud: client, Now: clock.Now,
+		Databases: rdssync.DatabasesConfig{DriftCheck: e2eDrift, Apply: func(ctx context.Context, conn dbusers.Conn, d dbusers.Desired, m dbusers.ManagedState) (dbusers.Result, error) {
+			e.applies++
+			res, err := dbusers.Apply(ctx, conn, d, m)
+			e.changes = res.Changes
+			return res, err
+		}},
+	})
+	e.admin = e.open("root", rootPassword)
+	t.Cleanup(e.cleanup)
+
+	port := intstr.FromInt32(3306)
+	e.parent = v1alpha1.Rds{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.Kind},
+		ObjectMeta: metav1.ObjectMeta{Name: "shop-db", Namespace: "team-" + e.prefix, UID: "uid-1", Generation: 1},
+		Spec: v1alpha1.RdsSpec{
+			Datastoretype: "MySQL", Datastoreversion: "8.0", Flavorref: "rds.mysql.n1.large.2",
+			Volumetype: "CLOUDSSD", Volumesize: 40, Availabilityzone: "eu-de-01", Region: otcsim.Region,
+			Vpc: "frank-test", Subnet: "frank-test", Securitygroup: "golang", Port: &port,
+			// The instance's root password is the test server's: the hook reaches the MariaDB as root.
+			Password: rootPassword,
+		},
+	}
+	require.Empty(t, rdssync.Validate(&e.parent.Spec),
+		"TEST_MYSQL_PASSWORD must also be a valid OTC root password (8-32 characters, three classes); test/mariadb.sh generates such")
+	return e
+}
+
+// n prefixes a name with the test's prefix.
+func (e *dbE2E) n(name string) string { return e.prefix + name }
+
+func (e *dbE2E) open(user, password string) *sql.DB {
+	cfg := mysql.NewConfig()
+	cfg.Net, cfg.Addr, cfg.User, cfg.Passwd = "tcp", e.addr, user, password
+	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = 10*time.Second, 10*time.Second, 10*time.Second
+	connector, err := mysql.NewConnector(cfg)
+	require.NoError(e.t, err)
+	return sql.OpenDB(connector)
+}
+
+func (e *dbE2E) cleanup() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	defer e.admin.Close()
+	for _, u := range e.query(ctx, "SELECT CONCAT(User, '@', Host) FROM mysql.user WHERE User LIKE ?", e.prefix+"%") {
+		name, host, _ := strings.Cut(u, "@")
+		_, _ = e.admin.ExecContext(ctx, "DROP USER IF EXISTS '"+name+"'@'"+host+"'")
+	}
+	for _, db := range e.query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE ?", e.prefix+"%") {
+		_, _ = e.admin.ExecContext(ctx, "DROP DATABASE IF EXISTS `"+db+"`")
+	}
+}
+
+func (e *dbE2E) query(ctx context.Context, q string, args ...any) []string {
+	e.t.Helper()
+	rows, err := e.admin.QueryContext(ctx, q, args...)
+	require.NoError(e.t, err, q)
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		require.NoError(e.t, rows.Scan(&s))
+		out = append(out, s)
+	}
+	require.NoError(e.t, rows.Err())
+	return out
+}
+
+// sync runs one sync call and feeds its answer back as the next call's observed state.
+func (e *dbE2E) sync() *hook.SyncResponse {
+	e.t.Helper()
+	parent := e.parent
+	parent.Status = *e.parent.Status.DeepCopy()
+	req := &hook.Request{
+		Parent: parent, Secrets: e.secrets, Jobs: map[string]*batchv1.Job{}, Related: e.related, Version: hook.V1,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel()
+	resp, err := e.r.Sync(ctx, req)
+	require.NoError(e.t, err)
+	e.parent.Status = *resp.Status
+	e.secrets = map[string]*corev1.Secret{}
+	for _, ch := range resp.Children {
+		if s, ok := ch.(*corev1.Secret); ok {
+			e.secrets[s.Name] = s
+		}
+	}
+	return resp
+}
+
+func (e *dbE2E) condition(typ string) v1alpha1.Condition {
+	e.t.Helper()
+	for _, c := range e.parent.Status.Conditions {
+		if c.Type == typ {
+			return c
+		}
+	}
+	e.t.Fatalf("no condition %s in %+v", typ, e.parent.Status.Conditions)
+	return v1alpha1.Condition{}
+}
+
+// createInstance drives the object until the instance is ACTIVE, backed by the MariaDB.
+func (e *dbE2E) createInstance() {
+	e.t.Helper()
+	e.sync() // stores the root password
+	e.sync() // creates the instance
+	id := e.parent.Status.ID
+	require.NotEmpty(e.t, id)
+	host, portText, err := net.SplitHostPort(e.addr)
+	require.NoError(e.t, err)
+	port, err := strconv.Atoi(portText)
+	require.NoError(e.t, err)
+	require.NoError(e.t, e.sim.SetInstanceEndpoint(id, host, port))
+	e.clock.Advance(otcsim.DefaultDurations().Create + time.Second)
+}
+
+// converge syncs until DatabasesReady is True (at most a few calls).
+func (e *dbE2E) converge() {
+	e.t.Helper()
+	for range 4 {
+		e.sync()
+		e.clock.Advance(2 * time.Second)
+		if c := e.condition(v1alpha1.ConditionDatabasesReady); c.Status == metav1.ConditionTrue {
+			return
+		}
+	}
+	e.t.Fatalf("DatabasesReady did not become True: %+v", e.condition(v1alpha1.ConditionDatabasesReady))
+}
+
+func (e *dbE2E) grants(user, host string) []string {
+	e.t.Helper()
+	lines := e.query(e.t.Context(), "SHOW GRANTS FOR '"+user+"'@'"+host+"'")
+	lines = slices.DeleteFunc(lines, func(l string) bool { return strings.HasPrefix(l, "GRANT USAGE ON *.*") })
+	slices.Sort(lines)
+	return lines
+}
+
+func (e *dbE2E) exists(q string, args ...any) bool {
+	e.t.Helper()
+	return len(e.query(e.t.Context(), q, args...)) == 1
+}
+
+func (e *dbE2E) userExists(user string) bool {
+	return e.exists("SELECT User FROM mysql.user WHERE User = ?", user)
+}
+
+func (e *dbE2E) dbExists(db string) bool {
+	return e.exists("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", db)
+}
+
+func (e *dbE2E) canLogin(user, password string) bool {
+	db := e.open(user, password)
+	defer db.Close()
+	return db.PingContext(e.t.Context()) == nil
+}
+
+func TestDatabasesEndToEnd(t *testing.T) {
+	e := newDBE2E(t)
+	shop, logs, app, gen := e.n("shop"), e.n("logs"), e.n("app"), e.n("gen")
+	e.parent.Spec.Databases = []string{shop, logs}
+	e.parent.Spec.Users = []v1alpha1.User{
+		{Name: app, Host: "%", Password: "App-pw-1", Privileges: []string{"GRANT SELECT, INSERT ON `" + shop + "`.* TO '" + app + "'@'%'"}},
+		{Name: gen, Grants: []v1alpha1.DatabaseGrant{{Database: logs, Privileges: []string{"ALL"}}}},
+	}
+	e.createInstance()
+	e.converge()
+
+	t.Run("create", func(t *testing.T) {
+		assert.True(t, e.dbExists(shop) && e.dbExists(logs), "databases created")
+		assert.Equal(t, []string{"GRANT SELECT, INSERT ON `" + shop + "`.* TO `" + app + "`@`%`"}, e.grants(app, "%"))
+		assert.Equal(t, []string{"GRANT ALL PRIVILEGES ON `" + logs + "`.* TO `" + gen + "`@`%`"}, e.grants(gen, "%"))
+		assert.True(t, e.canLogin(app, "App-pw-1"), "the spec's password is set")
+		genSecret := e.secrets[rdssync.UserSecretName("shop-db", gen, "")]
+		require.NotNil(t, genSecret, "the generated password has its Secret")
+		assert.Equal(t, gen, string(genSecret.Data[rdssync.KeyUsername]))
+		assert.Equal(t, logs, string(genSecret.Data[rdssync.KeyDatabase]))
+		assert.Equal(t, e.addr, net.JoinHostPort(string(genSecret.Data[rdssync.KeyHost]), string(genSecret.Data[rdssync.KeyPort])))
+		assert.True(t, e.canLogin(gen, string(genSecret.Data[rdssync.KeyPassword])), "the generated password is the one in the Secret")
+		b, err := json.Marshal(e.parent.Status)
+		require.NoError(t, err)
+		status := string(b)
+		assert.NotContains(t, status, "App-pw-1", "no password in status")
+		assert.NotContains(t, status, string(genSecret.Data[rdssync.KeyPassword]), "no password in status")
+	})
+
+	t.Run("identical call changes nothing", func(t *testing.T) {
+		before, applies := e.parent.Status.DeepCopy(), e.applies
+		e.sim.ResetCounters()
+		e.sync()
+		assert.Equal(t, applies, e.applies, "no SQL at all while the spec is unchanged")
+		assert.Equal(t, before, &e.parent.Status, "the same status")
+		assert.Zero(t, e.sim.MutatingCalls(), "no change in the cloud")
+	})
+
+	t.Run("drift check repairs changes made behind the controller's back", func(t *testing.T) {
+		_, err := e.admin.ExecContext(t.Context(), "GRANT DELETE ON `"+shop+"`.* TO '"+app+"'@'%'")
+		require.NoError(t, err)
+		e.clock.Advance(e2eDrift)
+		e.sync()
+		assert.Equal(t, []string{"revoked DELETE on " + shop + ".* from '" + app + "'@'%'"}, e.changes)
+		applies := e.applies
+		e.sync()
+		assert.Equal(t, applies, e.applies, "the drift check runs once per interval")
+	})
+
+	t.Run("change, revoke, drop", func(t *testing.T) {
+		e.parent.Spec.Users = []v1alpha1.User{
+			{Name: app, Password: "App-pw-2", Privileges: []string{"grant select on " + shop + ".* to " + app}},
+		}
+		e.parent.Spec.Databases = []string{shop}
+		e.sync()
+		assert.Equal(t, metav1.ConditionTrue, e.condition(v1alpha1.ConditionDatabasesReady).Status)
+		assert.ElementsMatch(t, []string{
+			"changed password of user '" + app + "'@'%'",
+			"revoked INSERT on " + shop + ".* from '" + app + "'@'%'",
+			"dropped user '" + gen + "'@'%'",
+		}, e.changes)
+		assert.True(t, e.canLogin(app, "App-pw-2"))
+		assert.False(t, e.canLogin(app, "App-pw-1"))
+		assert.False(t, e.userExists(gen), "a user removed from the spec is dropped")
+		assert.Nil(t, e.secrets[rdssync.UserSecretName("shop-db", gen, "")], "and its Secret deleted")
+		assert.True(t, e.dbExists(logs), "a database removed from the spec stays without prunedatabases")
+
+		applies := e.applies
+		e.sync()
+		assert.Equal(t, applies, e.applies, "a second identical call changes nothing")
+	})
+
+	t.Run("prune", func(t *testing.T) {
+		e.parent.Spec.Prunedatabases = true
+		e.sync()
+		assert.Equal(t, []string{"dropped database " + logs}, e.changes)
+		assert.False(t, e.dbExists(logs))
+		assert.True(t, e.dbExists(shop))
+	})
+
+	t.Run("injection attempts are refused before any SQL", func(t *testing.T) {
+		good := e.parent.Spec
+		cases := map[string]struct {
+			reason string
+			mutate func(*v1alpha1.RdsSpec)
+		}{
+			"name":     {"a quote in a user name", func(s *v1alpha1.RdsSpec) { s.Users[0].Name = app + "'@'%'; DROP DATABASE " + shop + "; --" }},
+			"host":     {"a quote in a host", func(s *v1alpha1.RdsSpec) { s.Users[0].Host = "%' IDENTIFIED BY 'x" }},
+			"database": {"a backtick in a database name", func(s *v1alpha1.RdsSpec) { s.Databases = []string{shop + "`; DROP DATABASE `" + shop} }},
+			"grant: stacked": {"a second statement", func(s *v1alpha1.RdsSpec) {
+				s.Users[0].Privileges = []string{"GRANT SELECT ON " + shop + ".* TO " + app + "; DROP DATABASE " + shop}
+			}},
+			"grant: global": {"a global grant", func(s *v1alpha1.RdsSpec) { s.Users[0].Privileges = []string{"GRANT ALL ON *.* TO " + app} }},
+			"grant: other":  {"a grant for another account", func(s *v1alpha1.RdsSpec) { s.Users[0].Privileges = []string{"GRANT ALL ON " + shop + ".* TO root"} }},
+			"grant: comment": {"a comment hiding the rest", func(s *v1alpha1.RdsSpec) {
+				s.Users[0].Privileges = []string{"GRANT SELECT ON " + shop + ".* TO " + app + " /*' WITH GRANT OPTION */"}
+			}},
+		}
+		for name, tc := range cases {
+			t.Run(name, func(t *testing.T) {
+				spec := good
+				spec.Users = slices.Clone(good.Users)
+				spec.Databases = slices.Clone(good.Databases)
+				tc.mutate(&spec)
+				e.parent.Spec = spec
+				applies := e.applies
+				e.sim.ResetCounters()
+				e.sync()
+				synced := e.condition(v1alpha1.ConditionSynced)
+				assert.Equal(t, rdssync.ReasonInvalidSpec, synced.Reason, tc.reason)
+				assert.Equal(t, applies, e.applies, "%s: nothing is executed", tc.reason)
+				assert.Zero(t, e.sim.MutatingCalls(), tc.reason)
+				assert.True(t, e.dbExists(shop), tc.reason)
+				assert.True(t, e.canLogin(app, "App-pw-2"), tc.reason)
+			})
+		}
+		e.parent.Spec = good
+		e.sync()
+		assert.Equal(t, rdssync.ReasonReconciled, e.condition(v1alpha1.ConditionSynced).Reason, "a fixed spec is valid again")
+	})
+}
