@@ -61,6 +61,7 @@ type config struct {
 	resyncSteady  time.Duration
 	shutdownGrace time.Duration
 	jobImage      string
+	sqlDrift      time.Duration
 }
 
 // parseFlags reads the flags; each has an RDS_HOOKS_* variable as its default.
@@ -101,6 +102,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	dur(&c.requestTO, "request-timeout", otc.DefaultRequestTimeout, "cap of one HTTP request to OTC, whatever the caller's deadline")
 	dur(&c.resyncPending, "resync-pending", 10*time.Second, "how soon to look again while OTC works on a change")
 	dur(&c.resyncSteady, "resync-steady", 5*time.Minute, "how soon to look again when nothing is in flight")
+	dur(&c.sqlDrift, "sql-drift-check", time.Hour, "how often databases, users and grants are applied again to repair changes made behind the controller's back")
 	dur(&c.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight calls may finish after SIGTERM")
 	if err := c.logLevel.UnmarshalText([]byte(env("log-level", "INFO"))); err != nil {
 		return c, fmt.Errorf("RDS_HOOKS_LOG_LEVEL: %w", err)
@@ -165,6 +167,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		CallTimeout:   cfg.callTimeout,
 		ResyncPending: cfg.resyncPending,
 		ResyncSteady:  cfg.resyncSteady,
+		Databases:     rdssync.DatabasesConfig{DriftCheck: cfg.sqlDrift},
 	})
 	handler := server.New(server.Options{
 		Reconciler:  reconciler,
