@@ -282,7 +282,11 @@ func (s *Sim) startStop(w http.ResponseWriter, r *http.Request, from, to, verb s
 	if in == nil {
 		return
 	}
-	if in.op != nil || in.status != from {
+	if in.op != nil {
+		writeError(w, svcRDS, errInstanceBusy())
+		return
+	}
+	if in.status != from {
 		writeError(w, svcRDS, errorf(http.StatusBadRequest, "DBS.200086", "This operation is not allowed by the DB instance status."))
 		return
 	}

@@ -280,3 +280,18 @@ func TestForcedStatusAndBusyInstance(t *testing.T) {
 	_, err = instances.Delete(e.rds, id)
 	require.NoError(t, err)
 }
+
+// TestWaitForJobCompleted drives the job endpoint through the SDK's own poller: it must tolerate
+// the first-second DBS.200543 and see Completed. The poller sleeps 1 s between queries.
+func TestWaitForJobCompleted(t *testing.T) {
+	e := newEnv(t, Options{})
+	_, jobID := e.create(t, createOpts("job-waiter"))
+	e.clock.Advance(e.sim.Options().Durations.Create)
+	require.NoError(t, instances.WaitForJobCompleted(e.rds, 30, jobID))
+	assert.Equal(t, 1, e.sim.Calls(OpGetJob), "one query saw Completed")
+
+	id, failing := e.create(t, createOpts("job-failer"))
+	e.clock.Advance(2 * time.Second)
+	e.sim.SetInstanceStatus(id, StatusCreateFail)
+	require.Error(t, instances.WaitForJobCompleted(e.rds, 30, failing), "a Failed job is an error")
+}
