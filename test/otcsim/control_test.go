@@ -170,3 +170,24 @@ func TestAlarmStateAndMetricsThroughControl(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, control(t, e, http.MethodPost, "/_sim/alarms/"+alarmID+"/state", map[string]string{"state": "panic"}, nil))
 	assert.Equal(t, http.StatusBadRequest, control(t, e, http.MethodPost, "/_sim/alarms/nope/state", map[string]string{"state": "alarm"}, nil))
 }
+
+func TestOptionsEndpointsBackNewInstances(t *testing.T) {
+	e := newEnv(t, Options{Endpoints: map[string]string{"real-one": "127.0.0.1:3307", "*": "db.local:13306"}})
+
+	id, _ := e.create(t, createOpts("real-one"))
+	assert.Empty(t, e.getInstance(t, id).PrivateIps, "no address while BUILD")
+	e.clock.Advance(e.sim.Options().Durations.Create)
+	in := e.getInstance(t, id)
+	assert.Equal(t, []string{"127.0.0.1"}, in.PrivateIps)
+	assert.Equal(t, 3307, in.Port)
+
+	other := e.createActive(t, createOpts("any-other"))
+	in = e.getInstance(t, other)
+	assert.Equal(t, []string{"db.local"}, in.PrivateIps, "* matches names without an entry")
+	assert.Equal(t, 13306, in.Port)
+
+	for name, ep := range map[string]string{"no port": "127.0.0.1", "port 0": "127.0.0.1:0", "no host": ":3306", "text port": "h:x"} {
+		_, _, err := ParseEndpoint(ep)
+		assert.Error(t, err, name)
+	}
+}
