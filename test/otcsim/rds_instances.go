@@ -241,6 +241,11 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 	if err := validateVolume(req.Volume.Type, req.Volume.Size.Value); err != nil {
 		return nil, err
 	}
+	for _, az := range azs {
+		if storageAZStatus(req.Volume.Type, az) != azNormal {
+			return nil, errorf(http.StatusBadRequest, "DBS.200026", "The storage type %s is not offered in %s.", req.Volume.Type, az)
+		}
+	}
 
 	if s.findVPC(req.VpcID) == nil {
 		return nil, errorf(http.StatusNotFound, "DBS.200503", "Either the VPC does not exist or does not belong to this user.")
