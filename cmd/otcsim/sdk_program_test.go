@@ -54,34 +54,52 @@ func startOtcsim(t *testing.T, args ...string) map[string]string {
 	return exports
 }
 
-// fakeMySQL accepts connections and greets each with one line: a stand-in for a real server.
-func fakeMySQL(t *testing.T) (host string, port int) {
+// mysqlEndpoint is a MySQL-compatible server to back the instance with: the test MariaDB of
+// test/run.sh when TEST_MYSQL_ADDR is set, otherwise a listener that only sends the first packet of
+// the MySQL protocol (a server handshake, protocol version 10) to every connection.
+func mysqlEndpoint(t *testing.T) string {
 	t.Helper()
+	if addr := os.Getenv("TEST_MYSQL_ADDR"); addr != "" {
+		return addr
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { l.Close() })
+	payload := append([]byte{10}, "8.0.0-otcsim-test\x00"...)
+	packet := append([]byte{byte(len(payload)), 0, 0, 0}, payload...)
 	go func() {
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
-			io.WriteString(c, "hello from the real server\n")
+			c.Write(packet)
 			c.Close()
 		}
 	}()
-	a := l.Addr().(*net.TCPAddr)
-	return a.IP.String(), a.Port
+	return l.Addr().String()
+}
+
+// readHandshake reads the server's first packet and returns its protocol version.
+func readHandshake(t *testing.T, addr string) byte {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+	head := make([]byte, 5)
+	_, err = io.ReadFull(conn, head)
+	require.NoError(t, err)
+	return head[4]
 }
 
 // TestUnmodifiedSDKProgram plays an unmodified gophertelekomcloud program that knows the simulator
 // only through the OS_* variables it prints: it logs in with AuthOptionsFromEnv, lists flavors,
 // creates an instance, sees it go ACTIVE, enlarges its volume and deletes it. The instance is backed
-// by a real TCP server given with --endpoint.
+// by a MySQL-compatible server given with --endpoint.
 func TestUnmodifiedSDKProgram(t *testing.T) {
-	dbHost, dbPort := fakeMySQL(t)
 	exports := startOtcsim(t, "--duration-create", "1s", "--duration-enlarge", "1s", "--duration-delete", "1s",
-		"--endpoint", "sdk-demo-01="+net.JoinHostPort(dbHost, strconv.Itoa(dbPort)))
+		"--endpoint", "sdk-demo-01="+mysqlEndpoint(t))
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "OS_") || strings.HasPrefix(k, "AWS_") {
 			t.Setenv(k, "") // only what the simulator printed counts
@@ -144,12 +162,8 @@ func TestUnmodifiedSDKProgram(t *testing.T) {
 
 	in := get()
 	require.Len(t, in.PrivateIps, 1)
-	conn, err := net.DialTimeout("tcp", net.JoinHostPort(in.PrivateIps[0], strconv.Itoa(in.Port)), 5*time.Second)
-	require.NoError(t, err, "the instance's address is the real server's")
-	greeting, err := bufio.NewReader(conn).ReadString('\n')
-	conn.Close()
-	require.NoError(t, err)
-	assert.Equal(t, "hello from the real server\n", greeting)
+	assert.Equal(t, byte(10), readHandshake(t, net.JoinHostPort(in.PrivateIps[0], strconv.Itoa(in.Port))),
+		"the instance's address is a MySQL server's (protocol version 10)")
 
 	_, err = instances.EnlargeVolume(rds, instances.EnlargeVolumeRdsOpts{InstanceId: id, Size: 50})
 	require.NoError(t, err)
