@@ -54,6 +54,19 @@ func startOtcsim(t *testing.T, args ...string) map[string]string {
 	return exports
 }
 
+// exportOnly makes exports the only OS_* (and AWS_*) variables of the test's environment.
+func exportOnly(t *testing.T, exports map[string]string) {
+	t.Helper()
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "OS_") || strings.HasPrefix(k, "AWS_") {
+			t.Setenv(k, "") // the SDK takes the first non-empty variable
+		}
+	}
+	for k, v := range exports {
+		t.Setenv(k, v)
+	}
+}
+
 // mysqlEndpoint is a MySQL-compatible server to back the instance with: the test MariaDB of
 // test/run.sh when TEST_MYSQL_ADDR is set, otherwise a listener that only sends the first packet of
 // the MySQL protocol (a server handshake, protocol version 10) to every connection.
@@ -100,14 +113,7 @@ func readHandshake(t *testing.T, addr string) byte {
 func TestUnmodifiedSDKProgram(t *testing.T) {
 	exports := startOtcsim(t, "--duration-create", "1s", "--duration-enlarge", "1s", "--duration-delete", "1s",
 		"--endpoint", "sdk-demo-01="+mysqlEndpoint(t))
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "OS_") || strings.HasPrefix(k, "AWS_") {
-			t.Setenv(k, "") // only what the simulator printed counts
-		}
-	}
-	for k, v := range exports {
-		t.Setenv(k, v)
-	}
+	exportOnly(t, exports)
 
 	// From here on: what any program using the SDK does.
 	ao, err := openstack.AuthOptionsFromEnv()
@@ -172,4 +178,22 @@ func TestUnmodifiedSDKProgram(t *testing.T) {
 	_, err = instances.Delete(rds, id)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { return get() == nil }, 30*time.Second, 100*time.Millisecond, "the instance vanishes")
+}
+
+// TestEnvLoaderLogin logs in the other way SDK programs (and the Terraform provider) do: the
+// clouds.yaml loader, which without any clouds.yaml builds its cloud from the same OS_* variables.
+func TestEnvLoaderLogin(t *testing.T) {
+	exportOnly(t, startOtcsim(t))
+	t.Chdir(t.TempDir())          // no clouds.yaml in the working directory ...
+	t.Setenv("HOME", t.TempDir()) // ... nor in ~/.config/openstack
+
+	provider, err := openstack.NewEnv("OS_").AuthenticatedClient()
+	require.NoError(t, err)
+	rds, err := openstack.NewRDSV3(provider, golangsdk.EndpointOpts{})
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(rds.Endpoint, strings.TrimSuffix(os.Getenv("OS_AUTH_URL"), "/v3")),
+		"the catalog points back at the simulator: %s", rds.Endpoint)
+	res, err := instances.List(rds, instances.ListOpts{})
+	require.NoError(t, err)
+	assert.Zero(t, res.TotalCount)
 }
