@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -196,4 +197,9 @@ func TestEnvLoaderLogin(t *testing.T) {
 	res, err := instances.List(rds, instances.ListOpts{})
 	require.NoError(t, err)
 	assert.Zero(t, res.TotalCount)
+
+	resp, err := http.Get(strings.TrimSuffix(os.Getenv("OS_AUTH_URL"), "/v3") + "/_sim/state")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "no control API without --control")
 }
