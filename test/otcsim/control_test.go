@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/ces/v1/alarms"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/backups"
@@ -174,8 +175,21 @@ func TestAlarmStateAndMetricsThroughControl(t *testing.T) {
 func TestOptionsEndpointsBackNewInstances(t *testing.T) {
 	e := newEnv(t, Options{Endpoints: map[string]string{"real-one": "127.0.0.1:3307", "*": "db.local:13306"}})
 
-	id, _ := e.create(t, createOpts("real-one"))
+	id, jobID := e.create(t, createOpts("real-one"))
 	assert.Empty(t, e.getInstance(t, id).PrivateIps, "no address while BUILD")
+	var job struct {
+		Job struct {
+			Entities struct {
+				Instance struct {
+					Endpoint string `json:"endpoint"`
+				} `json:"instance"`
+			} `json:"entities"`
+		} `json:"job"`
+	}
+	e.clock.Advance(2 * time.Second)
+	_, err := e.rds.Get(e.rds.ServiceURL("jobs")+"?id="+jobID, &job, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:3307", job.Job.Entities.Instance.Endpoint, "the job names the real server")
 	e.clock.Advance(e.sim.Options().Durations.Create)
 	in := e.getInstance(t, id)
 	assert.Equal(t, []string{"127.0.0.1"}, in.PrivateIps)

@@ -246,3 +246,24 @@ func TestFaultLatencyBeyondDeadlinePerformsNothing(t *testing.T) {
 	assert.Empty(t, e.sim.Instances())
 	assert.Equal(t, 1, e.sim.Calls(OpCreateInstance))
 }
+
+// TestFaultCommitThenDropOnAction: the enlarge happens although the client saw no answer; a retry
+// meets the running operation (409 DBS.200019), and a look at the instance shows the change.
+func TestFaultCommitThenDropOnAction(t *testing.T) {
+	e := newEnv(t, Options{})
+	id := e.createActive(t, ssdOpts("dropped-enlarge"))
+	e.sim.AddFault(Fault{Op: OpEnlargeVolume, Kind: FaultCommitThenDrop, Count: 1})
+
+	_, err := instances.EnlargeVolume(e.rds, instances.EnlargeVolumeRdsOpts{InstanceId: id, Size: 200})
+	require.Error(t, err, "the client sees no answer")
+	assert.Equal(t, StatusModifying, e.getInstance(t, id).Status, "but the enlarge runs")
+
+	_, err = instances.EnlargeVolume(e.rds, instances.EnlargeVolumeRdsOpts{InstanceId: id, Size: 200})
+	status, code := rdsErrorCode(t, err)
+	assert.Equal(t, http.StatusConflict, status)
+	assert.Equal(t, "DBS.200019", code)
+
+	e.clock.Advance(e.sim.Options().Durations.Enlarge)
+	assert.Equal(t, 200, e.getInstance(t, id).Volume.Size)
+	assert.Equal(t, 2, e.sim.Calls(OpEnlargeVolume))
+}

@@ -1,6 +1,7 @@
 package otcsim
 
 import (
+	"net"
 	"net/http"
 	"regexp"
 	"slices"
@@ -323,9 +324,13 @@ func (s *Sim) newNodes(in *instance) []*node {
 // startBuild puts a new instance in BUILD for d; then it is ACTIVE and has its first automated
 // backup. then, if set, runs afterwards (restores use it).
 func (s *Sim) startBuild(in *instance, j *job, now time.Time, d time.Duration, then func(*instance, time.Time)) {
+	endpoint := net.JoinHostPort(in.privateIP, strconv.Itoa(in.port))
+	if in.endpointHost != "" {
+		endpoint = net.JoinHostPort(in.endpointHost, strconv.Itoa(in.endpointPort))
+	}
 	j.entities = map[string]any{
 		"instance": map[string]any{
-			"endpoint": in.privateIP + ":" + strconv.Itoa(in.port), "type": in.typ,
+			"endpoint": endpoint, "type": in.typ,
 			"datastore": map[string]any{"type": strings.ToLower(in.engine.name), "version": in.version},
 		},
 		"resource_ids": []string{in.id + ".vm", in.id + ".volume"},
