@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -53,6 +54,32 @@ func (f *faultFlags) Set(v string) error {
 	return nil
 }
 
+// endpointFlags collects repeated --endpoint values: NAME=HOST:PORT, or HOST:PORT for every instance.
+type endpointFlags map[string]string
+
+func (f endpointFlags) String() string {
+	parts := make([]string, 0, len(f))
+	for _, name := range slices.Sorted(maps.Keys(f)) {
+		parts = append(parts, name+"="+f[name])
+	}
+	return strings.Join(parts, " ")
+}
+
+func (f endpointFlags) Set(v string) error {
+	name, ep, ok := strings.Cut(v, "=")
+	if !ok {
+		name, ep = "*", v
+	}
+	if name == "" {
+		return fmt.Errorf("endpoint %q: empty instance name", v)
+	}
+	if _, _, err := otcsim.ParseEndpoint(ep); err != nil {
+		return err
+	}
+	f[name] = ep
+	return nil
+}
+
 // config is what the flags say.
 type config struct {
 	listen      string
@@ -83,6 +110,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.opts.Latency, "latency", 0, "latency added to every call")
 	fs.BoolVar(&c.opts.EnableControl, "control", false, "serve the /_sim control API")
 	fs.BoolVar(&c.manualClock, "manual-clock", false, "freeze the simulated clock; move it with POST /_sim/clock/advance (needs --control)")
+	endpoints := endpointFlags{}
+	fs.Var(endpoints, "endpoint", "back instances with a real MySQL-compatible server: NAME=HOST:PORT for the instance named NAME, or HOST:PORT for every instance (repeatable)")
 	fs.Var(&c.faults, "fault", "inject a fault, OP:KIND[:key=value,...], e.g. 'CreateInstance:commit-drop:rate=0.5' (repeatable; kinds: status, throttle, latency, hang, commit-drop; keys: rate, count, status, retry-after, delay)")
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log level (DEBUG logs every request)")
 
@@ -107,6 +136,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return c, errors.New("--manual-clock needs --control to move the clock")
 	}
 	c.opts.Durations = d
+	if len(endpoints) > 0 {
+		c.opts.Endpoints = endpoints
+	}
 	return c, nil
 }
 
@@ -137,7 +169,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	printExports(stdout, sim.Env(strings.TrimSuffix(base, "/")+"/v3"))
 	logger.Info("otcsim listening", "addr", l.Addr().String(), "control", cfg.opts.EnableControl,
-		"faults", cfg.faults.String(), "manual_clock", cfg.manualClock)
+		"faults", cfg.faults.String(), "endpoints", endpointFlags(cfg.opts.Endpoints).String(), "manual_clock", cfg.manualClock)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()

@@ -86,6 +86,14 @@ func TestParseFlags(t *testing.T) {
 	assert.Equal(t, otcsim.DefaultDurations().Backup, cfg.opts.Durations.Backup)
 	assert.Equal(t, 5*time.Millisecond, cfg.opts.Latency)
 
+	cfg, err = parseFlags([]string{"--endpoint", "demo=127.0.0.1:3307", "--endpoint", "db.local:3306"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"demo": "127.0.0.1:3307", "*": "db.local:3306"}, cfg.opts.Endpoints)
+	for _, bad := range []string{"demo=127.0.0.1", "=h:1", "h:70000"} {
+		_, err = parseFlags([]string{"--endpoint", bad}, io.Discard)
+		assert.Error(t, err, bad)
+	}
+
 	_, err = parseFlags([]string{"--fault", "CreateInstance:explode"}, io.Discard)
 	require.Error(t, err)
 	_, err = parseFlags([]string{"--manual-clock"}, io.Discard)

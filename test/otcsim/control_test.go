@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/ces/v1/alarms"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/backups"
@@ -169,4 +170,38 @@ func TestAlarmStateAndMetricsThroughControl(t *testing.T) {
 
 	assert.Equal(t, http.StatusBadRequest, control(t, e, http.MethodPost, "/_sim/alarms/"+alarmID+"/state", map[string]string{"state": "panic"}, nil))
 	assert.Equal(t, http.StatusBadRequest, control(t, e, http.MethodPost, "/_sim/alarms/nope/state", map[string]string{"state": "alarm"}, nil))
+}
+
+func TestOptionsEndpointsBackNewInstances(t *testing.T) {
+	e := newEnv(t, Options{Endpoints: map[string]string{"real-one": "127.0.0.1:3307", "*": "db.local:13306"}})
+
+	id, jobID := e.create(t, createOpts("real-one"))
+	assert.Empty(t, e.getInstance(t, id).PrivateIps, "no address while BUILD")
+	var job struct {
+		Job struct {
+			Entities struct {
+				Instance struct {
+					Endpoint string `json:"endpoint"`
+				} `json:"instance"`
+			} `json:"entities"`
+		} `json:"job"`
+	}
+	e.clock.Advance(2 * time.Second)
+	_, err := e.rds.Get(e.rds.ServiceURL("jobs")+"?id="+jobID, &job, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:3307", job.Job.Entities.Instance.Endpoint, "the job names the real server")
+	e.clock.Advance(e.sim.Options().Durations.Create)
+	in := e.getInstance(t, id)
+	assert.Equal(t, []string{"127.0.0.1"}, in.PrivateIps)
+	assert.Equal(t, 3307, in.Port)
+
+	other := e.createActive(t, createOpts("any-other"))
+	in = e.getInstance(t, other)
+	assert.Equal(t, []string{"db.local"}, in.PrivateIps, "* matches names without an entry")
+	assert.Equal(t, 13306, in.Port)
+
+	for name, ep := range map[string]string{"no port": "127.0.0.1", "port 0": "127.0.0.1:0", "no host": ":3306", "text port": "h:x"} {
+		_, _, err := ParseEndpoint(ep)
+		assert.Error(t, err, name)
+	}
 }

@@ -2,6 +2,7 @@ package otcsim
 
 import (
 	"errors"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -92,11 +93,9 @@ func TestFaultHang(t *testing.T) {
 		e := newEnv(t, Options{})
 		e.sim.AddFault(Fault{Op: OpListInstances, Kind: FaultHang})
 		e.provider.HTTPClient.Timeout = 100 * time.Millisecond
-		start := time.Now()
 		_, err := instances.List(e.rds, instances.ListOpts{})
 		require.Error(t, err)
-		assert.True(t, isTimeout(err), "got %v", err)
-		assert.Less(t, time.Since(start), 2*time.Second)
+		assert.True(t, isTimeout(err), "the client's deadline ended the call: %v", err)
 	})
 	t.Run("until the cap, then the connection closes", func(t *testing.T) {
 		e := newEnv(t, Options{})
@@ -196,4 +195,73 @@ func TestParseFault(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
+}
+
+// TestFaultsArePerRoute checks that a fault hits only its operation, and that every service
+// throttles with a Retry-After header and its own error body.
+func TestFaultsArePerRoute(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.sim.AddFault(Fault{Op: OpCreateInstance, Kind: FaultThrottle, RetryAfter: 90 * time.Second})
+	e.sim.AddFault(Fault{Op: OpListAlarms, Kind: FaultThrottle})
+
+	_, err := instances.List(e.rds, instances.ListOpts{})
+	require.NoError(t, err, "other operations are served")
+	_, err = instances.Create(e.rds, createOpts("throttled"))
+	require.ErrorAs(t, err, &golangsdk.ErrDefault429{})
+
+	for name, tc := range map[string]struct {
+		method, path, retryAfter, code string
+	}{
+		"rds": {http.MethodPost, "/rds/v3/" + DefaultProjectID + "/instances", "90", `"error_code":"APIGW.0308"`},
+		"ces": {http.MethodGet, "/ces/V1.0/" + DefaultProjectID + "/alarms", "1", `"code":"ces.0429"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			req, err := http.NewRequest(tc.method, e.srv.URL+tc.path, nil)
+			require.NoError(t, err)
+			req.Header.Set("X-Auth-Token", e.provider.TokenID)
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+			assert.Equal(t, tc.retryAfter, resp.Header.Get("Retry-After"))
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			assert.Contains(t, string(body), tc.code)
+		})
+	}
+	assert.Empty(t, e.sim.Instances(), "throttled creates perform nothing")
+}
+
+// TestFaultLatencyBeyondDeadlinePerformsNothing: a latency fault runs before the request is
+// handled, so a client that gives up first leaves no change behind (unlike commit-drop).
+func TestFaultLatencyBeyondDeadlinePerformsNothing(t *testing.T) {
+	e := newEnv(t, Options{})
+	e.sim.AddFault(Fault{Op: OpCreateInstance, Kind: FaultLatency, Delay: time.Minute})
+	e.provider.HTTPClient.Timeout = 100 * time.Millisecond
+	_, err := instances.Create(e.rds, createOpts("too-slow"))
+	require.Error(t, err)
+	assert.True(t, isTimeout(err), "got %v", err)
+	assert.Empty(t, e.sim.Instances())
+	assert.Equal(t, 1, e.sim.Calls(OpCreateInstance))
+}
+
+// TestFaultCommitThenDropOnAction: the enlarge happens although the client saw no answer; a retry
+// meets the running operation (409 DBS.200019), and a look at the instance shows the change.
+func TestFaultCommitThenDropOnAction(t *testing.T) {
+	e := newEnv(t, Options{})
+	id := e.createActive(t, ssdOpts("dropped-enlarge"))
+	e.sim.AddFault(Fault{Op: OpEnlargeVolume, Kind: FaultCommitThenDrop, Count: 1})
+
+	_, err := instances.EnlargeVolume(e.rds, instances.EnlargeVolumeRdsOpts{InstanceId: id, Size: 200})
+	require.Error(t, err, "the client sees no answer")
+	assert.Equal(t, StatusModifying, e.getInstance(t, id).Status, "but the enlarge runs")
+
+	_, err = instances.EnlargeVolume(e.rds, instances.EnlargeVolumeRdsOpts{InstanceId: id, Size: 200})
+	status, code := rdsErrorCode(t, err)
+	assert.Equal(t, http.StatusConflict, status)
+	assert.Equal(t, "DBS.200019", code)
+
+	e.clock.Advance(e.sim.Options().Durations.Enlarge)
+	assert.Equal(t, 200, e.getInstance(t, id).Volume.Size)
+	assert.Equal(t, 2, e.sim.Calls(OpEnlargeVolume))
 }

@@ -189,3 +189,39 @@ func TestVersionDiscovery(t *testing.T) {
 	assert.Equal(t, DefaultProjectID, provider.ProjectID)
 	assert.Equal(t, 1, srv.Sim.Calls(OpGetVersions))
 }
+
+func TestTokensCreateAndGetDecode(t *testing.T) {
+	e := newEnv(t, Options{})
+	identity, err := openstack.NewIdentityV3(e.provider, golangsdk.EndpointOpts{})
+	require.NoError(t, err)
+
+	res := tokens.Create(identity, &tokens.AuthOptions{
+		Username: DefaultUsername, Password: DefaultPassword, DomainName: DefaultDomainName,
+		Scope: tokens.Scope{ProjectName: DefaultProjectName, DomainName: DefaultDomainName},
+	})
+	require.NoError(t, res.Err)
+	token, err := res.ExtractToken()
+	require.NoError(t, err)
+	assert.NotEmpty(t, token.ID, "read from X-Subject-Token")
+	assert.Equal(t, t0.Add(24*time.Hour), token.ExpiresAt.UTC(), "tokens live 24 h")
+	project, err := res.ExtractProject()
+	require.NoError(t, err)
+	assert.Equal(t, DefaultProjectID, project.ID)
+	assert.Equal(t, DefaultProjectName, project.Name)
+	catalog, err := res.ExtractServiceCatalog()
+	require.NoError(t, err)
+	var types []string
+	for _, entry := range catalog.Entries {
+		types = append(types, entry.Type)
+	}
+	assert.Subset(t, types, []string{"rdsv3", "volumev2", "network", "identity"})
+
+	got := tokens.Get(identity, token.ID)
+	require.NoError(t, got.Err)
+	same, err := got.ExtractToken()
+	require.NoError(t, err)
+	assert.Equal(t, token.ID, same.ID, "GET echoes X-Subject-Token")
+	user, err := got.ExtractUser()
+	require.NoError(t, err)
+	assert.Equal(t, DefaultUsername, user.Name)
+}

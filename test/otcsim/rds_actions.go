@@ -204,6 +204,9 @@ func (s *Sim) singleToHA(in *instance, az, password string, now time.Time) (*job
 	if !slices.Contains(availabilityZones, az) {
 		return nil, errorf(http.StatusBadRequest, "DBS.200025", "Invalid AZ %q.", az)
 	}
+	if storageAZStatus(in.volumeType, az) != azNormal {
+		return nil, errorf(http.StatusBadRequest, "DBS.200026", "The storage type %s is not offered in %s.", in.volumeType, az)
+	}
 	if in.engine.short == "mssql" && !validPassword(password) {
 		return nil, errorf(http.StatusBadRequest, "DBS.200052", "A valid password is required for Microsoft SQL Server.")
 	}
@@ -282,7 +285,11 @@ func (s *Sim) startStop(w http.ResponseWriter, r *http.Request, from, to, verb s
 	if in == nil {
 		return
 	}
-	if in.op != nil || in.status != from {
+	if in.op != nil {
+		writeError(w, svcRDS, errInstanceBusy())
+		return
+	}
+	if in.status != from {
 		writeError(w, svcRDS, errorf(http.StatusBadRequest, "DBS.200086", "This operation is not allowed by the DB instance status."))
 		return
 	}

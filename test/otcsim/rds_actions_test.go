@@ -96,6 +96,7 @@ func TestEnlargeVolume(t *testing.T) {
 		size int
 		code string
 	}{
+		"shrink":        {50, "DBS.200306"},
 		"not larger":    {100, "DBS.200306"},
 		"only +5":       {105, "DBS.200306"},
 		"not a tenner":  {115, "DBS.200027"},
@@ -131,7 +132,7 @@ func TestEnlargeVolume(t *testing.T) {
 	_, err = instances.EnlargeVolume(e.rds, instances.EnlargeVolumeRdsOpts{InstanceId: id, Size: 300})
 	require.NoError(t, err)
 	e.expectTransient(t, id, StatusModifying, e.sim.Options().Durations.Enlarge)
-	assert.Equal(t, 6, e.sim.Calls(OpEnlargeVolume), "refused requests count too")
+	assert.Equal(t, 7, e.sim.Calls(OpEnlargeVolume), "refused requests count too")
 }
 
 func TestRestart(t *testing.T) {

@@ -258,18 +258,27 @@ func (s *Sim) handleListStorageTypes(w http.ResponseWriter, r *http.Request) {
 		writeError(w, svcRDS, errParam("unknown version_name %q", v))
 		return
 	}
+	if m := r.URL.Query().Get("ha_mode"); m != "" && !slices.Contains([]string{modeSingle, modeHA, modeReplica}, m) {
+		writeError(w, svcRDS, errParam("ha_mode must be single, ha or replica"))
+		return
+	}
 	out := []map[string]any{}
 	for _, st := range storageTypes {
 		az := map[string]string{}
 		for _, a := range availabilityZones {
-			az[a] = azNormal
-		}
-		if st == "ESSD" {
-			az["eu-de-03"] = azUnsupported
+			az[a] = storageAZStatus(st, a)
 		}
 		out = append(out, map[string]any{
 			"name": st, "az_status": az, "support_compute_group_type": []string{"normal", "general", "dedicated"},
 		})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"storage_type": out})
+}
+
+// storageAZStatus tells whether a storage type is offered in an AZ: ESSD is not offered in eu-de-03.
+func storageAZStatus(storageType, az string) string {
+	if storageType == "ESSD" && az == "eu-de-03" {
+		return azUnsupported
+	}
+	return azNormal
 }

@@ -61,4 +61,19 @@ func TestListDatastoresAndStorageTypes(t *testing.T) {
 	require.NotEmpty(t, st.StorageType)
 	assert.Equal(t, "CLOUDSSD", st.StorageType[0].Name)
 	assert.Equal(t, "normal", st.StorageType[0].AzStatus["eu-de-01"])
+	for _, x := range st.StorageType {
+		if x.Name == "ESSD" {
+			assert.Equal(t, "unsupported", x.AzStatus["eu-de-03"], "create refuses ESSD there")
+		}
+	}
+
+	// The docs' ha_mode filter (the SDK never sends it) is checked.
+	var raw flavors.ListStorageTypesResponse
+	_, err = e.rds.Get(e.rds.ServiceURL("storage-type", "MySQL")+"?version_name=8.0&ha_mode=ha", &raw, nil)
+	require.NoError(t, err)
+	assert.Len(t, raw.StorageType, len(st.StorageType))
+	_, err = e.rds.Get(e.rds.ServiceURL("storage-type", "MySQL")+"?version_name=8.0&ha_mode=cluster", &raw, nil)
+	status, code := rdsErrorCode(t, err)
+	assert.Equal(t, 400, status)
+	assert.Equal(t, "DBS.200001", code)
 }

@@ -1,6 +1,7 @@
 package otcsim
 
 import (
+	"net"
 	"net/http"
 	"regexp"
 	"slices"
@@ -241,6 +242,11 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 	if err := validateVolume(req.Volume.Type, req.Volume.Size.Value); err != nil {
 		return nil, err
 	}
+	for _, az := range azs {
+		if storageAZStatus(req.Volume.Type, az) != azNormal {
+			return nil, errorf(http.StatusBadRequest, "DBS.200026", "The storage type %s is not offered in %s.", req.Volume.Type, az)
+		}
+	}
 
 	if s.findVPC(req.VpcID) == nil {
 		return nil, errorf(http.StatusNotFound, "DBS.200503", "Either the VPC does not exist or does not belong to this user.")
@@ -300,6 +306,7 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 	if in.privateIP == "" {
 		in.privateIP = sn.allocateIP()
 	}
+	in.endpointHost, in.endpointPort = s.endpointFor(in.name)
 	in.nodes = s.newNodes(in)
 	s.instances[in.id] = in
 	return in, nil
@@ -317,9 +324,13 @@ func (s *Sim) newNodes(in *instance) []*node {
 // startBuild puts a new instance in BUILD for d; then it is ACTIVE and has its first automated
 // backup. then, if set, runs afterwards (restores use it).
 func (s *Sim) startBuild(in *instance, j *job, now time.Time, d time.Duration, then func(*instance, time.Time)) {
+	endpoint := net.JoinHostPort(in.privateIP, strconv.Itoa(in.port))
+	if in.endpointHost != "" {
+		endpoint = net.JoinHostPort(in.endpointHost, strconv.Itoa(in.endpointPort))
+	}
 	j.entities = map[string]any{
 		"instance": map[string]any{
-			"endpoint": in.privateIP + ":" + strconv.Itoa(in.port), "type": in.typ,
+			"endpoint": endpoint, "type": in.typ,
 			"datastore": map[string]any{"type": strings.ToLower(in.engine.name), "version": in.version},
 		},
 		"resource_ids": []string{in.id + ".vm", in.id + ".volume"},

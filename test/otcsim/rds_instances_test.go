@@ -130,17 +130,23 @@ func TestCreateValidation(t *testing.T) {
 		status int
 		code   string
 	}{
-		"duplicate name":   {"names are unique", func(o *instances.CreateRdsOpts) { o.Name = "taken-name" }, 409, "DBS.200022"},
-		"short name":       {"4 characters at least", func(o *instances.CreateRdsOpts) { o.Name = "abc" }, 400, "DBS.200021"},
-		"name with digit":  {"starts with a letter", func(o *instances.CreateRdsOpts) { o.Name = "1abc" }, 400, "DBS.200021"},
-		"name with dot":    {"letters, digits, - and _ only", func(o *instances.CreateRdsOpts) { o.Name = "ab.cd" }, 400, "DBS.200021"},
-		"weak password":    {"3 character classes", func(o *instances.CreateRdsOpts) { o.Password = "password1" }, 400, "DBS.200052"},
-		"short password":   {"8 characters", func(o *instances.CreateRdsOpts) { o.Password = "Ab1!" }, 400, "DBS.200052"},
-		"bad char in pwd":  {"only allowed specials", func(o *instances.CreateRdsOpts) { o.Password = "Abcdef1$x" }, 400, "DBS.200052"},
-		"small volume":     {"40 GB at least", func(o *instances.CreateRdsOpts) { o.Volume.Size = 30 }, 400, "DBS.200023"},
-		"big volume":       {"4000 GB at most", func(o *instances.CreateRdsOpts) { o.Volume.Size = 4010 }, 400, "DBS.200023"},
-		"odd volume":       {"a multiple of 10", func(o *instances.CreateRdsOpts) { o.Volume.Size = 45 }, 400, "DBS.200027"},
-		"volume type":      {"known storage types", func(o *instances.CreateRdsOpts) { o.Volume.Type = "SATA" }, 400, "DBS.200026"},
+		"duplicate name":  {"names are unique", func(o *instances.CreateRdsOpts) { o.Name = "taken-name" }, 409, "DBS.200022"},
+		"short name":      {"4 characters at least", func(o *instances.CreateRdsOpts) { o.Name = "abc" }, 400, "DBS.200021"},
+		"name with digit": {"starts with a letter", func(o *instances.CreateRdsOpts) { o.Name = "1abc" }, 400, "DBS.200021"},
+		"name with dot":   {"letters, digits, - and _ only", func(o *instances.CreateRdsOpts) { o.Name = "ab.cd" }, 400, "DBS.200021"},
+		"weak password":   {"3 character classes", func(o *instances.CreateRdsOpts) { o.Password = "password1" }, 400, "DBS.200052"},
+		"short password":  {"8 characters", func(o *instances.CreateRdsOpts) { o.Password = "Ab1!" }, 400, "DBS.200052"},
+		"long password":   {"32 characters at most", func(o *instances.CreateRdsOpts) { o.Password = "Aa1!" + strings.Repeat("x", 29) }, 400, "DBS.200052"},
+		"long name":       {"64 characters at most", func(o *instances.CreateRdsOpts) { o.Name = "a" + strings.Repeat("b", 64) }, 400, "DBS.200021"},
+		"bad char in pwd": {"only allowed specials", func(o *instances.CreateRdsOpts) { o.Password = "Abcdef1$x" }, 400, "DBS.200052"},
+		"small volume":    {"40 GB at least", func(o *instances.CreateRdsOpts) { o.Volume.Size = 30 }, 400, "DBS.200023"},
+		"big volume":      {"4000 GB at most", func(o *instances.CreateRdsOpts) { o.Volume.Size = 4010 }, 400, "DBS.200023"},
+		"odd volume":      {"a multiple of 10", func(o *instances.CreateRdsOpts) { o.Volume.Size = 45 }, 400, "DBS.200027"},
+		"volume type":     {"known storage types", func(o *instances.CreateRdsOpts) { o.Volume.Type = "SATA" }, 400, "DBS.200026"},
+		"storage in az": {"ESSD is not offered in eu-de-03", func(o *instances.CreateRdsOpts) {
+			o.Volume.Type = "ESSD"
+			o.AvailabilityZone = "eu-de-03"
+		}, 400, "DBS.200026"},
 		"unknown flavor":   {"flavor must exist", func(o *instances.CreateRdsOpts) { o.FlavorRef = "rds.mysql.x9.huge" }, 400, "DBS.200053"},
 		"pg flavor":        {"flavor of another engine", func(o *instances.CreateRdsOpts) { o.FlavorRef = "rds.pg.n1.large.2" }, 400, "DBS.200053"},
 		"ha flavor single": {"ha flavor for a single instance", func(o *instances.CreateRdsOpts) { o.FlavorRef = "rds.mysql.n1.large.2.ha" }, 400, "DBS.200053"},
@@ -279,4 +285,19 @@ func TestForcedStatusAndBusyInstance(t *testing.T) {
 	// A failed instance can be deleted.
 	_, err = instances.Delete(e.rds, id)
 	require.NoError(t, err)
+}
+
+// TestWaitForJobCompleted drives the job endpoint through the SDK's own poller: it must tolerate
+// the first-second DBS.200543 and see Completed. The poller sleeps 1 s between queries.
+func TestWaitForJobCompleted(t *testing.T) {
+	e := newEnv(t, Options{})
+	_, jobID := e.create(t, createOpts("job-waiter"))
+	e.clock.Advance(e.sim.Options().Durations.Create)
+	require.NoError(t, instances.WaitForJobCompleted(e.rds, 30, jobID))
+	assert.Equal(t, 1, e.sim.Calls(OpGetJob), "one query saw Completed")
+
+	id, failing := e.create(t, createOpts("job-failer"))
+	e.clock.Advance(2 * time.Second)
+	e.sim.SetInstanceStatus(id, StatusCreateFail)
+	require.Error(t, instances.WaitForJobCompleted(e.rds, 30, failing), "a Failed job is an error")
 }

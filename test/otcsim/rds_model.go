@@ -155,10 +155,10 @@ func (in *instance) checkIdle() *apiError {
 // privateIPs are the addresses List reports: none while the instance is being built.
 func (in *instance) privateIPs() []string {
 	switch {
-	case in.endpointHost != "":
-		return []string{in.endpointHost}
 	case in.op != nil && in.op.kind == opKindCreate:
 		return []string{}
+	case in.endpointHost != "":
+		return []string{in.endpointHost}
 	case in.privateIP == "":
 		return []string{}
 	}

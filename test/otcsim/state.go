@@ -170,6 +170,37 @@ func (s *Sim) SetInstanceEndpoint(id, host string, port int) error {
 	return nil
 }
 
+// ParseEndpoint splits a "host:port" endpoint of a real database server and checks the port.
+func ParseEndpoint(endpoint string) (host string, port int, err error) {
+	h, p, err := net.SplitHostPort(endpoint)
+	if err != nil {
+		return "", 0, fmt.Errorf("endpoint %q: want host:port", endpoint)
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || h == "" || n < 1 || n > 65535 {
+		return "", 0, fmt.Errorf("endpoint %q: want host:port with a port from 1 to 65535", endpoint)
+	}
+	return h, n, nil
+}
+
+// endpointFor returns the real server Options.Endpoints assigns to an instance name ("*" matches
+// every name without an entry of its own).
+func (s *Sim) endpointFor(name string) (string, int) {
+	ep, ok := s.opts.Endpoints[name]
+	if !ok {
+		ep, ok = s.opts.Endpoints["*"]
+	}
+	if !ok {
+		return "", 0
+	}
+	host, port, err := ParseEndpoint(ep)
+	if err != nil {
+		s.log.Warn("otcsim ignores an invalid endpoint", "instance", name, "err", err.Error())
+		return "", 0
+	}
+	return host, port
+}
+
 // InstanceSpec describes an instance for AddInstance. Empty fields take defaults: MySQL 8.0, flavor
 // rds.mysql.n1.large.2 (.ha for HA), CLOUDSSD 100 GB, eu-de-01 (and eu-de-02), the seed network
 // and the engine's default port.
@@ -210,9 +241,7 @@ func (s *Sim) AddInstance(spec InstanceSpec) (string, error) {
 	op.finish(in, now)
 	in.updated = now
 	if spec.Endpoint != "" {
-		host, port, _ := net.SplitHostPort(spec.Endpoint)
-		in.endpointHost = host
-		in.endpointPort, _ = strconv.Atoi(port)
+		in.endpointHost, in.endpointPort, _ = ParseEndpoint(spec.Endpoint) // checked by createRequest
 	}
 	for _, k := range slices.Sorted(maps.Keys(spec.Tags)) {
 		in.tags = append(in.tags, tag{Key: k, Value: spec.Tags[k]})
@@ -222,9 +251,8 @@ func (s *Sim) AddInstance(spec InstanceSpec) (string, error) {
 
 func (spec InstanceSpec) createRequest() (*createRequest, error) {
 	if spec.Endpoint != "" {
-		_, port, err := net.SplitHostPort(spec.Endpoint)
-		if p, perr := strconv.Atoi(port); err != nil || perr != nil || p < 1 || p > 65535 {
-			return nil, fmt.Errorf("endpoint %q: want host:port", spec.Endpoint)
+		if _, _, err := ParseEndpoint(spec.Endpoint); err != nil {
+			return nil, err
 		}
 	}
 	or := func(v, def string) string {
