@@ -2,41 +2,23 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcsps/rds-lambda-controller/test/otcsim"
+	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
-
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func TestRunServesAndShutsDown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout syncBuffer
+	var stdout testutil.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--control", "--fault", "GetJob:status:status=503"}, &stdout, io.Discard)

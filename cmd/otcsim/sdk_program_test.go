@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
+	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
 
 // startOtcsim runs the command as `go run ./cmd/otcsim ARGS` would and returns the variables it
@@ -27,7 +28,7 @@ import (
 func startOtcsim(t *testing.T, args ...string) map[string]string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout syncBuffer
+	var stdout testutil.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, append([]string{"--listen", "127.0.0.1:0"}, args...), &stdout, io.Discard) }()
 	t.Cleanup(func() {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,25 +18,8 @@ import (
 
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/test/testdata"
+	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
-
-// syncBuffer is an io.Writer the test can read while run writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
@@ -78,7 +60,7 @@ func TestRunWithEmbeddedSimulator(t *testing.T) {
 	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	stdout, stderr := &testutil.Buffer{}, &testutil.Buffer{}
 	errc := make(chan error, 1)
 	go func() { errc <- run(ctx, []string{"--cloud", "sim", "--listen", addr}, noEnv, stdout, stderr) }()
 	base := "http://" + addr

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testdata"
+	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
 
 var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
@@ -34,7 +34,7 @@ type world struct {
 	clock *otcsim.ManualClock
 	sim   *otcsim.Sim
 	hooks *httptest.Server
-	logs  *lockedWriter
+	logs  *testutil.Buffer
 }
 
 func newWorld(t testing.TB) *world {
@@ -52,7 +52,7 @@ func newWorld(t testing.TB) *world {
 	client, err := otc.New(ctx, cfg)
 	require.NoError(t, err)
 
-	logs := &lockedWriter{}
+	logs := &testutil.Buffer{}
 	rec := rdssync.New(rdssync.Config{Cloud: client, Now: clock.Now, CallTimeout: 4 * time.Second})
 	hooks := httptest.NewServer(server.New(server.Options{
 		Reconciler: rec,
@@ -206,24 +206,6 @@ func mustMarshal(t testing.TB, v any) []byte {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
-}
-
-// lockedWriter lets the server's logger write from concurrent requests while the test reads.
-type lockedWriter struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
-
-func (w *lockedWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
 }
 
 // logText returns what the server logged so far.
