@@ -90,6 +90,12 @@ type RdsSpec struct {
 
 	// Day-2 operations: restart, restore, adoption, tags.
 
+	// Restorefrom starts the new instance from another instance's backup or point in time instead
+	// of empty. Read only while the instance is created; ignored afterwards.
+	Restorefrom *RestoreFrom `json:"restorefrom,omitempty"`
+	// Instanceid adopts the existing OTC instance with this id instead of creating one.
+	Instanceid string `json:"instanceid,omitempty"`
+
 	// Databases and users.
 
 	// Logs on request.
@@ -147,6 +153,11 @@ type RdsStatus struct {
 	FinalBackup *Backup `json:"finalBackup,omitempty"`
 
 	// Day-2 operations: what was handled, so that it runs once.
+
+	// Restore is the last backuprestoretime the hooks handled, and what became of it.
+	Restore *RestoreStatus `json:"restore,omitempty"`
+	// Adopted says the instance was taken over through instanceid, not created by the hooks.
+	Adopted bool `json:"adopted,omitempty"`
 
 	// Databases and users: what was last applied.
 
