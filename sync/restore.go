@@ -37,7 +37,7 @@ var (
 	// instanceIDPattern is OTC's RDS instance id: 32 hex digits and a type suffix such as in01.
 	instanceIDPattern = regexp.MustCompile(`^[0-9a-f]{32}in[0-9]{2}$`)
 	// otcNamePattern is an OTC instance name or id; never empty, never a "*" wildcard.
-	otcNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{3,63}$`)
+	otcNamePattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{3,63}$`)
 	backupIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 )
 
