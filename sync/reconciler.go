@@ -486,11 +486,23 @@ func refusal(e *cloud.Error) string {
 }
 
 func (c *call) setReady(status metav1.ConditionStatus, reason, message string) {
-	setCondition(&c.st, c.now, v1alpha1.ConditionReady, status, reason, message)
+	c.setCondition(v1alpha1.ConditionReady, status, reason, message)
 }
 
 func (c *call) setSynced(status metav1.ConditionStatus, reason, message string) {
-	setCondition(&c.st, c.now, v1alpha1.ConditionSynced, status, reason, message)
+	c.setCondition(v1alpha1.ConditionSynced, status, reason, message)
+}
+
+// setCondition sets a condition of the answer.
+//
+// NOTE: a call may set a condition more than once: Synced True before the steps, then False from a
+// step that finds a problem it reported before. The transition time compares with what the last
+// call reported, not with the value set earlier in this call, or it would move on every call.
+func (c *call) setCondition(typ string, status metav1.ConditionStatus, reason, message string) {
+	setCondition(&c.st, c.now, typ, status, reason, message)
+	if old := getCondition(&c.parent.Status, typ); old != nil && old.Status == status {
+		getCondition(&c.st, typ).LastTransitionTime = old.LastTransitionTime
+	}
 }
 
 // children returns every child to keep. A child left out is deleted by Metacontroller, so the

@@ -744,3 +744,24 @@ func both(changes ...func(*v1alpha1.RdsSpec)) func(*v1alpha1.RdsSpec) {
 		}
 	}
 }
+
+// TestRestoreRefusalIsStable: a refusal stated again on every call must not change the status
+// (Synced is set True before the steps and False again by the restore step within one call).
+func TestRestoreRefusalIsStable(t *testing.T) {
+	f := &cloudtest.Fake{GetInstanceFn: instanceWith(cloud.StatusActive), RestoreFns: cloudtest.RestoreFns{ListRestoreTimesFn: ranges}}
+	r := newReconciler(f)
+	spec := sampleSpec()
+	spec.Backuprestoretime = "2026-11-01T00:00:00Z"
+	req := request(spec, v1alpha1.RdsStatus{ID: "inst-1", Restore: handled("", v1alpha1.RestoreSkipped)}, storedSecret("A12345678+"))
+	first, err := r.Sync(context.Background(), req)
+	require.NoError(t, err)
+	require.Equal(t, ReasonRestoreOutOfRange, synced(t, first).Reason)
+	for i := 1; i <= 2; i++ {
+		r.cfg.Now = func() time.Time { return t0.Add(time.Duration(i) * time.Minute) }
+		req.Parent.Status = *first.Status.DeepCopy()
+		next, err := r.Sync(context.Background(), req)
+		require.NoError(t, err)
+		assert.Equal(t, first, next, "call %d: the same observation gives the same answer", i+1)
+	}
+	assert.Equal(t, []string{"GetInstance", "ListRestoreTimes", "GetInstance", "GetInstance"}, f.Calls())
+}
