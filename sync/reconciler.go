@@ -370,6 +370,9 @@ func (c *call) connectionFor(inst *cloud.Instance) bool {
 // report copies what OTC says into the status and sets Ready from the instance's status.
 func (c *call) report(inst *cloud.Instance) {
 	c.st.ID = inst.ID
+	if c.st.Adopted && inst.Name != "" {
+		c.st.Name = inst.Name // an adopted instance keeps the name it had
+	}
 	c.st.Status = inst.Status
 	c.st.Type = inst.Type
 	c.st.Flavor = inst.Flavor

@@ -577,6 +577,7 @@ func TestAdoption(t *testing.T) {
 				st := resp.Status
 				assert.Equal(t, adoptID, st.ID)
 				assert.True(t, st.Adopted)
+				assert.Equal(t, "legacy-db", st.Name, "the adopted instance's own name")
 				assert.False(t, st.PasswordGenerated)
 				assert.Equal(t, handled(restoreAt, v1alpha1.RestoreSkipped), st.Restore, "no restore of a just adopted instance")
 				assert.Equal(t, metav1.ConditionTrue, condition(t, st, v1alpha1.ConditionReady).Status)

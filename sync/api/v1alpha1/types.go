@@ -122,7 +122,8 @@ type RdsStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// ID is the OTC instance id.
 	ID string `json:"id,omitempty"`
-	// Name is the instance name in OTC, derived from namespace and name.
+	// Name is the instance name in OTC, derived from namespace and name (an adopted instance keeps
+	// its own).
 	Name string `json:"name,omitempty"`
 	// Status is the OTC status string, e.g. BUILD or ACTIVE.
 	Status string `json:"status,omitempty"`
