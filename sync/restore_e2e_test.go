@@ -348,3 +348,44 @@ func TestE2EAdoption(t *testing.T) {
 		assert.True(t, ok)
 	})
 }
+
+func TestE2ERestoreBusyAndFailed(t *testing.T) {
+	t.Run("busy instance: the restore waits, then runs once", func(t *testing.T) {
+		w := newRestoreWorld(t)
+		id := w.created()
+		w.sim.ResetCounters()
+		w.sim.SetInstanceStatus(id, otcsim.StatusBackingUp)
+		at := w.clock.Now().Add(-15 * time.Minute).UTC().Format(time.RFC3339)
+		w.edit(func(s *v1alpha1.RdsSpec) { s.Backuprestoretime = at })
+		w.sync()
+		w.sync()
+		assert.Equal(t, sync.ReasonRestoreWaiting, w.synced().Reason)
+		assert.Equal(t, v1alpha1.RestoreSkipped, w.status().Restore.Result, "not handled yet")
+		assert.Zero(t, w.sim.MutatingCalls())
+
+		w.sim.SetInstanceStatus(id, otcsim.StatusActive)
+		w.sync()
+		w.clock.Advance(otcsim.DefaultDurations().Restore + 2*time.Second)
+		w.syncUntilActive()
+		w.sync()
+		assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestorePITR))
+		assert.Equal(t, v1alpha1.RestoreCompleted, w.status().Restore.Result)
+	})
+	t.Run("failed restore is reported, not retried", func(t *testing.T) {
+		w := newRestoreWorld(t)
+		id := w.created()
+		w.sim.ResetCounters()
+		at := w.clock.Now().Add(-15 * time.Minute).UTC().Format(time.RFC3339)
+		w.edit(func(s *v1alpha1.RdsSpec) { s.Backuprestoretime = at })
+		w.sync()
+		w.clock.Advance(2 * time.Second) // OTC knows the job after its first second
+		w.sim.SetInstanceStatus(id, otcsim.StatusFailed)
+		w.sync()
+		w.clock.Advance(time.Minute)
+		w.sync()
+		assert.Equal(t, v1alpha1.RestoreFailed, w.status().Restore.Result)
+		assert.Equal(t, sync.ReasonRestoreFailed, w.synced().Reason)
+		assert.Nil(t, w.status().Operation)
+		assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestorePITR))
+	})
+}
