@@ -389,3 +389,21 @@ func TestE2ERestoreBusyAndFailed(t *testing.T) {
 		assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestorePITR))
 	})
 }
+
+// TestE2ERestoreTimeAtCreationIsNotARequest: an object created with a backuprestoretime (copied
+// from another object, or exported from the original operator) never restores its new instance,
+// even once the time lies within the instance's restorable periods.
+func TestE2ERestoreTimeAtCreationIsNotARequest(t *testing.T) {
+	w := newRestoreWorld(t)
+	spec := restoreSpec()
+	spec.Backuprestoretime = w.clock.Now().Add(10 * time.Minute).UTC().Format(time.RFC3339)
+	w.object("orders", spec)
+	w.syncUntilActive()
+	w.clock.Advance(2 * time.Hour) // the time is restorable now
+	w.sync()
+	w.sync()
+	assert.Zero(t, w.sim.Calls(otcsim.OpRestorePITR))
+	assert.Zero(t, w.sim.Calls(otcsim.OpListRestoreTimes), "not even looked at")
+	assert.Equal(t, &v1alpha1.RestoreStatus{Time: spec.Backuprestoretime, Result: v1alpha1.RestoreSkipped}, w.status().Restore)
+	assert.Equal(t, metav1.ConditionTrue, w.synced().Status)
+}
