@@ -245,14 +245,16 @@ func (c *call) create(ctx context.Context) error {
 	}
 	opts := c.createOpts(network, pw)
 	op := &v1alpha1.Operation{Type: OpCreate, Generation: c.parent.Generation}
+	if from != nil {
+		op.Type, op.Target = OpRestoreToNew, restorePointText(*from)
+	}
 	var id string
 	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
 		if from == nil {
 			id, op.JobID, err = c.r.cfg.Cloud.CreateInstance(ctx, opts)
-			return err
+		} else {
+			id, op.JobID, err = c.r.cfg.Cloud.RestoreToNew(ctx, cloud.RestoreToNewOpts{CreateInstanceOpts: opts, From: *from})
 		}
-		op.Type, op.Target = OpRestoreToNew, restorePointText(*from)
-		id, op.JobID, err = c.r.cfg.Cloud.RestoreToNew(ctx, cloud.RestoreToNewOpts{CreateInstanceOpts: opts, From: *from})
 		return err
 	})
 	if errors.Is(err, cloud.ErrConflict) {
