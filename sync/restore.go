@@ -373,24 +373,23 @@ func (c *call) adoptionProblems(inst *cloud.Instance) []string {
 		p.addf("it runs version %s, the spec asks for %s.", inst.Version, c.spec.Datastoreversion)
 	}
 	if region := c.r.cfg.Cloud.Region(); c.spec.Region != region || (inst.Region != "" && inst.Region != region) {
-		p.addf("it is in region %s, the spec asks for %s.", firstNonEmpty(inst.Region, region), c.spec.Region)
+		shown := inst.Region
+		if shown == "" {
+			shown = region
+		}
+		p.addf("it is in region %s, the spec asks for %s.", shown, c.spec.Region)
 	}
 	switch {
 	case inst.Type == "Replica":
 		p.addf("it is a read replica.")
 	case strings.EqualFold(inst.Type, "Ha") != IsHA(c.spec):
-		p.addf("it is of type %s, the spec's hamode asks for %s.", inst.Type, firstNonEmpty(c.spec.Hamode, "Single"))
+		want := "Single"
+		if IsHA(c.spec) {
+			want = "Ha"
+		}
+		p.addf("it is of type %s, the spec's hamode asks for %s.", inst.Type, want)
 	}
 	return p
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // restorePointText shows a restore point in status.operation.target.
