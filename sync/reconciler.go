@@ -123,16 +123,26 @@ func (c *call) sync(ctx context.Context) error {
 		c.invalid(joinSentences(problems))
 		return nil
 	}
+	if id := c.spec.Instanceid; id != "" && c.st.ID != "" && id != c.st.ID {
+		c.invalid(fmt.Sprintf("instanceid %s is not the instance %s this object manages; instanceid cannot change.", id, c.st.ID))
+		return nil
+	}
 	inst, err := c.observe(ctx)
 	if err != nil {
 		return c.cloudError(err)
 	}
 	if inst == nil {
-		if c.st.ID != "" {
+		switch {
+		case c.st.ID != "":
 			c.vanished()
 			return nil
+		case c.spec.Instanceid != "":
+			if inst, err = c.adopt(ctx); inst == nil || err != nil {
+				return err
+			}
+		default:
+			return c.create(ctx)
 		}
-		return c.create(ctx)
 	}
 	c.report(inst)
 	if !c.connectionFor(inst) {
@@ -142,6 +152,7 @@ func (c *call) sync(ctx context.Context) error {
 	// Each step below may set its own conditions and stop the call (stop true): a step that issued
 	// a change to the cloud always stops, so that a call makes at most one change.
 	for _, step := range []func(context.Context, *cloud.Instance) (stop bool, err error){
+		c.restore,   // restore.go: point-in-time restore in place
 		c.operate,   // day2.go: changes to the running instance
 		c.databases, // databases.go: databases, users and grants over SQL
 		c.logs,      // logs.go: the log Job and its short-lived credentials
@@ -154,8 +165,13 @@ func (c *call) sync(ctx context.Context) error {
 }
 
 // observe finds the instance by the id the last call remembered, or else by its deterministic
-// name: a create whose response was lost is found here and taken over, never created twice.
+// name: a create whose response was lost is found here and taken over, never created twice. An
+// object that adopts an instance it has not taken over yet has none (sync adopts it; finalize
+// leaves it alone).
 func (c *call) observe(ctx context.Context) (*cloud.Instance, error) {
+	if c.st.ID == "" && c.spec.Instanceid != "" {
+		return nil, nil
+	}
 	var inst *cloud.Instance
 	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
 		if c.st.ID != "" {
@@ -178,7 +194,8 @@ func (c *call) cloudCall(ctx context.Context, fn func(context.Context) error) er
 	return fn(ctx)
 }
 
-// create takes the steps towards a new instance, one per call: persist the password, then create.
+// create takes the steps towards a new instance, one per call: persist the password, then create,
+// or restore into a new instance when spec.restorefrom names a source.
 func (c *call) create(ctx context.Context) error {
 	c.st.Status = ""
 	desired, generated, problem := c.desiredPassword()
@@ -215,6 +232,13 @@ func (c *call) create(ctx context.Context) error {
 		return nil
 	}
 
+	var from *cloud.RestorePoint
+	if c.spec.Restorefrom != nil {
+		var err error
+		if from, err = c.restorePoint(ctx); from == nil || err != nil {
+			return err
+		}
+	}
 	var network cloud.Network
 	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
 		network, err = c.r.cfg.Cloud.ResolveNetwork(ctx, c.spec.Vpc, c.spec.Subnet, c.spec.Securitygroup)
@@ -223,9 +247,17 @@ func (c *call) create(ctx context.Context) error {
 		return c.cloudError(err)
 	}
 	opts := c.createOpts(network, pw)
-	var id, jobID string
+	op := &v1alpha1.Operation{Type: OpCreate, Generation: c.parent.Generation}
+	if from != nil {
+		op.Type, op.Target = OpRestoreToNew, restorePointText(*from)
+	}
+	var id string
 	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		id, jobID, err = c.r.cfg.Cloud.CreateInstance(ctx, opts)
+		if from == nil {
+			id, op.JobID, err = c.r.cfg.Cloud.CreateInstance(ctx, opts)
+		} else {
+			id, op.JobID, err = c.r.cfg.Cloud.RestoreToNew(ctx, cloud.RestoreToNewOpts{CreateInstanceOpts: opts, From: *from})
+		}
 		return err
 	})
 	if errors.Is(err, cloud.ErrConflict) {
@@ -236,10 +268,11 @@ func (c *call) create(ctx context.Context) error {
 	if err != nil {
 		return c.cloudError(err)
 	}
-	c.log.Info("created instance", "instance", id, "job", jobID)
+	c.log.Info("created instance", "instance", id, "job", op.JobID, "operation", op.Type)
 	c.st.ID = id
 	c.st.Status = cloud.StatusBuild
-	c.st.Operation = &v1alpha1.Operation{Type: OpCreate, JobID: jobID, Generation: c.parent.Generation}
+	c.st.Operation = op
+	c.st.Restore = restoreBaseline(c.spec)
 	c.pending(ReasonCreating, "The instance is being created.")
 	return nil
 }
@@ -320,6 +353,11 @@ func (c *call) connectionFor(inst *cloud.Instance) bool {
 	pw, ok := c.observedPassword()
 	if !ok {
 		desired, generated, _ := c.desiredPassword()
+		if (generated || desired.Empty()) && c.st.Adopted {
+			c.setSynced(metav1.ConditionFalse, ReasonPasswordUnknown,
+				"The root password of the adopted instance is unknown, so no connection Secret is written: set password or name a Secret holding it in passwordsecretref.")
+			return false
+		}
 		if generated || desired.Empty() {
 			c.setSynced(metav1.ConditionFalse, ReasonPasswordSecretLost,
 				"The root password is unknown: its connection Secret is gone. Reset the root password in OTC and name a Secret holding it in passwordsecretref.")
@@ -337,6 +375,9 @@ func (c *call) connectionFor(inst *cloud.Instance) bool {
 // report copies what OTC says into the status and sets Ready from the instance's status.
 func (c *call) report(inst *cloud.Instance) {
 	c.st.ID = inst.ID
+	if c.st.Adopted && inst.Name != "" {
+		c.st.Name = inst.Name // an adopted instance keeps the name it had
+	}
 	c.st.Status = inst.Status
 	c.st.Type = inst.Type
 	c.st.Flavor = inst.Flavor
@@ -453,11 +494,23 @@ func refusal(e *cloud.Error) string {
 }
 
 func (c *call) setReady(status metav1.ConditionStatus, reason, message string) {
-	setCondition(&c.st, c.now, v1alpha1.ConditionReady, status, reason, message)
+	c.setCondition(v1alpha1.ConditionReady, status, reason, message)
 }
 
 func (c *call) setSynced(status metav1.ConditionStatus, reason, message string) {
-	setCondition(&c.st, c.now, v1alpha1.ConditionSynced, status, reason, message)
+	c.setCondition(v1alpha1.ConditionSynced, status, reason, message)
+}
+
+// setCondition sets a condition of the answer.
+//
+// NOTE: a call may set a condition more than once: Synced True before the steps, then False from a
+// step that finds a problem it reported before. The transition time compares with what the last
+// call reported, not with the value set earlier in this call, or it would move on every call.
+func (c *call) setCondition(typ string, status metav1.ConditionStatus, reason, message string) {
+	setCondition(&c.st, c.now, typ, status, reason, message)
+	if old := getCondition(&c.parent.Status, typ); old != nil && old.Status == status {
+		getCondition(&c.st, typ).LastTransitionTime = old.LastTransitionTime
+	}
 }
 
 // children returns every child to keep. A child left out is deleted by Metacontroller, so the

@@ -19,6 +19,7 @@ func (s *RdsStatus) DeepCopy() *RdsStatus {
 		out.FinalBackup = &b
 	}
 	out.DatabasesAndUsers = s.DatabasesAndUsers.DeepCopy()
+	out.Restore = s.Restore.DeepCopy()
 	out.Nodes = append([]Node(nil), s.Nodes...)
 	out.Conditions = append([]Condition(nil), s.Conditions...)
 	return &out

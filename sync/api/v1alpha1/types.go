@@ -90,6 +90,12 @@ type RdsSpec struct {
 
 	// Day-2 operations: restart, restore, adoption, tags.
 
+	// Restorefrom starts the new instance from another instance's backup or point in time instead
+	// of empty. Read only while the instance is created; ignored afterwards.
+	Restorefrom *RestoreFrom `json:"restorefrom,omitempty"`
+	// Instanceid adopts the existing OTC instance with this id instead of creating one.
+	Instanceid string `json:"instanceid,omitempty"`
+
 	// Databases and users.
 
 	// Prunedatabases drops databases this controller created once they leave Databases. Default
@@ -125,7 +131,8 @@ type RdsStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 	// ID is the OTC instance id.
 	ID string `json:"id,omitempty"`
-	// Name is the instance name in OTC, derived from namespace and name.
+	// Name is the instance name in OTC, derived from namespace and name (an adopted instance keeps
+	// its own).
 	Name string `json:"name,omitempty"`
 	// Status is the OTC status string, e.g. BUILD or ACTIVE.
 	Status string `json:"status,omitempty"`
@@ -156,6 +163,11 @@ type RdsStatus struct {
 	FinalBackup *Backup `json:"finalBackup,omitempty"`
 
 	// Day-2 operations: what was handled, so that it runs once.
+
+	// Restore is the last backuprestoretime the hooks handled, and what became of it.
+	Restore *RestoreStatus `json:"restore,omitempty"`
+	// Adopted says the instance was taken over through instanceid, not created by the hooks.
+	Adopted bool `json:"adopted,omitempty"`
 
 	// Databases and users: what was last applied.
 	DatabasesAndUsers *DatabasesStatus `json:"databasesAndUsers,omitempty"`

@@ -24,6 +24,7 @@ type Fake struct {
 	ListBackupsFn        func(ctx context.Context, instanceID string) ([]cloud.Backup, error)
 	CreateBackupFn       func(ctx context.Context, instanceID, name, description string) (*cloud.Backup, error)
 	ListFlavorsFn        func(ctx context.Context, engine, version string) ([]cloud.Flavor, error)
+	RestoreFns           // fake_restore.go
 
 	calls []string
 }
