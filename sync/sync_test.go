@@ -77,7 +77,8 @@ func activeInstance() *cloud.Instance {
 		ID: "inst-1", Name: InstanceName("rds1", "my-rds-single"), Status: cloud.StatusActive, Type: "Single",
 		Engine: "MySQL", Version: "8.0", CompleteVersion: "8.0.28", Flavor: "rds.mysql.c2.medium",
 		Volume: cloud.Volume{Type: "COMMON", Size: 40}, PrivateIPs: []string{"192.168.0.10"}, Port: 3306,
-		Nodes: []cloud.Node{{ID: "n1", Name: "node0", Role: "master", Status: "ACTIVE", AvailabilityZone: "eu-de-01"}},
+		BackupStrategy: cloud.BackupStrategy{StartTime: "01:00-02:00", KeepDays: 12}, // as sampleSpec asks
+		Nodes:          []cloud.Node{{ID: "n1", Name: "node0", Role: "master", Status: "ACTIVE", AvailabilityZone: "eu-de-01"}},
 	}
 }
 

@@ -19,6 +19,7 @@ func (s *RdsStatus) DeepCopy() *RdsStatus {
 		out.FinalBackup = &b
 	}
 	out.Nodes = append([]Node(nil), s.Nodes...)
+	s.deepCopyDay2(&out)
 	out.Conditions = append([]Condition(nil), s.Conditions...)
 	return &out
 }

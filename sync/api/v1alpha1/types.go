@@ -90,6 +90,12 @@ type RdsSpec struct {
 
 	// Day-2 operations: restart, restore, adoption, tags.
 
+	// Restartrequest asks for one restart of the instance: each new value (e.g. a date) restarts
+	// it once. status.restartRequest holds the value handled last.
+	Restartrequest string `json:"restartrequest,omitempty"`
+	// Tags are OTC tags on the instance, kept in sync. Tags set in OTC by others are left alone.
+	Tags []Tag `json:"tags,omitempty"`
+
 	// Databases and users.
 
 	// Logs on request.
@@ -147,6 +153,14 @@ type RdsStatus struct {
 	FinalBackup *Backup `json:"finalBackup,omitempty"`
 
 	// Day-2 operations: what was handled, so that it runs once.
+
+	// RestartRequest is the spec.restartrequest value handled last: its restart was issued.
+	RestartRequest string `json:"restartRequest,omitempty"`
+	// UpgradeRequest is the datastoreversion a minor version upgrade was last issued for.
+	UpgradeRequest string `json:"upgradeRequest,omitempty"`
+	// ManagedTags are the keys of the OTC tags this object manages, sorted: a key removed from
+	// spec.tags is removed in OTC only if it is listed here.
+	ManagedTags []string `json:"managedTags,omitempty"`
 
 	// Databases and users: what was last applied.
 

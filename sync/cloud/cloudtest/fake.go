@@ -25,6 +25,9 @@ type Fake struct {
 	CreateBackupFn       func(ctx context.Context, instanceID, name, description string) (*cloud.Backup, error)
 	ListFlavorsFn        func(ctx context.Context, engine, version string) ([]cloud.Flavor, error)
 
+	Day2 // fake_day2.go
+
+
 	calls []string
 }
 
