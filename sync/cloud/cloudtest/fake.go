@@ -27,7 +27,6 @@ type Fake struct {
 
 	Day2 // fake_day2.go
 
-
 	calls []string
 }
 
