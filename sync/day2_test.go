@@ -97,7 +97,6 @@ func synced(t *testing.T, st *v1alpha1.RdsStatus, status metav1.ConditionStatus,
 	return c
 }
 
-
 func TestOperateGuards(t *testing.T) {
 	bigger := func(s *v1alpha1.RdsSpec) { s.Flavorref = "rds.mysql.n1.large.2" }
 	withStatus := func(status string) func() *cloud.Instance {
