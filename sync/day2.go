@@ -67,10 +67,11 @@ func (c *call) operate(ctx context.Context, inst *cloud.Instance) (stop bool, er
 	op := c.st.Operation
 	if len(changes) == 0 {
 		switch {
+		case op != nil && progress[op.Type] != "":
+			c.inProgress(op) // problems may be old values OTC still reports: judge them afterwards
+		case op != nil:
 		case len(problems) > 0:
 			c.refuse(problems)
-		case op != nil && progress[op.Type] != "":
-			c.inProgress(op)
 		}
 		return false, nil
 	}
@@ -378,7 +379,7 @@ func (c *call) versionChange(inst *cloud.Instance) ([]change, *problem) {
 	}
 	if c.st.UpgradeRequest == asked {
 		return nil, &problem{ReasonVersionUnavailable, fmt.Sprintf(
-			"The minor version upgrade for datastoreversion %s was made, but OTC offers %s as its newest version.", asked, running)}
+			"A minor version upgrade for datastoreversion %s was issued, but the instance runs %s: OTC offers no newer minor version.", asked, running)}
 	}
 	return []change{{
 		op:     OpMinorUpgrade,

@@ -455,7 +455,7 @@ func TestOperateChanges(t *testing.T) {
 			wantCalls: []string{"GetInstance"},
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, _ *hook.SyncResponse) {
 				c := synced(t, st, metav1.ConditionFalse, ReasonVersionUnavailable)
-				assert.Equal(t, "The minor version upgrade for datastoreversion 8.0.40 was made, but OTC offers 8.0.32 as its newest version.", c.Message)
+				assert.Equal(t, "A minor version upgrade for datastoreversion 8.0.40 was issued, but the instance runs 8.0.32: OTC offers no newer minor version.", c.Message)
 			},
 		},
 		"single to HA": {
