@@ -336,7 +336,7 @@ func (c *call) storageChange(inst *cloud.Instance) ([]change, *problem) {
 	switch {
 	case want < have:
 		return nil, &problem{ReasonUnsupportedChange, fmt.Sprintf(
-			"volumesize %d is below the instance's %d GB: OTC cannot shrink a volume.", want, have)}
+			"volumesize %d is below the instance's %d GB: OTC cannot shrink a volume; set volumesize to %d or more.", want, have, have)}
 	case want < have+10:
 		return nil, nil // NOTE: OTC grows in steps of at least 10 GB
 	}

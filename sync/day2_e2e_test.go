@@ -364,3 +364,26 @@ func TestDay2EndToEndOneChangeAtATime(t *testing.T) {
 	assert.Empty(t, w.obj.Status.ManagedTags)
 	w.requireSettled("the tag is gone")
 }
+
+func TestDay2EndToEndUnavailableInstance(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	w.sim.SetInstanceStatus(w.obj.Status.ID, "STORAGE FULL")
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Flavorref, s.Volumesize = "rds.mysql.n1.xlarge.2", 50 })
+	w.sync()
+	assert.Equal(t, 0, w.sim.Calls(otcsim.OpResize), "no resize while the storage is full")
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpEnlargeVolume), "growing the storage is the way out")
+	w.settle(6)
+	assert.Equal(t, 50, w.view().VolumeSize)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpEnlargeVolume))
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "the resize follows once the instance is ACTIVE")
+	w.requireSettled("both changes made")
+
+	w.sim.SetInstanceStatus(w.obj.Status.ID, "FAILED")
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Volumesize = 60 })
+	w.settle(3)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpEnlargeVolume), "no change to a FAILED instance")
+	synced := w.condition(v1alpha1.ConditionSynced)
+	assert.Equal(t, metav1.ConditionFalse, synced.Status)
+	assert.Equal(t, sync.ReasonUnavailable, synced.Reason)
+	assert.Equal(t, "The instance is FAILED in OTC; the pending storage growth to 60GB waits until it is ACTIVE again.", synced.Message)
+}

@@ -296,7 +296,7 @@ func TestOperateChanges(t *testing.T) {
 			wantCalls: []string{"GetInstance"},
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, _ *hook.SyncResponse) {
 				c := synced(t, st, metav1.ConditionFalse, ReasonUnsupportedChange)
-				assert.Equal(t, "volumesize 40 is below the instance's 100 GB: OTC cannot shrink a volume.", c.Message)
+				assert.Equal(t, "volumesize 40 is below the instance's 100 GB: OTC cannot shrink a volume; set volumesize to 100 or more.", c.Message)
 			},
 		},
 		"backup policy": {
