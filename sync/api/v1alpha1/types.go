@@ -50,7 +50,8 @@ type RdsSpec struct {
 	Volumetype string `json:"volumetype"`
 	// Volumesize is the storage in GB: 40 to 4000, a multiple of 10; it can only grow.
 	Volumesize int `json:"volumesize"`
-	// Availabilityzone is one AZ per node, comma-separated (two for HA). Immutable.
+	// Availabilityzone is one AZ per node, comma-separated (two for HA). Immutable, except that
+	// turning a single instance into HA appends the standby's AZ.
 	Availabilityzone string `json:"availabilityzone"`
 	// Region is the OTC region, e.g. eu-de.
 	Region string `json:"region"`
