@@ -434,6 +434,37 @@ func TestOperateChanges(t *testing.T) {
 				assert.Equal(t, OpMinorUpgrade, st.Operation.Type)
 			},
 		},
+		"PostgreSQL minor upgrade": {
+			reason: "PostgreSQL's major version is one part: 16.6 asked while 16.4 runs upgrades",
+			spec: func(s *v1alpha1.RdsSpec) {
+				s.Datastoretype, s.Datastoreversion, s.Flavorref, s.Port = "PostgreSQL", "16.6", "rds.pg.n1.large.2", nil
+			},
+			inst: func() *cloud.Instance {
+				in := activeInstance()
+				in.Engine, in.Version, in.CompleteVersion, in.Flavor, in.Port = "PostgreSQL", "16", "16.4", "rds.pg.n1.large.2", 5432
+				return in
+			},
+			fake: func(f *cloudtest.Fake, got *[]any) {
+				f.UpgradeMinorVersionFn = func(_ context.Context, id string) (string, error) {
+					*got = append(*got, id)
+					return "job-u", nil
+				}
+			},
+			wantCalls: []string{"GetInstance", "UpgradeMinorVersion"},
+			wantArgs:  []any{"inst-1"},
+		},
+		"PostgreSQL major version only": {
+			reason: `"16" asked while 16.4 runs is no difference`,
+			spec: func(s *v1alpha1.RdsSpec) {
+				s.Datastoretype, s.Datastoreversion, s.Flavorref, s.Port = "PostgreSQL", "16", "rds.pg.n1.large.2", nil
+			},
+			inst: func() *cloud.Instance {
+				in := activeInstance()
+				in.Engine, in.Version, in.CompleteVersion, in.Flavor, in.Port = "PostgreSQL", "16", "16.4", "rds.pg.n1.large.2", 5432
+				return in
+			},
+			wantCalls: []string{"GetInstance"},
+		},
 		"major version only": {
 			reason:    `"8.0" asked while 8.0.28 runs is no difference`,
 			spec:      func(s *v1alpha1.RdsSpec) { s.Datastoreversion = "8.0" },
