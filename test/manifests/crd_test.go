@@ -77,7 +77,7 @@ func TestPrinterColumns(t *testing.T) {
 	for _, c := range table.ColumnDefinitions {
 		names = append(names, c.Name)
 	}
-	assert.Equal(t, []string{"Name", "Status", "Ready", "Engine", "Version", "Flavor", "Endpoint", "Age"}, names)
+	assert.Equal(t, []string{"Name", "Status", "Ready", "Engine", "Version", "Flavor", "Endpoint", "Operation", "Age"}, names)
 	require.Len(t, table.Rows, 1)
 	assert.Equal(t, []any{"my-rds-single", "ACTIVE", "False", "MySQL", "8.0", "rds.mysql.c2.medium", "192.168.0.71:3306"}, table.Rows[0].Cells[:7])
 }
