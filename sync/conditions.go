@@ -27,6 +27,8 @@ const (
 	ReasonFinalBackup        = "FinalBackupInProgress"
 	ReasonFinalBackupFailed  = "FinalBackupFailed"
 	ReasonRetained           = "Retained"
+	// ReasonWaitingForInstance: a change (day-2, databases) waits for the instance to be ACTIVE.
+	ReasonWaitingForInstance = "WaitingForInstance"
 )
 
 // setCondition sets one condition, keeping LastTransitionTime while the status holds.

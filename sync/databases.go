@@ -46,7 +46,6 @@ func (d DatabasesConfig) withDefaults(callTimeout time.Duration) DatabasesConfig
 const (
 	ReasonDatabasesApplied       = "Applied"
 	ReasonEngineNotSupported     = "EngineNotSupported"
-	ReasonWaitingForInstance     = "WaitingForInstance"
 	ReasonStoringUserPasswords   = "StoringUserPasswords"
 	ReasonUserSecretMissing      = "UserPasswordSecretMissing"
 	ReasonDatabaseUnreachable    = "DatabaseUnreachable"

@@ -188,6 +188,7 @@ func TestDatabasesStep(t *testing.T) {
 			spec: func(s *v1alpha1.RdsSpec) {
 				s.Datastoretype, s.Datastoreversion, s.Flavorref, s.Port = "PostgreSQL", "15", "rds.pg.c2.medium", nil
 			},
+			instance:   postgresInstance("15", "rds.pg.c2.medium"),
 			wantReason: ReasonEngineNotSupported,
 			wantSynced: ReasonReconciled,
 		},

@@ -111,7 +111,9 @@ func (c *call) restore(ctx context.Context, inst *cloud.Instance) (stop bool, er
 		c.setSynced(metav1.ConditionTrue, ReasonRestoreWaiting,
 			fmt.Sprintf("The restore to %s waits for the instance to be ACTIVE with no other operation running.", want))
 		c.resync = c.r.cfg.ResyncPending
-		return false, nil
+		// NOTE: a pending restore holds the later steps: a day-2 change started now would keep the
+		// instance busy, and the restore rolls back whatever it changed anyway.
+		return true, nil
 	}
 	switch ok, err := c.restorable(ctx, inst.ID, at); {
 	case err != nil:

@@ -274,9 +274,13 @@ func TestRestoreInPlace(t *testing.T) {
 				s.Datastoretype, s.Datastoreversion, s.Flavorref, s.Port = "PostgreSQL", "16", "rds.pg.n1.large.2", nil
 				s.Backuprestoretime = restoreAt
 			},
-			status:    v1alpha1.RdsStatus{ID: "inst-1", Restore: restoreHandled("", v1alpha1.RestoreSkipped)},
-			secrets:   stored,
-			fake:      cloudtest.Fake{GetInstanceFn: restoreInstance(cloud.StatusActive)},
+			status:  v1alpha1.RdsStatus{ID: "inst-1", Restore: restoreHandled("", v1alpha1.RestoreSkipped)},
+			secrets: stored,
+			fake: cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) {
+				i := activeInstance()
+				postgresInstance("16", "rds.pg.n1.large.2")(i)
+				return i, nil
+			}},
 			wantCalls: []string{"GetInstance"},
 			check: func(t *testing.T, resp *hook.SyncResponse) {
 				assert.Equal(t, restoreHandled(restoreAt, v1alpha1.RestoreRefused), resp.Status.Restore)

@@ -72,12 +72,20 @@ func newReconciler(f *cloudtest.Fake) *Reconciler {
 	return New(Config{Cloud: f, Now: func() time.Time { return t0 }, Random: mrand.NewChaCha8([32]byte{7})})
 }
 
+// postgresInstance turns an observed instance into a PostgreSQL one of this version and flavor.
+func postgresInstance(version, flavor string) func(*cloud.Instance) {
+	return func(i *cloud.Instance) {
+		i.Engine, i.Version, i.CompleteVersion, i.Flavor, i.Port = "PostgreSQL", version, version+".4", flavor, 5432
+	}
+}
+
 func activeInstance() *cloud.Instance {
 	return &cloud.Instance{
 		ID: "inst-1", Name: InstanceName("rds1", "my-rds-single"), Status: cloud.StatusActive, Type: "Single",
 		Engine: "MySQL", Version: "8.0", CompleteVersion: "8.0.28", Flavor: "rds.mysql.c2.medium",
 		Volume: cloud.Volume{Type: "COMMON", Size: 40}, PrivateIPs: []string{"192.168.0.10"}, Port: 3306,
-		Nodes: []cloud.Node{{ID: "n1", Name: "node0", Role: "master", Status: "ACTIVE", AvailabilityZone: "eu-de-01"}},
+		BackupStrategy: cloud.BackupStrategy{StartTime: "01:00-02:00", KeepDays: 12}, // as sampleSpec asks
+		Nodes:          []cloud.Node{{ID: "n1", Name: "node0", Role: "master", Status: "ACTIVE", AvailabilityZone: "eu-de-01"}},
 	}
 }
 

@@ -130,7 +130,7 @@ func Validate(spec *v1alpha1.RdsSpec) []string {
 	default:
 		p.addf("deletionpolicy %q is not Delete or Retain.", spec.Deletionpolicy)
 	}
-	p = append(p, validateUsers(spec)...) // validate_users.go
+	p = append(p, validateUsers(spec)...)   // validate_users.go
 	p = append(p, restoreProblems(spec)...) // restore.go
 	return p
 }

@@ -77,7 +77,7 @@ func TestPrinterColumns(t *testing.T) {
 	for _, c := range table.ColumnDefinitions {
 		names = append(names, c.Name)
 	}
-	assert.Equal(t, []string{"Name", "Status", "Ready", "Engine", "Version", "Flavor", "Endpoint", "Age"}, names)
+	assert.Equal(t, []string{"Name", "Status", "Ready", "Engine", "Version", "Flavor", "Endpoint", "Operation", "Age"}, names)
 	require.Len(t, table.Rows, 1)
 	assert.Equal(t, []any{"my-rds-single", "ACTIVE", "False", "MySQL", "8.0", "rds.mysql.c2.medium", "192.168.0.71:3306"}, table.Rows[0].Cells[:7])
 }
@@ -275,6 +275,14 @@ func TestUpdateValidation(t *testing.T) {
 		"SQLServerEdition": {reason: "2019_SE -> 2022_SE is a major upgrade", old: both(sqlserver, set("datastoreversion", "2019_SE")), new: sqlserver, want: "the major version in datastoreversion cannot change"},
 		"PasswordToSecret": {reason: "moving the password into a Secret", new: set("password", nil, "passwordsecretref", map[string]any{"name": "root-pw"})},
 		"DeletionPolicy":   {reason: "deletionpolicy can change at any time", new: set("deletionpolicy", "Retain")},
+		"SingleToHa":       {reason: "a single instance becomes a pair: the standby's AZ is appended", new: ha},
+		"SingleToHaSameAZ": {reason: "the standby needs another AZ", new: both(ha, set("availabilityzone", "eu-de-01,eu-de-01")), want: "availabilityzone is immutable, except"},
+		"SingleToHaMoved":  {reason: "the primary's AZ stays first", new: both(ha, set("availabilityzone", "eu-de-02,eu-de-01")), want: "availabilityzone is immutable, except"},
+		"HaToSingle":       {reason: "OTC cannot remove a standby", old: ha, new: set("hamode", "Single", "flavorref", "rds.mysql.c2.medium", "availabilityzone", "eu-de-01"), want: "availabilityzone is immutable, except"},
+		"Restart":          {reason: "restartrequest takes any new value", new: set("restartrequest", "2026-11-23T10-00")},
+		"Tags":             {reason: "tags can change", new: set("tags", []any{map[string]any{"key": "team", "value": "a"}})},
+		"DuplicateTag":     {reason: "a tag key appears once", new: set("tags", []any{map[string]any{"key": "team", "value": "a"}, map[string]any{"key": "team", "value": "b"}}), want: "Duplicate value"},
+		"BadTag":           {reason: "OTC's tag characters", new: set("tags", []any{map[string]any{"key": "a b"}}), want: "spec.tags[0].key"},
 	}
 	v := newCRDValidator(t, loadCRD(t), v1alpha1.Version)
 	for name, tc := range cases {

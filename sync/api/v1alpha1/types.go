@@ -50,7 +50,8 @@ type RdsSpec struct {
 	Volumetype string `json:"volumetype"`
 	// Volumesize is the storage in GB: 40 to 4000, a multiple of 10; it can only grow.
 	Volumesize int `json:"volumesize"`
-	// Availabilityzone is one AZ per node, comma-separated (two for HA). Immutable.
+	// Availabilityzone is one AZ per node, comma-separated (two for HA). Immutable, except that
+	// turning a single instance into HA appends the standby's AZ.
 	Availabilityzone string `json:"availabilityzone"`
 	// Region is the OTC region, e.g. eu-de.
 	Region string `json:"region"`
@@ -95,6 +96,11 @@ type RdsSpec struct {
 	Restorefrom *RestoreFrom `json:"restorefrom,omitempty"`
 	// Instanceid adopts the existing OTC instance with this id instead of creating one.
 	Instanceid string `json:"instanceid,omitempty"`
+	// Restartrequest asks for one restart of the instance: each new value (e.g. a date) restarts
+	// it once. status.restartRequest holds the value handled last.
+	Restartrequest string `json:"restartrequest,omitempty"`
+	// Tags are OTC tags on the instance, kept in sync. Tags set in OTC by others are left alone.
+	Tags []Tag `json:"tags,omitempty"`
 
 	// Databases and users.
 
@@ -168,6 +174,13 @@ type RdsStatus struct {
 	Restore *RestoreStatus `json:"restore,omitempty"`
 	// Adopted says the instance was taken over through instanceid, not created by the hooks.
 	Adopted bool `json:"adopted,omitempty"`
+	// RestartRequest is the spec.restartrequest value handled last: its restart was issued.
+	RestartRequest string `json:"restartRequest,omitempty"`
+	// UpgradeRequest is the datastoreversion a minor version upgrade was last issued for.
+	UpgradeRequest string `json:"upgradeRequest,omitempty"`
+	// ManagedTags are the keys of the OTC tags this object manages, sorted: a key removed from
+	// spec.tags is removed in OTC only if it is listed here.
+	ManagedTags []string `json:"managedTags,omitempty"`
 
 	// Databases and users: what was last applied.
 	DatabasesAndUsers *DatabasesStatus `json:"databasesAndUsers,omitempty"`

@@ -26,6 +26,8 @@ type Fake struct {
 	ListFlavorsFn        func(ctx context.Context, engine, version string) ([]cloud.Flavor, error)
 	RestoreFns           // fake_restore.go
 
+	Day2 // fake_day2.go
+
 	calls []string
 }
 

@@ -1,0 +1,389 @@
+package sync_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	gosync "sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcsps/rds-lambda-controller/sync"
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
+	"github.com/mcsps/rds-lambda-controller/sync/hook"
+	"github.com/mcsps/rds-lambda-controller/test/otcsim"
+)
+
+// day2World is one Rds object driven through the sync hook, the real adapter and the simulator,
+// with each answer's status and children fed back as the next request's observed state, the way
+// Metacontroller does.
+type day2World struct {
+	t       *testing.T
+	clock   *otcsim.ManualClock
+	sim     *otcsim.Sim
+	client  *otc.Client
+	r       *sync.Reconciler
+	obj     v1alpha1.Rds
+	secrets map[string]*corev1.Secret
+	last    *hook.SyncResponse
+}
+
+// newDay2World creates the instance through the hooks and returns once it is ACTIVE, with the
+// simulator's counters reset. wrap, if set, wraps the adapter's HTTP transport.
+func newDay2World(t *testing.T, spec func(*v1alpha1.RdsSpec), wrap func(http.RoundTripper) http.RoundTripper) *day2World {
+	t.Helper()
+	clock := otcsim.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
+	srv := otcsim.NewServer(otcsim.Options{Clock: clock})
+	t.Cleanup(srv.Close)
+	env := srv.Env()
+	cfg, err := otc.ConfigFromEnv(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	cfg.RequestTimeout = 5 * time.Second
+	if wrap != nil {
+		cfg.Transport = wrap(http.DefaultTransport.(*http.Transport).Clone())
+	}
+	client, err := otc.New(context.Background(), cfg)
+	require.NoError(t, err)
+
+	w := &day2World{
+		t: t, clock: clock, sim: srv.Sim, client: client,
+		r: sync.New(sync.Config{Cloud: client, Now: clock.Now, CallTimeout: 5 * time.Second}),
+		obj: v1alpha1.Rds{
+			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.Kind},
+			ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "team-a", UID: "uid-day2", Generation: 1},
+			Spec: v1alpha1.RdsSpec{
+				Datastoretype: "MySQL", Datastoreversion: "8.0", Flavorref: "rds.mysql.n1.large.2",
+				Volumetype: "CLOUDSSD", Volumesize: 40, Availabilityzone: "eu-de-01", Region: "eu-de",
+				Vpc: otcsim.SeedVPCName, Subnet: otcsim.SeedSubnetName, Securitygroup: otcsim.SeedSecurityGroupName,
+				Backupstarttime: "01:00-02:00", Backupkeepdays: 7, Password: "Sim-Passw0rd!",
+			},
+		},
+		secrets: map[string]*corev1.Secret{},
+	}
+	if spec != nil {
+		spec(&w.obj.Spec)
+	}
+	w.sync() // stores the password
+	w.sync() // creates
+	clock.Advance(otcsim.DefaultDurations().Create)
+	w.sync()
+	require.Equal(t, "ACTIVE", w.obj.Status.Status, "the instance is up")
+	require.Equal(t, metav1.ConditionTrue, w.condition(v1alpha1.ConditionReady).Status)
+	srv.Sim.ResetCounters()
+	return w
+}
+
+// sync makes one hook call and feeds its answer back.
+func (w *day2World) sync() *hook.SyncResponse {
+	w.t.Helper()
+	parent := w.obj
+	parent.Status = *w.obj.Status.DeepCopy()
+	req := &hook.Request{
+		Parent:  parent,
+		Secrets: w.secrets,
+		Jobs:    map[string]*batchv1.Job{},
+		Related: map[string]*corev1.Secret{},
+		Version: hook.V1,
+	}
+	resp, err := w.r.Sync(context.Background(), req)
+	require.NoError(w.t, err)
+	w.obj.Status = *resp.Status.DeepCopy()
+	w.secrets = map[string]*corev1.Secret{}
+	for _, c := range resp.Children {
+		if s, ok := c.(*corev1.Secret); ok {
+			w.secrets[s.Name] = s
+		}
+	}
+	w.last = resp
+	return resp
+}
+
+// settle makes n calls, moving the clock on by the answer's resync (at most 10 s) after each.
+func (w *day2World) settle(n int) {
+	w.t.Helper()
+	for range n {
+		resp := w.sync()
+		w.clock.Advance(min(time.Duration(resp.ResyncAfterSeconds)*time.Second, 10*time.Second))
+	}
+}
+
+// edit changes the spec as a user would: a new generation.
+func (w *day2World) edit(change func(*v1alpha1.RdsSpec)) {
+	change(&w.obj.Spec)
+	w.obj.Generation++
+}
+
+func (w *day2World) condition(typ string) v1alpha1.Condition {
+	w.t.Helper()
+	for _, c := range w.obj.Status.Conditions {
+		if c.Type == typ {
+			return c
+		}
+	}
+	w.t.Fatalf("no condition %s", typ)
+	return v1alpha1.Condition{}
+}
+
+func (w *day2World) view() otcsim.InstanceView {
+	w.t.Helper()
+	v, ok := w.sim.Instance(w.obj.Status.ID)
+	require.True(w.t, ok)
+	return v
+}
+
+// requireSettled checks that the object reports a finished, truthful state and that one more call
+// changes nothing in the cloud.
+func (w *day2World) requireSettled(reason string) {
+	w.t.Helper()
+	assert.Nil(w.t, w.obj.Status.Operation, reason)
+	assert.Equal(w.t, "ACTIVE", w.obj.Status.Status, reason)
+	ready, synced := w.condition(v1alpha1.ConditionReady), w.condition(v1alpha1.ConditionSynced)
+	assert.Equal(w.t, metav1.ConditionTrue, ready.Status, reason)
+	assert.Equal(w.t, metav1.ConditionTrue, synced.Status, "%s: %s", reason, synced.Message)
+	assert.Equal(w.t, sync.ReasonReconciled, synced.Reason, reason)
+	before, status := w.sim.MutatingCalls(), w.obj.Status.DeepCopy()
+	w.sync()
+	assert.Equal(w.t, before, w.sim.MutatingCalls(), "%s: a repeated call makes no change", reason)
+	assert.Equal(w.t, status, &w.obj.Status, "%s: a repeated call gives the same status", reason)
+}
+
+func TestDay2EndToEnd(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		edit   func(*v1alpha1.RdsSpec)
+		simOp  string
+		op     string // status.operation.type while it runs; "" for changes made at once
+		check  func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus)
+	}{
+		"resize": {
+			reason: "a new flavorref resizes the instance once",
+			edit:   func(s *v1alpha1.RdsSpec) { s.Flavorref = "rds.mysql.n1.xlarge.2" },
+			simOp:  otcsim.OpResize, op: sync.OpResize,
+			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
+				assert.Equal(t, "rds.mysql.n1.xlarge.2", v.Flavor)
+				assert.Equal(t, "rds.mysql.n1.xlarge.2", st.Flavor)
+			},
+		},
+		"storage growth": {
+			reason: "a larger volumesize grows the volume once",
+			edit:   func(s *v1alpha1.RdsSpec) { s.Volumesize = 60 },
+			simOp:  otcsim.OpEnlargeVolume, op: sync.OpStorage,
+			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
+				assert.Equal(t, 60, v.VolumeSize)
+				assert.Equal(t, 60, st.Volume.Size)
+			},
+		},
+		"backup policy": {
+			reason: "a new window and retention are written once",
+			edit:   func(s *v1alpha1.RdsSpec) { s.Backupstarttime, s.Backupkeepdays = "03:15-04:15", 30 },
+			simOp:  otcsim.OpUpdateBackupPolicy,
+			check: func(t *testing.T, v otcsim.InstanceView, _ *v1alpha1.RdsStatus) {
+				assert.Equal(t, "03:15-04:15", v.BackupStartTime)
+				assert.Equal(t, 30, v.BackupKeepDays)
+			},
+		},
+		"tags": {
+			reason: "spec.tags are set in one call",
+			edit: func(s *v1alpha1.RdsSpec) {
+				s.Tags = []v1alpha1.Tag{{Key: "team", Value: "a"}, {Key: "env", Value: "prod"}}
+			},
+			simOp: otcsim.OpTagsAction,
+			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
+				assert.Equal(t, map[string]string{"team": "a", "env": "prod"}, v.Tags)
+				assert.Equal(t, []string{"env", "team"}, st.ManagedTags)
+			},
+		},
+		"restart": {
+			reason: "a new restartrequest restarts once and is remembered",
+			edit:   func(s *v1alpha1.RdsSpec) { s.Restartrequest = "2026-05-01" },
+			simOp:  otcsim.OpRestart, op: sync.OpRestart,
+			check: func(t *testing.T, _ otcsim.InstanceView, st *v1alpha1.RdsStatus) {
+				assert.Equal(t, "2026-05-01", st.RestartRequest)
+			},
+		},
+		"minor upgrade": {
+			reason: "8.0.32 asked while 8.0.28 runs upgrades once",
+			edit:   func(s *v1alpha1.RdsSpec) { s.Datastoreversion = "8.0.32" },
+			simOp:  otcsim.OpUpgradeDbVersion, op: sync.OpMinorUpgrade,
+			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
+				assert.Equal(t, "8.0.32", v.CompleteVersion)
+				assert.Equal(t, "8.0.32", st.Version)
+				assert.Equal(t, "8.0.32", st.UpgradeRequest)
+			},
+		},
+		"single to HA": {
+			reason: "hamode Ha with the .ha flavor and a second AZ adds a standby once",
+			edit: func(s *v1alpha1.RdsSpec) {
+				s.Hamode, s.Flavorref, s.Availabilityzone = "Ha", "rds.mysql.n1.large.2.ha", "eu-de-01,eu-de-02"
+			},
+			simOp: otcsim.OpSingleToHa, op: sync.OpSingleToHA,
+			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
+				assert.Equal(t, "Ha", v.Type)
+				assert.Equal(t, "rds.mysql.n1.large.2.ha", v.Flavor)
+				assert.Equal(t, []string{"eu-de-01", "eu-de-02"}, v.AvailabilityZones)
+				assert.Len(t, st.Nodes, 2)
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := newDay2World(t, nil, nil)
+			w.edit(tc.edit)
+			w.sync()
+			assert.Equal(t, 1, w.sim.Calls(tc.simOp), "issued at once")
+			if tc.op != "" {
+				op := w.obj.Status.Operation
+				require.NotNil(t, op, "the operation shows while it runs")
+				assert.Equal(t, tc.op, op.Type)
+				assert.Equal(t, int64(2), op.Generation)
+				assert.Equal(t, sync.ReasonChanging, w.condition(v1alpha1.ConditionSynced).Reason)
+				w.sync()
+				assert.NotEqual(t, "ACTIVE", w.obj.Status.Status, "OTC reports the change")
+				assert.Equal(t, metav1.ConditionFalse, w.condition(v1alpha1.ConditionReady).Status, "Ready follows OTC's status")
+				assert.Equal(t, metav1.ConditionTrue, w.condition(v1alpha1.ConditionSynced).Status)
+				assert.Equal(t, tc.op, w.obj.Status.Operation.Type, "still shown")
+			}
+			w.settle(8)
+			assert.Equal(t, 1, w.sim.Calls(tc.simOp), "%s: exactly once", tc.reason)
+			tc.check(t, w.view(), &w.obj.Status)
+			w.requireSettled(tc.reason)
+		})
+		t.Run(name+"/lost answer", func(t *testing.T) {
+			w := newDay2World(t, nil, nil)
+			w.sim.AddFault(otcsim.Fault{Op: tc.simOp, Kind: otcsim.FaultCommitThenDrop, Count: 1})
+			w.edit(tc.edit)
+			w.sync()
+			assert.Equal(t, 1, w.sim.Calls(tc.simOp))
+			synced := w.condition(v1alpha1.ConditionSynced)
+			assert.Equal(t, sync.ReasonCloudUnavailable, synced.Reason, "the lost answer is reported")
+			w.settle(8)
+			assert.Equal(t, 1, w.sim.Calls(tc.simOp), "%s: OTC acted on the lost request; it is not sent again", tc.reason)
+			tc.check(t, w.view(), &w.obj.Status)
+			w.requireSettled(tc.reason)
+		})
+	}
+}
+
+func TestDay2EndToEndSoldOutFlavor(t *testing.T) {
+	w := newDay2World(t, func(s *v1alpha1.RdsSpec) { s.Availabilityzone = "eu-de-03" }, nil)
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Flavorref = "rds.mysql.n1.2xlarge.4" })
+	w.settle(3)
+	assert.Equal(t, 0, w.sim.Calls(otcsim.OpResize), "no call for a flavor sold out in the instance's AZ")
+	synced := w.condition(v1alpha1.ConditionSynced)
+	assert.Equal(t, metav1.ConditionFalse, synced.Status)
+	assert.Equal(t, sync.ReasonFlavorUnavailable, synced.Reason)
+	assert.Equal(t, "The flavor rds.mysql.n1.2xlarge.4 is not available in eu-de-03 (sellout).", synced.Message)
+	assert.Equal(t, metav1.ConditionTrue, w.condition(v1alpha1.ConditionReady).Status, "the instance is fine")
+	assert.Equal(t, "rds.mysql.n1.large.2", w.view().Flavor)
+
+	// The user picks one that is on sale: it is applied.
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Flavorref = "rds.mysql.n1.xlarge.4" })
+	w.settle(6)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
+	assert.Equal(t, "rds.mysql.n1.xlarge.4", w.view().Flavor)
+	w.requireSettled("the second flavor is applied")
+}
+
+// busyOnce starts a manual backup just before the first resize request leaves: the instance was
+// ACTIVE when the hook looked, and is busy when the resize arrives (409 DBS.200019).
+type busyOnce struct {
+	base  http.RoundTripper
+	w     **day2World
+	once  gosync.Once
+	fired bool
+}
+
+func (b *busyOnce) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/action") && *b.w != nil {
+		b.once.Do(func() {
+			w := *b.w
+			_, err := w.client.CreateBackup(req.Context(), w.obj.Status.ID, "someone-else", "")
+			b.fired = err == nil
+		})
+	}
+	return b.base.RoundTrip(req)
+}
+
+func TestDay2EndToEndBusy(t *testing.T) {
+	var w *day2World
+	busy := &busyOnce{w: &w}
+	w = newDay2World(t, nil, func(base http.RoundTripper) http.RoundTripper { busy.base = base; return busy })
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Flavorref = "rds.mysql.n1.xlarge.2" })
+
+	resp := w.sync()
+	require.True(t, busy.fired, "the backup started in between")
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
+	synced := w.condition(v1alpha1.ConditionSynced)
+	assert.Equal(t, metav1.ConditionTrue, synced.Status, "busy is no error")
+	assert.Equal(t, sync.ReasonBusy, synced.Reason)
+	assert.Equal(t, 10.0, resp.ResyncAfterSeconds, "a short resync")
+	assert.Nil(t, w.obj.Status.Operation, "nothing was started")
+
+	// While the backup runs the hook waits without calling; then the resize goes through once.
+	w.sync()
+	assert.Equal(t, "BACKING UP", w.obj.Status.Status)
+	assert.Equal(t, sync.ReasonWaitingForInstance, w.condition(v1alpha1.ConditionSynced).Reason)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "no call while the backup runs")
+	w.settle(8)
+	assert.Equal(t, 2, w.sim.Calls(otcsim.OpResize), "one refused, one accepted")
+	assert.Equal(t, "rds.mysql.n1.xlarge.2", w.view().Flavor)
+	w.requireSettled("the resize after the backup")
+}
+
+func TestDay2EndToEndOneChangeAtATime(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	w.edit(func(s *v1alpha1.RdsSpec) {
+		s.Flavorref, s.Volumesize, s.Backupkeepdays = "rds.mysql.n1.xlarge.2", 60, 14
+		s.Tags, s.Restartrequest = []v1alpha1.Tag{{Key: "team", Value: "a"}}, "r1"
+	})
+	w.sync()
+	assert.Equal(t, 1, w.sim.MutatingCalls(), "one change per call")
+	w.settle(20)
+	for _, op := range []string{otcsim.OpResize, otcsim.OpEnlargeVolume, otcsim.OpUpdateBackupPolicy, otcsim.OpTagsAction, otcsim.OpRestart} {
+		assert.Equal(t, 1, w.sim.Calls(op), op)
+	}
+	v := w.view()
+	assert.Equal(t, "rds.mysql.n1.xlarge.2", v.Flavor)
+	assert.Equal(t, 60, v.VolumeSize)
+	assert.Equal(t, 14, v.BackupKeepDays)
+	assert.Equal(t, map[string]string{"team": "a"}, v.Tags)
+	w.requireSettled("all changes made, each once")
+
+	// Removing the tag removes it in OTC; a tag someone else set stays.
+	require.NoError(t, w.client.SetTags(context.Background(), w.obj.Status.ID, map[string]string{"owner": "ops"}))
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Tags = nil })
+	w.settle(3)
+	assert.Equal(t, map[string]string{"owner": "ops"}, w.view().Tags)
+	assert.Empty(t, w.obj.Status.ManagedTags)
+	w.requireSettled("the tag is gone")
+}
+
+func TestDay2EndToEndUnavailableInstance(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	w.sim.SetInstanceStatus(w.obj.Status.ID, "STORAGE FULL")
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Flavorref, s.Volumesize = "rds.mysql.n1.xlarge.2", 50 })
+	w.sync()
+	assert.Equal(t, 0, w.sim.Calls(otcsim.OpResize), "no resize while the storage is full")
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpEnlargeVolume), "growing the storage is the way out")
+	w.settle(6)
+	assert.Equal(t, 50, w.view().VolumeSize)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpEnlargeVolume))
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "the resize follows once the instance is ACTIVE")
+	w.requireSettled("both changes made")
+
+	w.sim.SetInstanceStatus(w.obj.Status.ID, "FAILED")
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Volumesize = 60 })
+	w.settle(3)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpEnlargeVolume), "no change to a FAILED instance")
+	synced := w.condition(v1alpha1.ConditionSynced)
+	assert.Equal(t, metav1.ConditionFalse, synced.Status)
+	assert.Equal(t, sync.ReasonUnavailable, synced.Reason)
+	assert.Equal(t, "The instance is FAILED in OTC; the pending storage growth to 60GB waits until it is ACTIVE again.", synced.Message)
+}

@@ -1,0 +1,96 @@
+package sync
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+)
+
+// OTC's tag rules: keys of 1 to 36 and values of up to 43 letters, digits, '-', '_' or '.'; at most
+// 20 tags on an instance.
+var (
+	tagKeyPattern   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,36}$`)
+	tagValuePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{0,43}$`)
+)
+
+const maxTags = 20
+
+// trackTags updates status.managedTags: the keys in spec.tags, and the keys this object managed
+// before that OTC still has (they are removed next). Tags others set are never listed, so never
+// touched.
+func (c *call) trackTags(inst *cloud.Instance) {
+	managed := map[string]bool{}
+	for _, t := range c.spec.Tags {
+		managed[t.Key] = true
+	}
+	for _, k := range c.st.ManagedTags {
+		if _, ok := inst.Tags[k]; ok {
+			managed[k] = true
+		}
+	}
+	c.st.ManagedTags = nil
+	if len(managed) > 0 {
+		c.st.ManagedTags = slices.Sorted(maps.Keys(managed))
+	}
+}
+
+// tagChanges sets the tags spec.tags names, then removes the managed ones it no longer names.
+func (c *call) tagChanges(inst *cloud.Instance) ([]change, *problem) {
+	if p := tagProblem(c.spec.Tags); p != "" {
+		return nil, &problem{ReasonInvalidSpec, p}
+	}
+	set := map[string]string{}
+	want := map[string]bool{}
+	for _, t := range c.spec.Tags {
+		want[t.Key] = true
+		if v, ok := inst.Tags[t.Key]; !ok || v != t.Value {
+			set[t.Key] = t.Value
+		}
+	}
+	var del []string
+	for _, k := range c.st.ManagedTags {
+		if _, ok := inst.Tags[k]; ok && !want[k] {
+			del = append(del, k)
+		}
+	}
+	var changes []change
+	if len(set) > 0 {
+		changes = append(changes, change{
+			target: "tags " + strings.Join(slices.Sorted(maps.Keys(set)), ","),
+			issue:  func(ctx context.Context) (string, error) { return "", c.r.cfg.Cloud.SetTags(ctx, inst.ID, set) },
+		})
+	}
+	if len(del) > 0 {
+		changes = append(changes, change{
+			target: "removal of tags " + strings.Join(del, ","),
+			issue:  func(ctx context.Context) (string, error) { return "", c.r.cfg.Cloud.DeleteTags(ctx, inst.ID, del) },
+		})
+	}
+	return changes, nil
+}
+
+// tagProblem says what is wrong with spec.tags, "" if nothing.
+func tagProblem(tags []v1alpha1.Tag) string {
+	if len(tags) > maxTags {
+		return fmt.Sprintf("tags has %d entries; OTC allows %d.", len(tags), maxTags)
+	}
+	seen := map[string]bool{}
+	for _, t := range tags {
+		switch {
+		case !tagKeyPattern.MatchString(t.Key):
+			return fmt.Sprintf("tags key %q is not 1 to 36 letters, digits, '-', '_' or '.'.", t.Key)
+		case !tagValuePattern.MatchString(t.Value):
+			return fmt.Sprintf("tags value %q of key %q is not up to 43 letters, digits, '-', '_' or '.'.", t.Value, t.Key)
+		case seen[t.Key]:
+			return fmt.Sprintf("tags key %q appears twice.", t.Key)
+		}
+		seen[t.Key] = true
+	}
+	return ""
+}
