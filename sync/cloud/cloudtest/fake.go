@@ -25,6 +25,8 @@ type Fake struct {
 	CreateBackupFn       func(ctx context.Context, instanceID, name, description string) (*cloud.Backup, error)
 	ListFlavorsFn        func(ctx context.Context, engine, version string) ([]cloud.Flavor, error)
 
+	LogsFns // fake_logs.go
+
 	calls []string
 }
 
