@@ -3,9 +3,9 @@ package otc
 import (
 	"testing"
 
+	golangsdk "github.com/opentelekomcloud/gophertelekomcloud"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	golangsdk "github.com/opentelekomcloud/gophertelekomcloud"
 )
 
 func TestConfigFromEnvAKSK(t *testing.T) {
