@@ -18,6 +18,7 @@ func (s *RdsStatus) DeepCopy() *RdsStatus {
 		b := *s.FinalBackup
 		out.FinalBackup = &b
 	}
+	out.Logs = s.Logs.DeepCopy()
 	out.Nodes = append([]Node(nil), s.Nodes...)
 	out.Conditions = append([]Condition(nil), s.Conditions...)
 	return &out

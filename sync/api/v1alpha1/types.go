@@ -93,6 +93,8 @@ type RdsSpec struct {
 	// Databases and users.
 
 	// Logs on request.
+	// Logs asks for the error and slow query logs, printed by a Job (see LogsRequest).
+	Logs *LogsRequest `json:"logs,omitempty"`
 }
 
 // SecretKeyRef points at one key of a Secret in the Rds object's namespace.
@@ -151,6 +153,7 @@ type RdsStatus struct {
 	// Databases and users: what was last applied.
 
 	// Logs: the latest log request and where its output is.
+	Logs *LogsStatus `json:"logs,omitempty"`
 	// Conditions: Ready and Synced.
 	Conditions []Condition `json:"conditions,omitempty"`
 }
