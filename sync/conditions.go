@@ -56,3 +56,18 @@ func getCondition(st *v1alpha1.RdsStatus, typ string) *v1alpha1.Condition {
 	}
 	return nil
 }
+
+// keepTransitionTimes gives every condition that ends a call with the status it had when the call
+// began its observed LastTransitionTime back. A call may set a condition twice (Synced True once
+// the instance is reported, then False from a later step); without this, each such call would
+// write a new transition time and Metacontroller would sync for ever.
+func keepTransitionTimes(observed []v1alpha1.Condition, st *v1alpha1.RdsStatus) {
+	for i := range st.Conditions {
+		c := &st.Conditions[i]
+		for _, o := range observed {
+			if o.Type == c.Type && o.Status == c.Status {
+				c.LastTransitionTime = o.LastTransitionTime
+			}
+		}
+	}
+}

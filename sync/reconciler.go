@@ -135,6 +135,7 @@ func (r *Reconciler) Sync(ctx context.Context, req *hook.Request) (*hook.SyncRes
 	if err := c.sync(ctx); err != nil {
 		return nil, err
 	}
+	keepTransitionTimes(req.Parent.Status.Conditions, &c.st)
 	// The log children follow status.logs on every call, whichever step the call stopped at (logs.go).
 	children := append(c.children(), c.logChildren()...)
 	return &hook.SyncResponse{Status: &c.st, Children: children, ResyncAfterSeconds: c.resync.Seconds()}, nil
