@@ -251,7 +251,10 @@ func (p printer) header(what string, shown, total int) {
 
 func (p printer) errorLog(entries []cloud.ErrorLogEntry, total int) {
 	p.header("error log", len(entries), total)
-	for _, e := range slices.Backward(entries) { // OTC lists newest first
+	// NOTE: OTC lists newest first; sorting by the time (a fixed-width UTC text) instead of just
+	// reversing keeps the output in order whatever order the entries come in.
+	slices.SortStableFunc(entries, func(a, b cloud.ErrorLogEntry) int { return strings.Compare(a.Time, b.Time) })
+	for _, e := range entries {
 		fmt.Fprintf(p.w, "%s  %-7s  %s\n", clean(e.Time), clean(e.Level), clean(e.Content))
 	}
 	fmt.Fprintln(p.w)
@@ -259,7 +262,8 @@ func (p printer) errorLog(entries []cloud.ErrorLogEntry, total int) {
 
 func (p printer) slowLog(entries []cloud.SlowLogEntry, total int) {
 	p.header("slow query log", len(entries), total)
-	for _, e := range slices.Backward(entries) {
+	slices.SortStableFunc(entries, func(a, b cloud.SlowLogEntry) int { return strings.Compare(a.StartTime, b.StartTime) })
+	for _, e := range entries {
 		line := fmt.Sprintf("%s  %s  %s  db=%s user=%s client=%s", clean(e.StartTime), clean(e.Duration), clean(e.Type),
 			clean(e.Database), clean(e.User), clean(e.ClientIP))
 		if e.RowsSent != "" || e.RowsExamined != "" { // MySQL only
