@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -161,19 +162,21 @@ func (c *call) startLogs(ctx context.Context, ls *v1alpha1.LogsStatus) (bool, er
 // followLogs records the end of the Job once it is observed.
 func (c *call) followLogs(ls *v1alpha1.LogsStatus) {
 	c.resync = min(c.resync, c.r.cfg.ResyncPending)
-	job := c.req.Jobs[ls.Job]
-	if job == nil {
-		return
-	}
 	state := ""
-	for _, cond := range job.Status.Conditions {
-		switch {
-		case cond.Status != "True":
-		case cond.Type == "Complete":
-			state = v1alpha1.LogsSucceeded
-		case cond.Type == "Failed":
-			state = v1alpha1.LogsFailed
+	if job := c.req.Jobs[ls.Job]; job != nil {
+		for _, cond := range job.Status.Conditions {
+			switch {
+			case cond.Status != corev1.ConditionTrue:
+			case cond.Type == batchv1.JobComplete:
+				state = v1alpha1.LogsSucceeded
+			case cond.Type == batchv1.JobFailed:
+				state = v1alpha1.LogsFailed
+			}
 		}
+	} else if exp := ls.CredentialExpires; exp != nil && !c.now.Time.Before(exp.Add(c.r.cfg.LogsJobDeadline)) {
+		// The Job was never seen (refused by a quota, say) and could no longer run with its
+		// credential: give up rather than keep its Secret for ever.
+		state = v1alpha1.LogsFailed
 	}
 	if state == "" {
 		return
@@ -188,7 +191,7 @@ func (c *call) followLogs(ls *v1alpha1.LogsStatus) {
 // retainLogs says where the output is while the Job is kept, and asks to be called when it goes.
 func (c *call) retainLogs(ls *v1alpha1.LogsStatus) {
 	if !c.logsJobKept(ls) {
-		ls.Message = "The log Job was removed after its retention; set a new logs.request to read the logs again."
+		ls.Message = "The log Job is gone; set a new logs.request to read the logs again."
 		return
 	}
 	ls.Message = c.logsCommand(ls)

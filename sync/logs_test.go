@@ -190,7 +190,7 @@ func TestLogsLifecycle(t *testing.T) {
 	_, jobs = logsChildren(resp)
 	assert.Empty(t, jobs)
 	assert.Equal(t, v1alpha1.LogsSucceeded, o.status.Logs.State)
-	assert.Equal(t, "The log Job was removed after its retention; set a new logs.request to read the logs again.", o.status.Logs.Message)
+	assert.Equal(t, "The log Job is gone; set a new logs.request to read the logs again.", o.status.Logs.Message)
 	resp, o2 = w.sync(t, o)
 	assert.Equal(t, o.status, o2.status)
 	secrets, jobs = logsChildren(resp)
@@ -274,6 +274,29 @@ func TestLogsReissueWhenSecretNeverArrived(t *testing.T) {
 	assert.Equal(t, t0.Add(23*time.Minute), o.status.Logs.CredentialExpires.Time)
 	secrets, _ := logsChildren(resp)
 	require.Len(t, secrets, 1)
+}
+
+func TestLogsJobNeverSeen(t *testing.T) {
+	w := newLogsWorld(t)
+	_, o := w.sync(t, w.first())
+	_, o = w.sync(t, o)
+	require.Equal(t, v1alpha1.LogsRunning, o.status.Logs.State)
+	noJob := o
+	noJob.jobs = map[string]*batchv1.Job{}
+
+	w.now = t0.Add(15 * time.Minute)
+	resp, o2 := w.sync(t, noJob)
+	assert.Equal(t, v1alpha1.LogsRunning, o2.status.Logs.State, "it may still come")
+	_, jobs := logsChildren(resp)
+	assert.Len(t, jobs, 1)
+
+	w.now = t0.Add(20 * time.Minute)
+	resp, o2 = w.sync(t, noJob)
+	assert.Equal(t, v1alpha1.LogsFailed, o2.status.Logs.State, "its credential and deadline are past")
+	assert.Equal(t, "The log Job is gone; set a new logs.request to read the logs again.", o2.status.Logs.Message)
+	secrets, jobs := logsChildren(resp)
+	assert.Empty(t, secrets)
+	assert.Empty(t, jobs)
 }
 
 func TestLogsChildrenSurviveAFailedObservation(t *testing.T) {
