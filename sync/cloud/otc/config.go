@@ -42,8 +42,9 @@ type Config struct {
 	// call fails with KindUnauthorized.
 	Token secret.Value
 	// AccessKey, SecretKey and SecurityToken are an AK/SK login (OS_ACCESS_KEY, OS_SECRET_KEY,
-	// OS_SECURITY_TOKEN), e.g. the temporary credential of the log Job. They need a project id or
-	// name; AK/SK logins have no token to renew, and a temporary one simply expires.
+	// OS_SECURITY_TOKEN), e.g. the temporary credential of the log Job. They are used only when no
+	// password or token is set, and need a project id or name; an AK/SK login has no token to renew,
+	// and a temporary one simply expires.
 	AccessKey     string
 	SecretKey     secret.Value
 	SecurityToken secret.Value
@@ -159,8 +160,9 @@ func (c Config) validate() error {
 	return nil
 }
 
-// aksk reports whether the config is an AK/SK login.
-func (c Config) aksk() bool { return c.AccessKey != "" }
+// aksk reports whether the config is an AK/SK login. A password or token wins, as it did before
+// AK/SK logins were read at all.
+func (c Config) aksk() bool { return c.AccessKey != "" && c.Password.Empty() && c.Token.Empty() }
 
 func (c Config) requestTimeout() time.Duration {
 	if c.RequestTimeout > 0 {

@@ -35,6 +35,10 @@ const (
 // narrow it in v0.9.8's API, so its short life is what limits it. It cannot be revoked.
 func (c *Client) CreateTemporaryCredential(ctx context.Context, ttl time.Duration) (*cloud.TemporaryCredential, error) {
 	const op = "CreateTemporaryCredential"
+	if c.auth.aksk() {
+		// NOTE: IAM exchanges a token for a temporary AK/SK; an AK/SK login has none.
+		return nil, cloud.Errorf(cloud.KindUnauthorized, op, "", "temporary credentials need a password or token login")
+	}
 	secs := int(min(max(ttl, minCredentialTTL), maxCredentialTTL) / time.Second)
 	return call(ctx, c, op, func(s services) (*cloud.TemporaryCredential, error) {
 		id, err := openstack.NewIdentityV3(s.rds.ProviderClient, golangsdk.EndpointOpts{})

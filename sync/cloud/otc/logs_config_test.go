@@ -24,6 +24,11 @@ func TestConfigFromEnvAKSK(t *testing.T) {
 			env:     map[string]string{"OS_AUTH_URL": "https://iam/v3", "OS_PROJECT_ID": "p1", "OS_ACCESS_KEY": "AK"},
 			wantErr: "OS_SECRET_KEY",
 		},
+		"password wins": {
+			reason: "a deployment that also carries an AK logs in as before",
+			env: map[string]string{"OS_AUTH_URL": "https://iam/v3", "OS_USERNAME": "u", "OS_PASSWORD": "p", "OS_DOMAIN_NAME": "d",
+				"OS_PROJECT_NAME": "eu-de", "OS_ACCESS_KEY": "AK"},
+		},
 		"no project": {
 			reason:  "RDS lives in a project",
 			env:     map[string]string{"OS_AUTH_URL": "https://iam/v3", "OS_ACCESS_KEY": "AK", "OS_SECRET_KEY": "SK"},
@@ -40,6 +45,10 @@ func TestConfigFromEnvAKSK(t *testing.T) {
 			require.NoError(t, err, tc.reason)
 			opts, region, err := loginOptions(cfg)
 			require.NoError(t, err, tc.reason)
+			if tc.env["OS_PASSWORD"] != "" {
+				assert.IsType(t, golangsdk.AuthOptions{}, opts, tc.reason)
+				return
+			}
 			assert.Equal(t, "eu-de", region)
 			assert.Equal(t, golangsdk.AKSKAuthOptions{IdentityEndpoint: "https://iam/v3", ProjectId: "p1", Region: "eu-de",
 				AccessKey: "AK", SecretKey: "SK", SecurityToken: "ST"}, opts, tc.reason)

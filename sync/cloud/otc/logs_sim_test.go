@@ -68,6 +68,10 @@ func TestSimTemporaryCredential(t *testing.T) {
 	assert.Equal(t, []cloud.ErrorLogEntry{{Time: t0.Add(-time.Hour).Format("2006-01-02T15:04:05"), Level: "ERROR", Content: "disk almost full"}}, entries)
 	assert.Equal(t, 0, e.sim.Calls(otcsim.OpCreateToken)-1, "the Job's client never logs in with a password")
 
+	_, err = job.CreateTemporaryCredential(ctx, 15*time.Minute)
+	requireKind(t, cloud.KindUnauthorized, err)
+	assert.Equal(t, 1, e.sim.Calls(otcsim.OpCreateTemporaryCredential), "a temporary credential cannot beget another")
+
 	e.clock.Advance(16 * time.Minute)
 	_, _, err = job.ListErrorLogs(ctx, id, q)
 	ce := requireKind(t, cloud.KindUnauthorized, err)
