@@ -1,7 +1,11 @@
 package sync_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -12,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/mcsps/rds-lambda-controller/server"
 	"github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
@@ -21,24 +26,32 @@ import (
 )
 
 // logsCluster plays Metacontroller for one Rds object: it feeds each answer's status and children
-// back as the next call's observed state.
+// back as the next call's observed state. With overHTTP it calls /sync with the JSON Metacontroller
+// sends and reads the children from the JSON answer.
 type logsCluster struct {
-	r       *sync.Reconciler
-	parent  v1alpha1.Rds
-	secrets map[string]*corev1.Secret
-	jobs    map[string]*batchv1.Job
+	r        *sync.Reconciler
+	overHTTP bool
+	parent   v1alpha1.Rds
+	secrets  map[string]*corev1.Secret
+	jobs     map[string]*batchv1.Job
 }
 
-func (k *logsCluster) sync(t *testing.T) *hook.SyncResponse {
+func (k *logsCluster) sync(t *testing.T) {
 	t.Helper()
-	req := &hook.Request{Parent: k.parent, Secrets: k.secrets, Jobs: k.jobs, Related: map[string]*corev1.Secret{}, Version: hook.V1}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := k.r.Sync(ctx, req)
-	require.NoError(t, err)
-	k.parent.Status = *resp.Status.DeepCopy()
+	var children []any
+	if k.overHTTP {
+		children = k.syncHTTP(t)
+	} else {
+		req := &hook.Request{Parent: k.parent, Secrets: k.secrets, Jobs: k.jobs, Related: map[string]*corev1.Secret{}, Version: hook.V1}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp, err := k.r.Sync(ctx, req)
+		require.NoError(t, err)
+		k.parent.Status = *resp.Status.DeepCopy()
+		children = resp.Children
+	}
 	secrets, jobs := map[string]*corev1.Secret{}, map[string]*batchv1.Job{}
-	for _, ch := range resp.Children {
+	for _, ch := range children {
 		switch ch := ch.(type) {
 		case *corev1.Secret:
 			secrets[ch.Name] = ch.DeepCopy()
@@ -51,10 +64,52 @@ func (k *logsCluster) sync(t *testing.T) *hook.SyncResponse {
 		}
 	}
 	k.secrets, k.jobs = secrets, jobs
-	return resp
+}
+
+func (k *logsCluster) syncHTTP(t *testing.T) []any {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{
+		"controller": map[string]any{"spec": map[string]any{"hooks": map[string]any{"sync": map[string]any{"version": "v1"}}}},
+		"parent":     k.parent,
+		"children":   map[string]any{hook.SecretGroup: k.secrets, hook.JobGroup: k.jobs},
+	})
+	require.NoError(t, err)
+	w := httptest.NewRecorder()
+	server.New(server.Options{Reconciler: k.r}).ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/sync", bytes.NewReader(body)))
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	var resp struct {
+		Status   v1alpha1.RdsStatus `json:"status"`
+		Children []json.RawMessage  `json:"children"`
+	}
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &resp))
+	k.parent.Status = resp.Status
+	var out []any
+	for _, raw := range resp.Children {
+		var meta metav1.TypeMeta
+		require.NoError(t, json.Unmarshal(raw, &meta))
+		switch meta.APIVersion + " " + meta.Kind {
+		case "v1 Secret":
+			var s corev1.Secret
+			require.NoError(t, json.Unmarshal(raw, &s))
+			out = append(out, &s)
+		case "batch/v1 Job":
+			var j batchv1.Job
+			require.NoError(t, json.Unmarshal(raw, &j))
+			out = append(out, &j)
+		default:
+			t.Fatalf("unexpected child %s", meta)
+		}
+	}
+	return out
 }
 
 func TestLogsEndToEnd(t *testing.T) {
+	for name, overHTTP := range map[string]bool{"in process": false, "over HTTP": true} {
+		t.Run(name, func(t *testing.T) { testLogsEndToEnd(t, overHTTP) })
+	}
+}
+
+func testLogsEndToEnd(t *testing.T, overHTTP bool) {
 	clock := otcsim.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
 	srv := otcsim.NewServer(otcsim.Options{Clock: clock})
 	t.Cleanup(srv.Close)
@@ -72,7 +127,8 @@ func TestLogsEndToEnd(t *testing.T) {
 
 	port := intstr.FromInt32(3306)
 	k := &logsCluster{
-		r: sync.New(sync.Config{Cloud: client, Now: clock.Now, JobImage: "ghcr.io/mcsps/rds-lambda-controller:e2e"}),
+		r:        sync.New(sync.Config{Cloud: client, Now: clock.Now, JobImage: "ghcr.io/mcsps/rds-lambda-controller:e2e"}),
+		overHTTP: overHTTP,
 		parent: v1alpha1.Rds{
 			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.Kind},
 			ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop", UID: "uid-orders", Generation: 1},
