@@ -296,7 +296,7 @@ func (c *call) databasesRecord(m dbusers.ManagedState) *v1alpha1.DatabasesStatus
 }
 
 func (c *call) setDatabasesReady(status metav1.ConditionStatus, reason, message string) {
-	setCondition(&c.st, c.now, v1alpha1.ConditionDatabasesReady, status, reason, message)
+	c.setCondition(v1alpha1.ConditionDatabasesReady, status, reason, message)
 }
 
 // userSecretRules names the Secrets of the users' passwordsecretref for the customize hook.

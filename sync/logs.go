@@ -2,11 +2,267 @@ package sync
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 )
 
-// logs returns the log Job and its short-lived credentials while a log request is open.
+// A log request runs in three acts, one state each in status.logs, so that a lost response never
+// issues a second credential or starts a second Job:
+//
+//  1. Starting: the call that first sees a new spec.logs.request issues a temporary AK/SK (an IAM
+//     call, no change to the instance) and returns it in the Job's Secret. Later calls echo the
+//     observed Secret; the Job is returned only once the Secret is observed.
+//  2. Running: the Job and its Secret are returned until the Job is observed Complete or Failed.
+//  3. Succeeded or Failed: the Secret is no longer returned (Metacontroller deletes it; the
+//     credential expires by itself within minutes), and the Job is kept for the retention, then no
+//     longer returned (Metacontroller deletes it). status.logs.request remembers the request.
+//
+// The rendering of the children (logChildren) reads only status.logs and the observed children, so
+// every call returns them, even one that stopped before the logs step.
+
+// ReasonLogsUnavailable: the controller cannot run log Jobs.
+const ReasonLogsUnavailable = "LogsUnavailable"
+
+// Defaults of a log request and the limits it is checked against. rds-logs checks the same.
+const (
+	defaultLogsSince = "1h"
+	defaultLogsLines = 200
+	maxLogsLines     = 2000
+	maxLogsSince     = 30 * 24 * time.Hour // OTC serves at most a month per query
+	maxLogsRequest   = 63
+)
+
+// logsSincePattern is a duration of whole hours, minutes and seconds, e.g. 1h30m.
+var logsSincePattern = regexp.MustCompile(`^([0-9]+[hms])+$`)
+
+// validateLogs checks a log request; each problem is one stable sentence.
+func validateLogs(r *v1alpha1.LogsRequest, engine string) []string {
+	var problems []string
+	if r.Request == "" || len(r.Request) > maxLogsRequest {
+		problems = append(problems, fmt.Sprintf("logs.request must be 1 to %d characters.", maxLogsRequest))
+	}
+	if r.Since != "" {
+		d, err := time.ParseDuration(r.Since)
+		if !logsSincePattern.MatchString(r.Since) || err != nil || d < time.Minute || d > maxLogsSince {
+			problems = append(problems, "logs.since must be a duration from 1m to 720h, e.g. 30m or 6h.")
+		}
+	}
+	if r.Lines < 0 || r.Lines > maxLogsLines {
+		problems = append(problems, fmt.Sprintf("logs.lines must be between 1 and %d.", maxLogsLines))
+	}
+	if slices.ContainsFunc(r.Types, func(t string) bool { return t != v1alpha1.LogTypeError && t != v1alpha1.LogTypeSlow }) {
+		problems = append(problems, fmt.Sprintf("logs.types may hold only %s and %s.", v1alpha1.LogTypeError, v1alpha1.LogTypeSlow))
+	}
+	if engine == v1alpha1.EngineSQLServer && slices.Contains(r.Types, v1alpha1.LogTypeSlow) {
+		problems = append(problems, "logs.types: SQL Server has no slow query log.")
+	}
+	return problems
+}
+
+// logs starts a new log request and follows the Job of the latest one.
 func (c *call) logs(ctx context.Context, inst *cloud.Instance) (stop bool, err error) {
+	if want := c.spec.Logs; want != nil && (c.st.Logs == nil || c.st.Logs.Request != want.Request) {
+		if problems := validateLogs(want, inst.Engine); len(problems) > 0 {
+			c.invalid(joinSentences(problems))
+			return true, nil
+		}
+		if c.r.cfg.JobImage == "" {
+			c.setSynced(metav1.ConditionFalse, ReasonLogsUnavailable,
+				"The controller has no image for log Jobs; its operator must set --job-image.")
+			return true, nil
+		}
+		c.st.Logs = c.acceptLogs(want, inst.Engine)
+		c.log.Info("log request accepted", "request", want.Request, "job", c.st.Logs.Job)
+	}
+	ls := c.st.Logs
+	if ls == nil {
+		return false, nil
+	}
+	switch ls.State {
+	case v1alpha1.LogsStarting:
+		return c.startLogs(ctx, ls)
+	case v1alpha1.LogsRunning:
+		c.followLogs(ls)
+	case v1alpha1.LogsSucceeded, v1alpha1.LogsFailed:
+		c.retainLogs(ls)
+	}
 	return false, nil
 }
+
+// acceptLogs is the status of a new request, with the options it runs with.
+func (c *call) acceptLogs(want *v1alpha1.LogsRequest, engine string) *v1alpha1.LogsStatus {
+	ls := &v1alpha1.LogsStatus{
+		Request: want.Request,
+		Job:     logsJobName(c.parent.Name, string(c.parent.UID), c.parent.Generation, want.Request),
+		State:   v1alpha1.LogsStarting,
+		Since:   want.Since,
+		Lines:   want.Lines,
+		Types:   slices.Clone(want.Types),
+	}
+	if ls.Since == "" {
+		ls.Since = defaultLogsSince
+	}
+	if ls.Lines == 0 {
+		ls.Lines = defaultLogsLines
+	}
+	if len(ls.Types) == 0 {
+		ls.Types = []string{v1alpha1.LogTypeError}
+		if engine != v1alpha1.EngineSQLServer {
+			ls.Types = append(ls.Types, v1alpha1.LogTypeSlow)
+		}
+	}
+	ls.Message = "The log Job starts once its credentials are stored."
+	return ls
+}
+
+// startLogs issues the Job's credential, once, and moves on when its Secret is observed.
+func (c *call) startLogs(ctx context.Context, ls *v1alpha1.LogsStatus) (bool, error) {
+	if c.observedLogsSecret(ls) != nil {
+		ls.State = v1alpha1.LogsRunning
+		ls.Message = c.logsCommand(ls)
+		c.followLogs(ls)
+		return false, nil
+	}
+	c.resync = c.r.cfg.ResyncSecret
+	// NOTE: an issued credential cannot be looked up again, only stored. While the one a previous
+	// call issued may still be on its way into the Secret, wait for it; issue anew only when it
+	// would expire before the Job could use it (its Secret was never created). A response lost
+	// entirely loses its status too, and then the next call issues a new credential: the lost one
+	// expires unused.
+	if exp := ls.CredentialExpires; exp != nil && c.now.Add(c.r.cfg.LogsCredentialTTL/2).Before(exp.Time) {
+		return false, nil
+	}
+	var cred *cloud.TemporaryCredential
+	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
+		cred, err = c.r.cfg.Cloud.CreateTemporaryCredential(ctx, c.r.cfg.LogsCredentialTTL)
+		return err
+	}); err != nil {
+		return true, c.cloudError(err)
+	}
+	c.log.Info("issued log Job credential", "job", ls.Job, "expires", cred.ExpiresAt)
+	exp := metav1.NewTime(cred.ExpiresAt.UTC().Truncate(time.Second))
+	ls.CredentialExpires = &exp
+	c.logCred = cred
+	return false, nil
+}
+
+// followLogs records the end of the Job once it is observed.
+func (c *call) followLogs(ls *v1alpha1.LogsStatus) {
+	c.resync = min(c.resync, c.r.cfg.ResyncPending)
+	state := ""
+	if job := c.req.Jobs[ls.Job]; job != nil {
+		for _, cond := range job.Status.Conditions {
+			switch {
+			case cond.Status != corev1.ConditionTrue:
+			case cond.Type == batchv1.JobComplete:
+				state = v1alpha1.LogsSucceeded
+			case cond.Type == batchv1.JobFailed:
+				state = v1alpha1.LogsFailed
+			}
+		}
+	} else if exp := ls.CredentialExpires; exp != nil && !c.now.Time.Before(exp.Add(c.r.cfg.LogsJobDeadline)) {
+		// The Job was never seen (refused by a quota, say) and could no longer run with its
+		// credential: give up rather than keep its Secret for ever.
+		state = v1alpha1.LogsFailed
+	}
+	if state == "" {
+		return
+	}
+	ls.State = state
+	finished := c.now
+	ls.Finished = &finished
+	c.log.Info("log Job finished", "job", ls.Job, "state", state)
+	c.retainLogs(ls)
+}
+
+// retainLogs says where the output is while the Job is kept, and asks to be called when it goes.
+func (c *call) retainLogs(ls *v1alpha1.LogsStatus) {
+	if !c.logsJobKept(ls) {
+		ls.Message = "The log Job is gone; set a new logs.request to read the logs again."
+		return
+	}
+	ls.Message = c.logsCommand(ls)
+	if ls.State == v1alpha1.LogsFailed {
+		ls.Message = "The log Job failed; its log says why: " + ls.Message + "."
+	}
+	if left := ls.Finished.Add(c.r.cfg.LogsRetention).Sub(c.now.Time); left > 0 {
+		c.resync = min(c.resync, left+time.Second)
+	}
+}
+
+// logsJobKept reports whether a finished Job is still returned: while it is observed and within
+// the retention. Once gone it is never returned again, or Metacontroller would run it again.
+func (c *call) logsJobKept(ls *v1alpha1.LogsStatus) bool {
+	return ls.Finished != nil && c.req.Jobs[ls.Job] != nil && c.now.Time.Before(ls.Finished.Add(c.r.cfg.LogsRetention))
+}
+
+func (c *call) logsCommand(ls *v1alpha1.LogsStatus) string {
+	return fmt.Sprintf("kubectl logs -n %s job/%s", c.parent.Namespace, ls.Job)
+}
+
+// logChildren are the log Job and its Secret as status.logs says they should be.
+func (c *call) logChildren() []any {
+	ls := c.st.Logs
+	if ls == nil {
+		return nil
+	}
+	var out []any
+	switch ls.State {
+	case v1alpha1.LogsStarting, v1alpha1.LogsRunning:
+		if c.logCred != nil {
+			out = append(out, logsSecret(c.parent, ls, c.logCred))
+		} else if s := c.observedLogsSecret(ls); s != nil {
+			out = append(out, echoSecret(c.parent, s))
+		}
+		if ls.State == v1alpha1.LogsRunning {
+			out = append(out, c.logsJob(ls))
+		}
+	case v1alpha1.LogsSucceeded, v1alpha1.LogsFailed:
+		if c.logsJobKept(ls) {
+			out = append(out, c.logsJob(ls))
+		}
+	}
+	return out
+}
+
+// observedLogsSecret is the Job's Secret if it is observed with a credential in it.
+func (c *call) observedLogsSecret(ls *v1alpha1.LogsStatus) *corev1.Secret {
+	s := c.req.Secrets[logsSecretName(ls.Job)]
+	if s == nil || len(s.Data[envAccessKey]) == 0 {
+		return nil
+	}
+	return s
+}
+
+// NOTE: a Job's name becomes the job-name label of its pods, which allows 63 characters.
+const (
+	maxJobName      = 63
+	logsJobInfix    = "-logs-"
+	logsSecretSufix = "-credentials"
+)
+
+// logsJobName names the Job of one request. The generation that first saw the request is part of
+// the hash, so that asking again with an earlier value is a new Job, not the old one found again.
+func logsJobName(parent, uid string, generation int64, request string) string {
+	sum := sha256.Sum256([]byte(uid + "/" + strconv.FormatInt(generation, 10) + "/" + request))
+	suffix := logsJobInfix + hex.EncodeToString(sum[:])[:hashLen]
+	if room := maxJobName - len(suffix); len(parent) > room {
+		parent = strings.TrimRight(parent[:room], "-.")
+	}
+	return parent + suffix
+}
+
+func logsSecretName(job string) string { return job + logsSecretSufix }

@@ -38,6 +38,18 @@ type Config struct {
 	ResyncSecret time.Duration
 	// Databases configures the databases step (databases.go).
 	Databases DatabasesConfig
+
+	// JobImage is the image of log Jobs, which run its /rds-logs. Empty: log requests are refused
+	// with a condition.
+	JobImage string
+	// LogsRetention is how long a finished log Job is kept for kubectl logs. Default 1h.
+	LogsRetention time.Duration
+	// LogsCredentialTTL is the lifetime of a log Job's temporary AK/SK (OTC: at least 15m).
+	// Default 15m.
+	LogsCredentialTTL time.Duration
+	// LogsJobDeadline is the log Job's activeDeadlineSeconds, shorter than LogsCredentialTTL.
+	// Default 5m.
+	LogsJobDeadline time.Duration
 }
 
 // Reconciler answers sync and finalize calls. It is stateless and safe for concurrent use.
@@ -64,6 +76,15 @@ func New(cfg Config) *Reconciler {
 		cfg.ResyncSecret = 2 * time.Second
 	}
 	cfg.Databases = cfg.Databases.withDefaults(cfg.CallTimeout)
+	if cfg.LogsRetention <= 0 {
+		cfg.LogsRetention = time.Hour
+	}
+	if cfg.LogsCredentialTTL <= 0 {
+		cfg.LogsCredentialTTL = 15 * time.Minute
+	}
+	if cfg.LogsJobDeadline <= 0 {
+		cfg.LogsJobDeadline = 5 * time.Minute
+	}
 	return &Reconciler{cfg: cfg}
 }
 
@@ -90,6 +111,8 @@ type call struct {
 	conn *connection
 	// extra are further children the steps return (user Secrets, the log Job and its Secret).
 	extra []any
+	// logCred is the log Job's credential this call issued, for its Secret (logs.go).
+	logCred *cloud.TemporaryCredential
 }
 
 func (r *Reconciler) begin(ctx context.Context, req *hook.Request) *call {
@@ -115,7 +138,9 @@ func (r *Reconciler) Sync(ctx context.Context, req *hook.Request) (*hook.SyncRes
 	if err := c.sync(ctx); err != nil {
 		return nil, err
 	}
-	return &hook.SyncResponse{Status: &c.st, Children: c.children(), ResyncAfterSeconds: c.resync.Seconds()}, nil
+	// The log children follow status.logs on every call, whichever step the call stopped at (logs.go).
+	children := append(c.children(), c.logChildren()...)
+	return &hook.SyncResponse{Status: &c.st, Children: children, ResyncAfterSeconds: c.resync.Seconds()}, nil
 }
 
 func (c *call) sync(ctx context.Context) error {

@@ -168,6 +168,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ResyncPending: cfg.resyncPending,
 		ResyncSteady:  cfg.resyncSteady,
 		Databases:     rdssync.DatabasesConfig{DriftCheck: cfg.sqlDrift},
+		JobImage:      cfg.jobImage,
 	})
 	handler := server.New(server.Options{
 		Reconciler:  reconciler,

@@ -109,6 +109,8 @@ type RdsSpec struct {
 	Prunedatabases bool `json:"prunedatabases,omitempty"`
 
 	// Logs on request.
+	// Logs asks for the error and slow query logs, printed by a Job (see LogsRequest).
+	Logs *LogsRequest `json:"logs,omitempty"`
 }
 
 // SecretKeyRef points at one key of a Secret in the Rds object's namespace.
@@ -186,6 +188,7 @@ type RdsStatus struct {
 	DatabasesAndUsers *DatabasesStatus `json:"databasesAndUsers,omitempty"`
 
 	// Logs: the latest log request and where its output is.
+	Logs *LogsStatus `json:"logs,omitempty"`
 	// Conditions: Ready and Synced.
 	Conditions []Condition `json:"conditions,omitempty"`
 }

@@ -28,6 +28,8 @@ type Fake struct {
 
 	Day2 // fake_day2.go
 
+	LogsFns // fake_logs.go
+
 	calls []string
 }
 

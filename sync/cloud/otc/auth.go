@@ -12,6 +12,36 @@ import (
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack"
 )
 
+// loginOptions is what the authenticator logs in with: a Keystone login (authOptions) or an AK/SK
+// one (akskOptions).
+func loginOptions(cfg Config) (golangsdk.AuthOptionsProvider, string, error) {
+	if cfg.Cloud == "" && cfg.aksk() {
+		return akskOptions(cfg)
+	}
+	return authOptions(cfg)
+}
+
+// akskOptions turns an AK/SK config into the SDK's options and the region to use.
+//
+// NOTE: the SDK ignores AKSKAuthOptions.Region and derives the region from ProjectName or the
+// process's OS_REGION_NAME; New uses cfg.Region itself, so the SDK's guess only matters without it.
+func akskOptions(cfg Config) (golangsdk.AuthOptionsProvider, string, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, "", err
+	}
+	return golangsdk.AKSKAuthOptions{
+		IdentityEndpoint: cfg.AuthURL,
+		ProjectId:        cfg.ProjectID,
+		ProjectName:      cfg.ProjectName,
+		Domain:           cfg.DomainName,
+		DomainID:         cfg.DomainID,
+		AccessKey:        cfg.AccessKey,
+		SecretKey:        cfg.SecretKey.Reveal(),
+		SecurityToken:    cfg.SecurityToken.Reveal(),
+		Region:           cfg.Region,
+	}, cfg.Region, nil
+}
+
 // authOptions turns the config into the SDK's Keystone v3 options and the region to use.
 func authOptions(cfg Config) (golangsdk.AuthOptions, string, error) {
 	if cfg.Cloud != "" {
@@ -81,7 +111,7 @@ func firstNonEmpty(vals ...string) string {
 
 // authenticator logs in to Keystone and renews the shared provider's token.
 type authenticator struct {
-	opts       golangsdk.AuthOptions // AllowReauth stays false: see reauth
+	opts       golangsdk.AuthOptionsProvider // AuthOptions (AllowReauth stays false: see reauth) or AKSKAuthOptions
 	httpClient http.Client
 	observe    func(op, result string, d time.Duration)
 	// lastErr is the error of the last failed renewal. The SDK reports a failed renewal as
@@ -91,7 +121,7 @@ type authenticator struct {
 
 // newProvider returns a logged-in provider that uses our HTTP client and never sleeps on a 429.
 func (a *authenticator) newProvider() (*golangsdk.ProviderClient, error) {
-	p, err := openstack.NewClient(a.opts.IdentityEndpoint)
+	p, err := openstack.NewClient(a.opts.GetIdentityEndpoint())
 	if err != nil {
 		return nil, fmt.Errorf("parse auth URL: %w", err)
 	}
@@ -107,7 +137,7 @@ func (a *authenticator) newProvider() (*golangsdk.ProviderClient, error) {
 	}
 	// NOTE: token auth (OS_TOKEN) against a Keystone that does not echo X-Subject-Token "succeeds"
 	// with an empty token; every later call would then be anonymous.
-	if p.TokenID == "" {
+	if !a.aksk() && p.TokenID == "" {
 		return nil, errors.New("keystone returned no token")
 	}
 	return p, nil
@@ -120,6 +150,9 @@ func (a *authenticator) login() (*golangsdk.ProviderClient, error) {
 	a.report("Authenticate", err, time.Since(start))
 	if err != nil {
 		return nil, err
+	}
+	if a.aksk() {
+		return p, nil // every request is signed: there is no token to renew
 	}
 	p.ReauthFunc = func() error { return a.reauth(p) }
 	return p, nil
@@ -146,6 +179,11 @@ func (a *authenticator) reauth(p *golangsdk.ProviderClient) error {
 	a.lastErr.Store(nil)
 	p.TokenID = fresh.TokenID
 	return nil
+}
+
+func (a *authenticator) aksk() bool {
+	_, ok := a.opts.(golangsdk.AKSKAuthOptions)
+	return ok
 }
 
 // lastReauthError returns why the last renewal failed, nil if it succeeded.

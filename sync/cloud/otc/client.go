@@ -39,7 +39,7 @@ type Client struct {
 //
 //	cfg, err := otc.ConfigFromEnv(func(k string) string { return sim.Env()[k] })
 func New(ctx context.Context, cfg Config) (*Client, error) {
-	opts, region, err := authOptions(cfg)
+	opts, region, err := loginOptions(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,13 @@ type Config struct {
 	// Token is a pre-issued Keystone token (OS_TOKEN). It cannot be renewed: once it expires, every
 	// call fails with KindUnauthorized.
 	Token secret.Value
+	// AccessKey, SecretKey and SecurityToken are an AK/SK login (OS_ACCESS_KEY, OS_SECRET_KEY,
+	// OS_SECURITY_TOKEN), e.g. the temporary credential of the log Job. They are used only when no
+	// password or token is set, and need a project id or name; an AK/SK login has no token to renew,
+	// and a temporary one simply expires.
+	AccessKey     string
+	SecretKey     secret.Value
+	SecurityToken secret.Value
 	// Region is OS_REGION_NAME. Empty: the part of the project name before "_".
 	Region string
 
@@ -60,6 +67,7 @@ type Config struct {
 // (openstack.AuthOptionsFromEnv); the first non-empty one wins.
 var envVars = struct {
 	authURL, username, userID, password, domainName, domainID, projectName, projectID, token, region []string
+	accessKey, secretKey, securityToken                                                              []string
 }{
 	authURL:     []string{"OS_AUTH_URL"},
 	username:    []string{"OS_USERNAME"},
@@ -71,6 +79,11 @@ var envVars = struct {
 	projectID:   []string{"OS_PROJECT_ID", "OS_TENANT_ID"},
 	token:       []string{"OS_TOKEN", "OS_TOKEN_ID"},
 	region:      []string{"OS_REGION_NAME", "OS_REGION_ID"},
+	// The SDK's loader (openstack/loader.go) reads these for AK/SK; its AWS_* names are left out on
+	// purpose: they would silently take precedence.
+	accessKey:     []string{"OS_ACCESS_KEY", "OS_ACCESS_KEY_ID", "OS_AK"},
+	secretKey:     []string{"OS_SECRET_KEY", "OS_ACCESS_KEY_SECRET", "OS_SK"},
+	securityToken: []string{"OS_SECURITY_TOKEN", "OS_AKSK_SECURITY_TOKEN", "OS_ST"},
 }
 
 // ConfigFromEnv reads the credentials from OS_* variables through getenv (os.Getenv in production).
@@ -101,6 +114,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		ProjectID:   first(envVars.projectID),
 		Token:       secret.New(first(envVars.token)),
 		Region:      first(envVars.region),
+
+		AccessKey:     first(envVars.accessKey),
+		SecretKey:     secret.New(first(envVars.secretKey)),
+		SecurityToken: secret.New(first(envVars.securityToken)),
 	}
 	return cfg, cfg.validate()
 }
@@ -110,14 +127,19 @@ func (c Config) validate() error {
 	if c.Cloud != "" {
 		return nil // clouds.yaml: checked when New loads it
 	}
-	if c.AuthURL == "" && c.Username == "" && c.UserID == "" && c.Password.Empty() && c.Token.Empty() {
+	if c.AuthURL == "" && c.Username == "" && c.UserID == "" && c.Password.Empty() && c.Token.Empty() && !c.aksk() {
 		return ErrNoCredentials
 	}
 	var missing []string
 	if c.AuthURL == "" {
 		missing = append(missing, "OS_AUTH_URL")
 	}
-	if c.Token.Empty() {
+	switch {
+	case c.aksk():
+		if c.SecretKey.Empty() {
+			missing = append(missing, "OS_SECRET_KEY")
+		}
+	case c.Token.Empty():
 		if c.Username == "" && c.UserID == "" {
 			missing = append(missing, "OS_USERNAME (or OS_TOKEN)")
 		}
@@ -137,6 +159,10 @@ func (c Config) validate() error {
 	}
 	return nil
 }
+
+// aksk reports whether the config is an AK/SK login. A password or token wins, as it did before
+// AK/SK logins were read at all.
+func (c Config) aksk() bool { return c.AccessKey != "" && c.Password.Empty() && c.Token.Empty() }
 
 func (c Config) requestTimeout() time.Duration {
 	if c.RequestTimeout > 0 {

@@ -65,6 +65,9 @@ var codeKinds = map[string]cloud.Kind{
 	"DBS.200501": cloud.KindInvalid,
 	"DBS.200050": cloud.KindInvalid,
 
+	// NOTE: an expired temporary AK/SK answers 400 IAM.1108, not 401.
+	"IAM.1108": cloud.KindUnauthorized,
+
 	// The name is taken.
 	"DBS.200022": cloud.KindConflict, // instance
 	"DBS.201204": cloud.KindConflict, // backup

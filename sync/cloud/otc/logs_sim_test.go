@@ -1,0 +1,163 @@
+package otc_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
+	"github.com/mcsps/rds-lambda-controller/test/otcsim"
+)
+
+// logsInstance adds an ACTIVE instance of the engine whose logs before t0 hold only what the test
+// adds (the simulator writes its start-up lines at t0).
+func logsInstance(t *testing.T, e *simEnv, engine string) string {
+	t.Helper()
+	spec := otcsim.InstanceSpec{Name: "logs-" + engine, Engine: engine}
+	if engine == "SQLServer" {
+		spec.Version, spec.Flavor = "2022_SE", "rds.mssql.se.s3.large.4"
+	}
+	id, err := e.sim.AddInstance(spec)
+	require.NoError(t, err)
+	return id
+}
+
+// akskClient logs in with a temporary credential the way the log Job does.
+func akskClient(t *testing.T, cred *cloud.TemporaryCredential) *otc.Client {
+	t.Helper()
+	env := map[string]string{
+		"OS_AUTH_URL": cred.AuthURL, "OS_PROJECT_ID": cred.ProjectID, "OS_REGION_NAME": cred.Region,
+		"OS_ACCESS_KEY": cred.AccessKey, "OS_SECRET_KEY": cred.SecretKey.Reveal(), "OS_SECURITY_TOKEN": cred.SecurityToken.Reveal(),
+	}
+	cfg, err := otc.ConfigFromEnv(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	cfg.RequestTimeout = 5 * time.Second
+	c, err := otc.New(context.Background(), cfg)
+	require.NoError(t, err)
+	return c
+}
+
+func TestSimTemporaryCredential(t *testing.T) {
+	e := newSimEnv(t)
+	ctx := ctxT(t)
+	id := logsInstance(t, e, "MySQL")
+	require.NoError(t, e.sim.AddErrorLog(id, t0.Add(-time.Hour), "ERROR", "disk almost full"))
+
+	cred, err := e.c.CreateTemporaryCredential(ctx, 15*time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, 1, e.sim.Calls(otcsim.OpCreateTemporaryCredential))
+	assert.NotEmpty(t, cred.AccessKey)
+	assert.False(t, cred.SecretKey.Empty())
+	assert.False(t, cred.SecurityToken.Empty())
+	assert.Equal(t, t0.Add(15*time.Minute), cred.ExpiresAt.UTC(), "the shortest lifetime OTC grants")
+	assert.Equal(t, otcsim.DefaultProjectID, cred.ProjectID)
+	assert.Equal(t, "eu-de", cred.Region)
+	assert.Equal(t, e.srv.Env()["OS_AUTH_URL"], cred.AuthURL)
+	assert.NotContains(t, fmt.Sprintf("%v %+v", cred, *cred), cred.SecretKey.Reveal(), "the secret never prints")
+
+	job := akskClient(t, cred)
+	q := cloud.LogQuery{Start: t0.Add(-2 * time.Hour), End: t0.Add(-time.Minute)}
+	entries, total, err := job.ListErrorLogs(ctx, id, q)
+	require.NoError(t, err, "the temporary AK/SK reads the logs")
+	assert.Equal(t, 1, total)
+	assert.Equal(t, []cloud.ErrorLogEntry{{Time: t0.Add(-time.Hour).Format("2006-01-02T15:04:05"), Level: "ERROR", Content: "disk almost full"}}, entries)
+	assert.Equal(t, 0, e.sim.Calls(otcsim.OpCreateToken)-1, "the Job's client never logs in with a password")
+
+	_, err = job.CreateTemporaryCredential(ctx, 15*time.Minute)
+	requireKind(t, cloud.KindUnauthorized, err)
+	assert.Equal(t, 1, e.sim.Calls(otcsim.OpCreateTemporaryCredential), "a temporary credential cannot beget another")
+
+	e.clock.Advance(16 * time.Minute)
+	_, _, err = job.ListErrorLogs(ctx, id, q)
+	ce := requireKind(t, cloud.KindUnauthorized, err)
+	assert.Equal(t, "IAM.1108", ce.Code, "an expired credential is refused")
+}
+
+func TestSimLogPaging(t *testing.T) {
+	e := newSimEnv(t)
+	ctx := ctxT(t)
+	id := logsInstance(t, e, "MySQL")
+	base := t0.Add(-10 * time.Hour)
+	for i := range 250 {
+		require.NoError(t, e.sim.AddErrorLog(id, base.Add(time.Duration(i)*time.Minute), "WARNING", fmt.Sprintf("line %03d", i)))
+	}
+	q := cloud.LogQuery{Start: base, End: t0.Add(-time.Minute)}
+
+	cases := map[string]struct {
+		reason    string
+		max       int
+		wantLen   int
+		wantPages int
+	}{
+		"all":        {reason: "no cap: every page up to the total", max: 0, wantLen: 250, wantPages: 3},
+		"capped":     {reason: "stops paging once the cap is reached", max: 120, wantLen: 120, wantPages: 2},
+		"one page":   {reason: "a cap within the first page reads one page", max: 5, wantLen: 5, wantPages: 1},
+		"exact page": {reason: "a full page that reaches the cap ends paging", max: 100, wantLen: 100, wantPages: 1},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e.sim.ResetCounters()
+			q.Max = tc.max
+			got, total, err := e.c.ListErrorLogs(ctx, id, q)
+			require.NoError(t, err, tc.reason)
+			assert.Equal(t, 250, total, tc.reason)
+			require.Len(t, got, tc.wantLen, tc.reason)
+			assert.Equal(t, "line 249", got[0].Content, "newest first")
+			assert.Equal(t, fmt.Sprintf("line %03d", 250-tc.wantLen), got[len(got)-1].Content, tc.reason)
+			assert.Equal(t, tc.wantPages, e.sim.Calls(otcsim.OpListErrorLogs), tc.reason)
+		})
+	}
+}
+
+func TestSimSlowLogs(t *testing.T) {
+	e := newSimEnv(t)
+	ctx := ctxT(t)
+	id := logsInstance(t, e, "MySQL")
+	at := t0.Add(-30 * time.Minute)
+	require.NoError(t, e.sim.AddSlowLog(id, otcsim.SlowLogEntry{
+		Time: at, Duration: 2500 * time.Millisecond, Type: "select", Database: "shop", User: "app",
+		Query: "SELECT * FROM orders", ClientIP: "10.1.2.3",
+	}))
+	got, total, err := e.c.ListSlowLogs(ctx, id, cloud.LogQuery{Start: t0.Add(-time.Hour), End: t0.Add(-time.Minute)})
+	require.NoError(t, err)
+	assert.Equal(t, 1, total)
+	assert.Equal(t, []cloud.SlowLogEntry{{
+		StartTime: at.Format("2006-01-02T15:04:05"), Duration: "2.50000 s", LockTime: "0.00003 s", RowsSent: "0", RowsExamined: "0",
+		Count: "1", Type: "SELECT", Database: "shop", User: "app", ClientIP: "10.*.*.3", Query: "SELECT * FROM orders",
+	}}, got)
+
+	empty, total, err := e.c.ListSlowLogs(ctx, id, cloud.LogQuery{Start: t0.Add(-10 * time.Hour), End: t0.Add(-9 * time.Hour)})
+	require.NoError(t, err, "an empty window is no error")
+	assert.Empty(t, empty)
+	assert.Zero(t, total)
+}
+
+func TestSimLogErrors(t *testing.T) {
+	e := newSimEnv(t)
+	ctx := ctxT(t)
+	id := logsInstance(t, e, "MySQL")
+	mssql := logsInstance(t, e, "SQLServer")
+	q := cloud.LogQuery{Start: t0.Add(-time.Hour), End: t0}
+
+	_, _, err := e.c.ListErrorLogs(ctx, "0123456789abcdef0123456789abcdefin01", q)
+	requireKind(t, cloud.KindNotFound, err)
+
+	_, _, err = e.c.ListSlowLogs(ctx, mssql, q)
+	requireKind(t, cloud.KindBusy, err) // DBS.200086: the engine has no slow log
+
+	_, _, err = e.c.ListErrorLogs(ctx, id, cloud.LogQuery{Start: t0, End: t0.Add(-time.Hour)})
+	requireKind(t, cloud.KindInvalid, err)
+
+	e.sim.AddFault(otcsim.Fault{Op: otcsim.OpListErrorLogs, Kind: otcsim.FaultStatus, Status: 500, Count: 1})
+	_, _, err = e.c.ListErrorLogs(ctx, id, q)
+	requireKind(t, cloud.KindUnavailable, err)
+
+	e.sim.AddFault(otcsim.Fault{Op: otcsim.OpCreateTemporaryCredential, Kind: otcsim.FaultStatus, Status: 503, Count: 1})
+	_, err = e.c.CreateTemporaryCredential(ctx, 15*time.Minute)
+	requireKind(t, cloud.KindUnavailable, err)
+}
