@@ -91,6 +91,7 @@ func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, 
 		return false, err
 	}
 	d, _ := desiredDatabases(c.spec, func(i int) secret.Value { return passwords[i] }) // validated
+	d.DigestKey = c.conn.password // status readers do not know it: see dbusers.PasswordDigest
 	fingerprint := dbusers.Fingerprint(d)
 	if rec != nil && rec.Fingerprint == fingerprint && rec.LastApplied != nil && c.now.Sub(rec.LastApplied.Time) < c.r.cfg.Databases.DriftCheck {
 		c.setDatabasesReady(metav1.ConditionTrue, ReasonDatabasesApplied, "The databases and users match the spec.")

@@ -2,7 +2,7 @@ package dbusers
 
 import (
 	"cmp"
-	"crypto/pbkdf2"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -23,6 +23,9 @@ type Desired struct {
 	// PruneDatabases drops databases that this controller created and that left Databases.
 	// Off by default: dropping a database deletes its data.
 	PruneDatabases bool
+	// DigestKey keys the password digests remembered in ManagedState and in Fingerprint. It must be
+	// a secret that readers of those records do not have (the hooks use the root password).
+	DigestKey secret.Value
 }
 
 // UserSpec is one account and everything it may do.
@@ -50,7 +53,7 @@ type ManagedState struct {
 type ManagedUser struct {
 	Name string `json:"name"`
 	Host string `json:"host"`
-	// PasswordDigest is PasswordDigest(name, host, password) of the password Apply last set or
+	// PasswordDigest is PasswordDigest(key, name, host, password) of the password Apply last set or
 	// verified. It is consulted only where the server's stored hash cannot be checked (salted
 	// plugins such as MySQL 8's caching_sha2_password).
 	PasswordDigest string `json:"passwordDigest,omitempty"`
@@ -63,7 +66,7 @@ const maxPasswordLen = 256
 // de-duplicated and sorted, users sorted by name and host, each user's grants merged per database
 // or table, privileges normalized and sorted. It does not validate; Validate does.
 func Normalize(d Desired) Desired {
-	out := Desired{PruneDatabases: d.PruneDatabases}
+	out := Desired{PruneDatabases: d.PruneDatabases, DigestKey: d.DigestKey}
 	out.Databases = slices.Clone(d.Databases)
 	slices.Sort(out.Databases)
 	out.Databases = slices.Compact(out.Databases)
@@ -232,29 +235,24 @@ func validateManaged(m ManagedState, adminUser string) error {
 	return nil
 }
 
-// NOTE: digests of passwords end up in the object's status (ManagedState) and in the fingerprint.
-// They are PBKDF2-HMAC-SHA256 with a per-account salt, so equal passwords of different accounts
-// differ and guessing costs digestIterations hashes per guess. The spec may hold the same password
-// in clear text anyway; the digest must never be weaker than that.
-const (
-	digestIterations = 4096
-	digestSaltPrefix = "rds-lambda-controller/dbusers/v1\x00"
-)
+// NOTE: digests of passwords end up in the object's status (ManagedState) and in the fingerprint,
+// which anyone allowed to read the Rds object sees. They are HMAC-SHA256 keyed with the caller's
+// DigestKey (the hooks use the instance's root password, which lives only in the connection
+// Secret): without the key a digest cannot be checked against guesses, and whoever holds the key
+// holds the server anyway. The account is part of the message, so equal passwords of different
+// accounts differ. A new key (the root password changed) changes every digest: the next apply then
+// sets each password once more, which is harmless.
+const digestDomain = "rds-lambda-controller/dbusers/v2\x00"
 
 // PasswordDigest returns the hex digest of an account's password as remembered in ManagedState
 // and used in Fingerprint. Empty for an empty password.
-func PasswordDigest(user, host string, password secret.Value) string {
+func PasswordDigest(key secret.Value, user, host string, password secret.Value) string {
 	if password.Empty() {
 		return ""
 	}
-	salt := digestSaltPrefix + user + "\x00" + NormalizeHost(host)
-	key, err := pbkdf2.Key(sha256.New, password.Reveal(), []byte(salt), digestIterations, sha256.Size)
-	if err != nil {
-		// NOTE: pbkdf2.Key fails only for parameters that FIPS 140-3 mode refuses; ours are fixed
-		// and allowed, so this is unreachable. Fall back to an unkeyed marker rather than panic.
-		return "error"
-	}
-	return hex.EncodeToString(key)
+	mac := hmac.New(sha256.New, []byte(key.Reveal()))
+	mac.Write([]byte(digestDomain + user + "\x00" + NormalizeHost(host) + "\x00" + password.Reveal()))
+	return hex.EncodeToString(mac.Sum(nil))
 }
 
 // Fingerprint is a stable SHA-256 (hex) of the normalized Desired state, passwords included only as
@@ -278,7 +276,7 @@ func Fingerprint(d Desired) string {
 		doc.Users = append(doc.Users, fpUser{
 			Name:           u.Name,
 			Host:           u.Host,
-			PasswordDigest: PasswordDigest(u.Name, u.Host, u.Password),
+			PasswordDigest: PasswordDigest(d.DigestKey, u.Name, u.Host, u.Password),
 			Grants:         u.Grants,
 		})
 	}

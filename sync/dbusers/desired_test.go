@@ -188,13 +188,21 @@ func TestFingerprint(t *testing.T) {
 
 func TestPasswordDigest(t *testing.T) {
 	pw := secret.New("same password")
-	a := PasswordDigest("app", "%", pw)
+	a := PasswordDigest(secret.Value{}, "app", "%", pw)
 	assert.Regexp(t, `^[0-9a-f]{64}$`, a)
-	assert.Equal(t, a, PasswordDigest("app", "", pw), "the host is normalized")
-	assert.NotEqual(t, a, PasswordDigest("app2", "%", pw), "salted per account")
-	assert.NotEqual(t, a, PasswordDigest("app", "10.%", pw), "salted per account")
-	assert.NotEqual(t, a, PasswordDigest("app", "%", secret.New("other")))
-	assert.Empty(t, PasswordDigest("app", "%", secret.Value{}))
+	assert.Equal(t, a, PasswordDigest(secret.Value{}, "app", "", pw), "the host is normalized")
+	assert.NotEqual(t, a, PasswordDigest(secret.Value{}, "app2", "%", pw), "salted per account")
+	assert.NotEqual(t, a, PasswordDigest(secret.Value{}, "app", "10.%", pw), "salted per account")
+	assert.NotEqual(t, a, PasswordDigest(secret.Value{}, "app", "%", secret.New("other")))
+	assert.Empty(t, PasswordDigest(secret.Value{}, "app", "%", secret.Value{}))
+
+	root := secret.New("Root-Passw0rd")
+	keyed := PasswordDigest(root, "app", "%", pw)
+	assert.NotEqual(t, a, keyed, "keyed: whoever reads the digest without the key cannot test guesses")
+	assert.Equal(t, keyed, PasswordDigest(root, "app", "%", pw), "stable for the same key")
+	assert.NotEqual(t, keyed, PasswordDigest(secret.New("another root"), "app", "%", pw))
+	assert.NotEqual(t, Fingerprint(Desired{Users: []UserSpec{{Name: "app", Password: pw}}, DigestKey: root}),
+		Fingerprint(Desired{Users: []UserSpec{{Name: "app", Password: pw}}}), "the fingerprint's digests are keyed too")
 	assert.NotContains(t, fmt.Sprintf("%v %+v", UserSpec{Password: pw}, Desired{Users: []UserSpec{{Password: pw}}}), "same password",
 		"specs print without passwords")
 }

@@ -214,8 +214,8 @@ func TestApplyIntegration(t *testing.T) {
 				assert.Equal(t, []string{"GRANT SELECT ON `" + e.n("shop") + "`.* TO `" + e.n("ro") + "`@`10.%`"}, e.showGrants(e.n("ro"), "10.%"))
 				assert.Equal(t, []string{e.n("my_app"), e.n("shop")}, res.Managed.Databases)
 				assert.Equal(t, []ManagedUser{
-					{Name: e.n("app"), Host: "%", PasswordDigest: PasswordDigest(e.n("app"), "%", secret.New("app-pw-1"))},
-					{Name: e.n("ro"), Host: "10.%", PasswordDigest: PasswordDigest(e.n("ro"), "10.%", secret.New("ro-pw"))},
+					{Name: e.n("app"), Host: "%", PasswordDigest: PasswordDigest(secret.Value{}, e.n("app"), "%", secret.New("app-pw-1"))},
+					{Name: e.n("ro"), Host: "10.%", PasswordDigest: PasswordDigest(secret.Value{}, e.n("ro"), "10.%", secret.New("ro-pw"))},
 				}, res.Managed.Users)
 			},
 		},
@@ -365,7 +365,7 @@ func TestApplyIntegration(t *testing.T) {
 				assert.False(t, e.userExists(e.n("gone"), "10.%"))
 				assert.True(t, e.userExists(e.n("keep"), "%"))
 				assert.True(t, e.userExists(e.n("foreign"), "%"), "never touch users we did not create")
-				assert.Equal(t, []ManagedUser{{Name: e.n("keep"), Host: "%", PasswordDigest: PasswordDigest(e.n("keep"), "%", secret.New("pw"))}}, res.Managed.Users)
+				assert.Equal(t, []ManagedUser{{Name: e.n("keep"), Host: "%", PasswordDigest: PasswordDigest(secret.Value{}, e.n("keep"), "%", secret.New("pw"))}}, res.Managed.Users)
 			},
 		},
 		"adopt existing user": {

@@ -134,7 +134,7 @@ func plan(d Desired, managed ManagedState, obs observed) ([]step, ManagedState) 
 	for _, u := range d.Users {
 		acct := account{u.Name, u.Host}
 		desiredUsers[acct] = true
-		digest := PasswordDigest(u.Name, u.Host, u.Password)
+		digest := PasswordDigest(d.DigestKey, u.Name, u.Host, u.Password)
 		remember := func(m *ManagedState) {
 			setManagedUser(m, ManagedUser{Name: u.Name, Host: u.Host, PasswordDigest: digest})
 		}

@@ -37,7 +37,7 @@ func allDatabasePrivileges(extra ...string) stringSet {
 func TestPlan(t *testing.T) {
 	pw := secret.New("app-pw")
 	pwHash := nativePasswordHash("app-pw")
-	digest := PasswordDigest("app", "%", pw)
+	digest := PasswordDigest(secret.Value{}, "app", "%", pw)
 	app := account{"app", "%"}
 	appSpec := func(grants ...Grant) UserSpec { return UserSpec{Name: "app", Host: "%", Password: pw, Grants: grants} }
 	shopAll := Grant{Database: "shop", Privileges: []string{"ALL"}}

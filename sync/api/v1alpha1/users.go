@@ -16,7 +16,7 @@ type DatabaseGrant struct {
 }
 
 // DatabasesStatus is what the hook last applied to the instance's databases and users. It holds
-// no passwords: only salted PBKDF2 digests of them.
+// no passwords: only digests of them, keyed with the root password.
 type DatabasesStatus struct {
 	// Fingerprint identifies the desired state last applied successfully; a spec (or password)
 	// change changes it, and the next call applies again.
@@ -36,7 +36,7 @@ type ManagedDatabaseUser struct {
 	Host string `json:"host"`
 	// Secret is the child Secret with the account's connection details.
 	Secret string `json:"secret,omitempty"`
-	// PasswordDigest is a salted PBKDF2 digest of the password last set, never the password.
+	// PasswordDigest is an HMAC-SHA256 of the password last set keyed with the root password, never the password.
 	PasswordDigest string `json:"passwordDigest,omitempty"`
 }
 
