@@ -91,7 +91,8 @@ func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, 
 		return false, err
 	}
 	d, _ := desiredDatabases(c.spec, func(i int) secret.Value { return passwords[i] }) // validated
-	d.DigestKey = c.conn.password // status readers do not know it: see dbusers.PasswordDigest
+	// The digests in status are keyed with the root password, which readers of status lack.
+	d.DigestKey = c.conn.password
 	fingerprint := dbusers.Fingerprint(d)
 	if rec != nil && rec.Fingerprint == fingerprint && rec.LastApplied != nil && c.now.Sub(rec.LastApplied.Time) < c.r.cfg.Databases.DriftCheck {
 		c.setDatabasesReady(metav1.ConditionTrue, ReasonDatabasesApplied, "The databases and users match the spec.")
@@ -185,7 +186,7 @@ func (c *call) userPasswords() (passwords []secret.Value, ok bool, err error) {
 		default:
 			var stored bool
 			if pw, stored = observedPassword(c.req.Secrets[name]); !stored {
-				gen, err := GeneratePassword(c.r.cfg.Random)
+				gen, err := c.generatePassword("user\x00" + u.Name + "\x00" + dbusers.NormalizeHost(u.Host))
 				if err != nil {
 					return nil, false, err
 				}

@@ -1,7 +1,10 @@
 package sync
 
 import (
+	"bytes"
+	"crypto/hkdf"
 	"crypto/rand"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"math/big"
@@ -54,4 +57,33 @@ func pick(random io.Reader, set string) (byte, error) {
 		return 0, fmt.Errorf("generate password: %w", err)
 	}
 	return set[n.Int64()], nil
+}
+
+// passwordSource is where a password the hooks generate draws its randomness from.
+//
+// NOTE: Metacontroller may send two calls for one object with the same observation (a retry after
+// a timeout while the first call still runs, a stale cache). With random passwords both would
+// return the Secret holding "the" password, each a different one, and the Secret could end up
+// holding the one the instance was not created with. With Config.PasswordKey set, a generated
+// password is a function of that key, the object's uid and what it is for: every call for the
+// same object answers the same password, and nobody without the key can compute it.
+func (c *call) passwordSource(purpose string) (io.Reader, error) {
+	if c.r.cfg.PasswordKey.Empty() {
+		return c.r.cfg.Random, nil
+	}
+	stream, err := hkdf.Key(sha256.New, []byte(c.r.cfg.PasswordKey.Reveal()), []byte(c.parent.UID),
+		"rds-lambda-controller/password/v1\x00"+purpose, 1024)
+	if err != nil {
+		return nil, fmt.Errorf("derive password: %w", err)
+	}
+	return bytes.NewReader(stream), nil
+}
+
+// generatePassword returns a new password for purpose (see passwordSource).
+func (c *call) generatePassword(purpose string) (string, error) {
+	src, err := c.passwordSource(purpose)
+	if err != nil {
+		return "", err
+	}
+	return GeneratePassword(src)
 }

@@ -26,8 +26,11 @@ type Config struct {
 	Cloud cloud.Cloud
 	// Now is the clock for condition transition times. Default time.Now.
 	Now func() time.Time
-	// Random is the source for generated passwords. Default crypto/rand.
+	// Random is the source for generated passwords when PasswordKey is empty. Default crypto/rand.
 	Random io.Reader
+	// PasswordKey, when set, makes generated passwords a function of this key and the object
+	// (see passwordSource): keep it secret and stable.
+	PasswordKey secret.Value
 	// CallTimeout bounds each cloud call. Default 4s.
 	CallTimeout time.Duration
 	// ResyncPending is how soon to look again while something is in flight. Default 10s.
@@ -234,8 +237,7 @@ func (c *call) create(ctx context.Context) error {
 	case generated && stored:
 		pw = observed
 	case generated:
-		var err error
-		gen, err := GeneratePassword(c.r.cfg.Random)
+		gen, err := c.generatePassword("root")
 		if err != nil {
 			return err
 		}

@@ -6,9 +6,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/cloudtest"
+	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
 
 func TestValidate(t *testing.T) {
@@ -97,3 +102,21 @@ func TestGeneratePasswordMeetsOTCRules(t *testing.T) {
 type cryptoReader struct{}
 
 func (cryptoReader) Read(p []byte) (int, error) { return crand.Read(p) }
+
+func TestGeneratedPasswordsWithAKeyAreStablePerObject(t *testing.T) {
+	key := secret.New("a key only the hooks hold")
+	gen := func(key secret.Value, uid types.UID, purpose string) string {
+		r := New(Config{Cloud: &cloudtest.Fake{}, PasswordKey: key})
+		c := &call{r: r, parent: &v1alpha1.Rds{ObjectMeta: metav1.ObjectMeta{UID: uid}}}
+		pw, err := c.generatePassword(purpose)
+		require.NoError(t, err)
+		assert.Empty(t, passwordProblem(pw), "meets OTC's rules: %q", pw)
+		return pw
+	}
+	a := gen(key, "uid-1", "root")
+	assert.Equal(t, a, gen(key, "uid-1", "root"), "two calls for the same object answer the same password")
+	assert.NotEqual(t, a, gen(key, "uid-2", "root"), "another object, another password")
+	assert.NotEqual(t, a, gen(key, "uid-1", "user\x00app\x00%"), "another purpose, another password")
+	assert.NotEqual(t, a, gen(secret.New("another key"), "uid-1", "root"), "nobody without the key can compute it")
+	assert.NotEqual(t, gen(secret.Value{}, "uid-1", "root"), gen(secret.Value{}, "uid-1", "root"), "without a key: random")
+}

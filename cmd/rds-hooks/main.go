@@ -27,6 +27,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/server"
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
+	"github.com/mcsps/rds-lambda-controller/sync/secret"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
 
@@ -62,6 +63,7 @@ type config struct {
 	shutdownGrace time.Duration
 	jobImage      string
 	sqlDrift      time.Duration
+	passwordKey   string
 }
 
 // parseFlags reads the flags; each has an RDS_HOOKS_* variable as its default.
@@ -96,6 +98,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	str(&c.listen, "listen", "127.0.0.1:8080", "address to serve the hooks on (\":8080\" in a pod)")
 	str(&c.cloud, "cloud", cloudOTC, "the cloud to manage: otc (credentials from OS_* or OS_CLOUD) or sim (embedded simulator)")
 	str(&c.simListen, "sim-listen", "127.0.0.1:0", "with --cloud sim: where the embedded simulator listens")
+	str(&c.passwordKey, "password-key", "", "secret key that makes generated passwords reproducible per object (default: derived from the OTC password or secret key)")
 	str(&c.jobImage, "job-image", "ghcr.io/mcsps/rds-lambda-controller:latest", "image of the log Job (it runs /rds-logs)")
 	dur(&c.hookTimeout, "hook-timeout", 8*time.Second, "deadline of one hook call; keep it under Metacontroller's webhook timeout (10s)")
 	dur(&c.callTimeout, "call-timeout", 4*time.Second, "deadline of one OTC call inside a hook call")
@@ -162,8 +165,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logger.Info("logged in to OTC", "region", client.Region(), "cloud", cfg.cloud)
 
+	// NOTE: generated passwords derive from a stable secret, so that two calls for one object
+	// answer the same password (sync/password.go).
+	passwordKey := secret.New(cfg.passwordKey)
+	if passwordKey.Empty() {
+		passwordKey = occfg.StableSecret()
+	}
+	if passwordKey.Empty() {
+		logger.Warn("no stable secret for generated passwords (token login): set --password-key")
+	}
 	reconciler := rdssync.New(rdssync.Config{
 		Cloud:         client,
+		PasswordKey:   passwordKey,
 		CallTimeout:   cfg.callTimeout,
 		ResyncPending: cfg.resyncPending,
 		ResyncSteady:  cfg.resyncSteady,

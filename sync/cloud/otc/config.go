@@ -177,3 +177,16 @@ func (c Config) retryAfter() time.Duration {
 	}
 	return DefaultRetryAfter
 }
+
+// StableSecret returns a secret that stays the same as long as these credentials do: the password,
+// or the secret key of a permanent AK/SK. It is empty for a token or temporary credentials, which
+// change by themselves. Callers use it as key material, never as a credential.
+func (c Config) StableSecret() secret.Value {
+	switch {
+	case !c.Password.Empty():
+		return secret.New("password\x00" + c.Username + c.UserID + "\x00" + c.Password.Reveal())
+	case !c.SecretKey.Empty() && c.SecurityToken.Empty():
+		return secret.New("aksk\x00" + c.AccessKey + "\x00" + c.SecretKey.Reveal())
+	}
+	return secret.Value{}
+}
