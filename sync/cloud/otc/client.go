@@ -28,6 +28,7 @@ type Client struct {
 	neutron    *golangsdk.ServiceClient // Neutron v2.0: security groups
 	auth       *authenticator
 	calls      calls
+	transport  *transport
 	observe    func(op, result string, d time.Duration)
 	retryAfter time.Duration
 }
@@ -48,13 +49,17 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		base = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	c := &Client{observe: cfg.Observe, retryAfter: cfg.retryAfter()}
+	c.transport = &transport{base: base, calls: &c.calls}
 	c.auth = &authenticator{
 		opts: opts,
 		httpClient: http.Client{
 			Timeout:   cfg.requestTimeout(),
-			Transport: &transport{base: base, calls: &c.calls},
+			Transport: c.transport,
 		},
-		observe: cfg.Observe,
+		observe:        cfg.Observe,
+		refusedBackoff: cfg.reauthBackoff(),
+		failedBackoff:  cfg.reauthRetry(),
+		now:            time.Now,
 	}
 
 	// The login takes no context either: give up waiting when ctx ends (the request timeout ends it).

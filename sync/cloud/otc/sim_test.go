@@ -397,6 +397,21 @@ func TestSimFaults(t *testing.T) {
 	})
 }
 
+func TestSimNoChangeAfterTheCallEnded(t *testing.T) {
+	e := newSimEnv(t)
+	// The create gets a 502; the SDK retries it after 500 ms, long after the call's deadline.
+	e.sim.AddFault(otcsim.Fault{Op: otcsim.OpCreateInstance, Kind: otcsim.FaultStatus, Status: 502, Count: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, _, err := e.c.CreateInstance(ctx, mysqlOpts("rds-late-01"))
+	requireKind(t, cloud.KindUnavailable, err)
+
+	require.Eventually(t, func() bool { return otc.DroppedRequests(e.c) >= 1 }, 5*time.Second, 10*time.Millisecond,
+		"the abandoned SDK goroutine tried to send the retry")
+	assert.Equal(t, 1, e.sim.Calls(otcsim.OpCreateInstance), "the retry never reached OTC")
+	assert.Empty(t, e.sim.Instances(), "nothing was created after the hook had answered Unavailable")
+}
+
 func TestSimTokenExpiry(t *testing.T) {
 	e := newSimEnv(t)
 	ctx := ctxT(t)
