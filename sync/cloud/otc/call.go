@@ -166,6 +166,10 @@ func call[T any](ctx context.Context, c *Client, op string, fn func(s services) 
 	return v, err
 }
 
+// sdkPanic is the error for a panic recovered on an SDK goroutine: one would take the whole server
+// down.
+func sdkPanic(p any) error { return fmt.Errorf("panic in SDK call: %v", p) }
+
 func runCall[T any](ctx context.Context, c *Client, op string, fn func(s services) (T, error)) (T, error) {
 	var zero T
 	if err := ctx.Err(); err != nil {
@@ -184,9 +188,8 @@ func runCall[T any](ctx context.Context, c *Client, op string, fn func(s service
 	svc := c.servicesFor(id)
 	go func() {
 		defer func() {
-			// A panic on this goroutine would take the whole server down; report it as an error.
 			if p := recover(); p != nil {
-				done <- result{err: fmt.Errorf("panic in SDK call: %v", p)}
+				done <- result{err: sdkPanic(p)}
 			}
 		}()
 		v, err := fn(svc)

@@ -29,6 +29,8 @@ type Client struct {
 	auth       *authenticator
 	calls      calls
 	transport  *transport
+	networks   networkCache
+	now        func() time.Time
 	observe    func(op, result string, d time.Duration)
 	retryAfter time.Duration
 }
@@ -48,7 +50,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if base == nil {
 		base = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	c := &Client{observe: cfg.Observe, retryAfter: cfg.retryAfter()}
+	c := &Client{observe: cfg.Observe, retryAfter: cfg.retryAfter(), now: time.Now}
 	c.transport = &transport{base: base, calls: &c.calls}
 	c.auth = &authenticator{
 		opts: opts,
