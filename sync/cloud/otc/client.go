@@ -2,7 +2,8 @@
 // package that imports gophertelekomcloud; everything it returns is our own types and *cloud.Error.
 //
 // One Client holds one logged-in SDK provider for the whole process. The token is renewed on the
-// first 401 after it expires; calls never log in on their own.
+// first 401 after it expires; calls never log in on their own, and a failed renewal is not tried
+// again for a while (Config.ReauthBackoff, Config.ReauthRetry).
 package otc
 
 import (
