@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	golangsdk "github.com/opentelekomcloud/gophertelekomcloud"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack"
+
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 )
 
 // loginOptions is what the authenticator logs in with: a Keystone login (authOptions) or an AK/SK
@@ -114,9 +116,17 @@ type authenticator struct {
 	opts       golangsdk.AuthOptionsProvider // AuthOptions (AllowReauth stays false: see reauth) or AKSKAuthOptions
 	httpClient http.Client
 	observe    func(op, result string, d time.Duration)
-	// lastErr is the error of the last failed renewal. The SDK reports a failed renewal as
-	// ErrUnableToReauthenticate carrying only the original 401; this tells us why it failed.
-	lastErr atomic.Pointer[error]
+	// failedBackoff is how long a renewal that failed with Keystone unavailable or throttling is
+	// remembered, refusedBackoff the same for any other failure (credentials refused).
+	refusedBackoff, failedBackoff time.Duration
+	now                           func() time.Time
+
+	mu sync.Mutex
+	// lastErr is the error of the last renewal, nil if it succeeded. The SDK reports a failed renewal
+	// as ErrUnableToReauthenticate carrying only the original 401; this tells us why it failed.
+	lastErr error
+	// retryAt is when a renewal may be tried again after lastErr.
+	retryAt time.Time
 }
 
 // newProvider returns a logged-in provider that uses our HTTP client and never sleeps on a 429.
@@ -168,15 +178,34 @@ func (a *authenticator) login() (*golangsdk.ProviderClient, error) {
 // a ReauthFunc and copy only its token. The SDK calls this holding p's token lock, so the token is
 // written directly (SetToken would deadlock); concurrent 401s wait on that lock and retry with the
 // new token without logging in again.
+//
+// A failed renewal is remembered: until retryAt, reauth fails at once with the same error. Without
+// that, every call after a password rotation would log in again (the token lock only serialises
+// the logins, the token stays the refused one), and repeated failed logins lock the IAM user.
 func (a *authenticator) reauth(p *golangsdk.ProviderClient) error {
+	a.mu.Lock()
+	if a.lastErr != nil && a.now().Before(a.retryAt) {
+		err := a.lastErr
+		a.mu.Unlock()
+		return err
+	}
+	a.mu.Unlock()
+
 	start := time.Now()
 	fresh, err := a.newProvider()
 	a.report("Reauthenticate", err, time.Since(start))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.lastErr = err
 	if err != nil {
-		a.lastErr.Store(&err)
+		// As Client.translate: only Keystone down or throttling is not a refusal of our credentials.
+		wait := a.refusedBackoff
+		if k := translate("Reauthenticate", err, callInfo{}).Kind; k == cloud.KindUnavailable || k == cloud.KindThrottled {
+			wait = a.failedBackoff
+		}
+		a.retryAt = a.now().Add(wait)
 		return err
 	}
-	a.lastErr.Store(nil)
 	p.TokenID = fresh.TokenID
 	return nil
 }
@@ -188,10 +217,9 @@ func (a *authenticator) aksk() bool {
 
 // lastReauthError returns why the last renewal failed, nil if it succeeded.
 func (a *authenticator) lastReauthError() error {
-	if e := a.lastErr.Load(); e != nil {
-		return *e
-	}
-	return nil
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lastErr
 }
 
 func (a *authenticator) report(op string, err error, d time.Duration) {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	golangsdk "github.com/opentelekomcloud/gophertelekomcloud"
@@ -68,8 +69,9 @@ func (c *calls) remove(id string) {
 	delete(c.m, id)
 }
 
-// transport binds each SDK request to its call: the request is cancelled when the call's context
-// ends, and a 429's Retry-After header is kept for the error.
+// transport binds each SDK request to its call: a request of a call that has ended is never sent,
+// a running request is cancelled when its call's context ends, and a 429's Retry-After header is
+// kept for the error.
 //
 // NOTE: the v0.9.8 SDK builds its requests with http.NewRequest (no context) and its errors carry no
 // response headers, so neither a deadline nor Retry-After can pass through it. The call id travels in
@@ -77,25 +79,34 @@ func (c *calls) remove(id string) {
 type transport struct {
 	base  http.RoundTripper
 	calls *calls
+	// dropped counts requests refused because their call had ended.
+	dropped atomic.Int64
 }
+
+// errCallEnded is the error of a request whose call has ended. It wraps context.Canceled.
+var errCallEnded = fmt.Errorf("cloud call ended before the request was sent: %w", context.Canceled)
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	id := req.Header.Get(callHeader)
 	if id == "" {
 		return t.base.RoundTrip(req) // Keystone logins: bounded by the client's timeout only
 	}
+	// NOTE: the SDK's goroutine outlives a call that ended at its deadline, and it goes on sending:
+	// the retry of a 502/504 after its 500 ms sleep, the retry after waiting on the token lock during
+	// a renewal, the next page of a listing. A change sent then happens after the hook has already
+	// answered, so a request of a call that has ended is refused here, before it leaves.
 	st := t.calls.get(id)
-	ctx := req.Context() // carries the http.Client's Timeout
-	if st != nil {
-		var cancel context.CancelCauseFunc
-		ctx, cancel = context.WithCancelCause(ctx)
-		// Released when the call ends: every call's context is cancelled on return.
-		context.AfterFunc(st.ctx, func() { cancel(context.Cause(st.ctx)) })
+	if st == nil || st.ctx.Err() != nil {
+		t.dropped.Add(1)
+		return nil, errCallEnded
 	}
+	ctx, cancel := context.WithCancelCause(req.Context()) // req's context carries the client's Timeout
+	// Released when the call ends: every call's context is cancelled on return.
+	context.AfterFunc(st.ctx, func() { cancel(context.Cause(st.ctx)) })
 	out := req.Clone(ctx)
 	out.Header.Del(callHeader)
 	resp, err := t.base.RoundTrip(out)
-	if err == nil && st != nil && resp.StatusCode == http.StatusTooManyRequests {
+	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
 		d := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 		st.mu.Lock()
 		st.retryAfter = d
@@ -138,9 +149,10 @@ func (c *Client) servicesFor(id string) services {
 // call runs fn, one cloud operation, under ctx and returns its result with errors translated.
 //
 // NOTE: the SDK takes no context, so fn runs on its own goroutine and call returns as soon as ctx
-// ends, with KindUnavailable. The abandoned goroutine does not linger: the transport cancels its
-// request with the call's context, and the HTTP client's Timeout caps each request anyway. Only a
-// running token renewal, which other calls share, is left to finish under that Timeout.
+// ends, with KindUnavailable. The abandoned goroutine may run on (through the SDK's 500 ms sleep
+// before a 502/504 retry, or waiting for a token renewal that other calls share) but sends nothing
+// more: the transport cancels its running request and refuses every later one. The HTTP client's
+// Timeout caps a token renewal, the only request it may still wait for.
 func call[T any](ctx context.Context, c *Client, op string, fn func(s services) (T, error)) (T, error) {
 	start := time.Now()
 	v, err := runCall(ctx, c, op, fn)
@@ -153,6 +165,10 @@ func call[T any](ctx context.Context, c *Client, op string, fn func(s services) 
 	}
 	return v, err
 }
+
+// sdkPanic is the error for a panic recovered on an SDK goroutine: one would take the whole server
+// down.
+func sdkPanic(p any) error { return fmt.Errorf("panic in SDK call: %v", p) }
 
 func runCall[T any](ctx context.Context, c *Client, op string, fn func(s services) (T, error)) (T, error) {
 	var zero T
@@ -172,9 +188,8 @@ func runCall[T any](ctx context.Context, c *Client, op string, fn func(s service
 	svc := c.servicesFor(id)
 	go func() {
 		defer func() {
-			// A panic on this goroutine would take the whole server down; report it as an error.
 			if p := recover(); p != nil {
-				done <- result{err: fmt.Errorf("panic in SDK call: %v", p)}
+				done <- result{err: sdkPanic(p)}
 			}
 		}()
 		v, err := fn(svc)

@@ -2,7 +2,8 @@
 // package that imports gophertelekomcloud; everything it returns is our own types and *cloud.Error.
 //
 // One Client holds one logged-in SDK provider for the whole process. The token is renewed on the
-// first 401 after it expires; calls never log in on their own.
+// first 401 after it expires; calls never log in on their own, and a failed renewal is not tried
+// again for a while (Config.ReauthBackoff, Config.ReauthRetry).
 package otc
 
 import (
@@ -28,6 +29,9 @@ type Client struct {
 	neutron    *golangsdk.ServiceClient // Neutron v2.0: security groups
 	auth       *authenticator
 	calls      calls
+	transport  *transport
+	networks   networkCache
+	now        func() time.Time
 	observe    func(op, result string, d time.Duration)
 	retryAfter time.Duration
 }
@@ -47,14 +51,18 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if base == nil {
 		base = http.DefaultTransport.(*http.Transport).Clone()
 	}
-	c := &Client{observe: cfg.Observe, retryAfter: cfg.retryAfter()}
+	c := &Client{observe: cfg.Observe, retryAfter: cfg.retryAfter(), now: time.Now}
+	c.transport = &transport{base: base, calls: &c.calls}
 	c.auth = &authenticator{
 		opts: opts,
 		httpClient: http.Client{
 			Timeout:   cfg.requestTimeout(),
-			Transport: &transport{base: base, calls: &c.calls},
+			Transport: c.transport,
 		},
-		observe: cfg.Observe,
+		observe:        cfg.Observe,
+		refusedBackoff: cfg.reauthBackoff(),
+		failedBackoff:  cfg.reauthRetry(),
+		now:            time.Now,
 	}
 
 	// The login takes no context either: give up waiting when ctx ends (the request timeout ends it).

@@ -16,6 +16,11 @@ const (
 	DefaultRequestTimeout = 30 * time.Second
 	// DefaultRetryAfter is the wait reported for a 429 that carries no usable Retry-After header.
 	DefaultRetryAfter = 30 * time.Second
+	// DefaultReauthBackoff is how long a token renewal refused by Keystone is remembered.
+	DefaultReauthBackoff = 5 * time.Minute
+	// DefaultReauthRetry is how long a token renewal that failed otherwise (Keystone unavailable or
+	// throttling) is remembered.
+	DefaultReauthRetry = 30 * time.Second
 )
 
 // ErrNoCredentials is returned by ConfigFromEnv and New when no credentials are configured at all.
@@ -56,6 +61,14 @@ type Config struct {
 	RequestTimeout time.Duration
 	// RetryAfter is the wait reported for a 429 without a Retry-After header. Zero: DefaultRetryAfter.
 	RetryAfter time.Duration
+	// ReauthBackoff is how long a token renewal that Keystone refused (password rotated, user
+	// disabled) is remembered: until then a call that needs a new token fails at once with
+	// KindUnauthorized and nobody logs in again, so that every object's call does not make one more
+	// failed login (which locks the IAM user). Zero: DefaultReauthBackoff.
+	ReauthBackoff time.Duration
+	// ReauthRetry is the same for a renewal that failed for another reason (Keystone unavailable or
+	// throttling): calls fail at once with that error until it passes. Zero: DefaultReauthRetry.
+	ReauthRetry time.Duration
 	// Transport carries the HTTP requests (proxies, TLS roots). Nil: a clone of http.DefaultTransport.
 	Transport http.RoundTripper
 	// Observe, if set, is called once per cloud call with the operation (e.g. "GetInstance"), the
@@ -189,4 +202,18 @@ func (c Config) StableSecret() secret.Value {
 		return secret.New("aksk\x00" + c.AccessKey + "\x00" + c.SecretKey.Reveal())
 	}
 	return secret.Value{}
+}
+
+func (c Config) reauthBackoff() time.Duration {
+	if c.ReauthBackoff > 0 {
+		return c.ReauthBackoff
+	}
+	return DefaultReauthBackoff
+}
+
+func (c Config) reauthRetry() time.Duration {
+	if c.ReauthRetry > 0 {
+		return c.ReauthRetry
+	}
+	return DefaultReauthRetry
 }

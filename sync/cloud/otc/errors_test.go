@@ -288,14 +288,14 @@ func TestClientTranslate(t *testing.T) {
 	unable := &golangsdk.ErrUnableToReauthenticate{ErrOriginal: golangsdk.ErrDefault401{ErrUnexpectedResponseCode: resp(401, "")}}
 	t.Run("renewal refused", func(t *testing.T) {
 		var cause error = golangsdk.ErrDefault401{ErrUnexpectedResponseCode: resp(401, `{"error":{"code":401,"message":"bad password"}}`)}
-		c.auth.lastErr.Store(&cause)
+		c.auth.lastErr = cause
 		got := c.translate("Op", unable, callInfo{})
 		assert.Equal(t, cloud.KindUnauthorized, got.Kind)
 		assert.Equal(t, "token renewal failed: Unauthorized", got.Message)
 	})
 	t.Run("renewal failed as Keystone is down", func(t *testing.T) {
 		var cause error = golangsdk.ErrDefault503{ErrUnexpectedResponseCode: resp(503, "")}
-		c.auth.lastErr.Store(&cause)
+		c.auth.lastErr = cause
 		got := c.translate("Op", unable, callInfo{})
 		require.Equal(t, cloud.KindUnavailable, got.Kind, "Keystone down is not a refusal of our credentials")
 		assert.Equal(t, "token renewal failed: Service Unavailable", got.Message)

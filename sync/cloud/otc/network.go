@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sync"
+	"time"
 
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v1/subnets"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v1/vpcs"
@@ -12,9 +14,49 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 )
 
+// networkTTL is how long a resolved network is remembered. The ids behind the names of existing
+// VPCs, subnets and security groups do not change; a rename or a deletion shows within this time.
+const networkTTL = 5 * time.Minute
+
+// networkCache remembers resolved networks by the (VPC, subnet, security group) references.
+type networkCache struct {
+	mu sync.Mutex
+	m  map[[3]string]cachedNetwork
+}
+
+type cachedNetwork struct {
+	net   cloud.Network
+	until time.Time
+}
+
+func (nc *networkCache) get(key [3]string, now time.Time) (cloud.Network, bool) {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	e, ok := nc.m[key]
+	if !ok || !now.Before(e.until) {
+		return cloud.Network{}, false
+	}
+	return e.net, true
+}
+
+func (nc *networkCache) put(key [3]string, net cloud.Network, now time.Time) {
+	nc.mu.Lock()
+	defer nc.mu.Unlock()
+	if nc.m == nil {
+		nc.m = make(map[[3]string]cachedNetwork)
+	}
+	for k, e := range nc.m { // drop what has expired, so that old spec values do not pile up
+		if !now.Before(e.until) {
+			delete(nc.m, k)
+		}
+	}
+	nc.m[key] = cachedNetwork{net: net, until: now.Add(networkTTL)}
+}
+
 // ResolveNetwork turns names or ids of a VPC, a subnet in it and a security group into the ids that
 // CreateInstance needs. A reference that matches nothing, or a name that several resources carry,
-// is an error of kind Invalid: the user must fix the spec.
+// is an error of kind Invalid: the user must fix the spec. A resolved network is remembered for
+// networkTTL; errors are not.
 func (c *Client) ResolveNetwork(ctx context.Context, vpc, subnet, securityGroup string) (cloud.Network, error) {
 	const op = "ResolveNetwork"
 	for _, r := range []struct{ what, ref string }{{"VPC", vpc}, {"subnet", subnet}, {"security group", securityGroup}} {
@@ -22,42 +64,90 @@ func (c *Client) ResolveNetwork(ctx context.Context, vpc, subnet, securityGroup 
 			return cloud.Network{}, cloud.Errorf(cloud.KindInvalid, op, "", "no %s given", r.what)
 		}
 	}
-	return call(ctx, c, op, func(s services) (cloud.Network, error) {
-		v, err := resolveVPC(s, op, vpc)
-		if err != nil {
-			return cloud.Network{}, err
-		}
-		sn, err := resolveSubnet(s, op, v, subnet)
-		if err != nil {
-			return cloud.Network{}, err
-		}
-		sg, err := resolveSecurityGroup(s, op, securityGroup)
-		if err != nil {
-			return cloud.Network{}, err
-		}
-		return cloud.Network{VpcID: v.ID, SubnetID: sn, SecurityGroupID: sg}, nil
-	})
-}
-
-// NOTE: the VPC v1 API has no server-side name filter on OTC; vpcs.List fetches all VPCs and filters
-// client-side.
-func resolveVPC(s services, op, ref string) (vpcs.Vpc, error) {
-	all, err := vpcs.List(s.vpc, vpcs.ListOpts{})
-	if err != nil {
-		return vpcs.Vpc{}, err
+	// NOTE: every create attempt resolves the network again, under the one deadline of its call; on a
+	// slow API (1.4 s a list) three lists in a row never fit, and the create never got through.
+	// Hence the cache, and the three lookups run at once.
+	key := [3]string{vpc, subnet, securityGroup}
+	if net, ok := c.networks.get(key, c.now()); ok {
+		return net, nil
 	}
-	return pick(op, "VPC", ref, "", all, func(v vpcs.Vpc) ([]string, string) { return []string{v.ID}, v.Name })
+	net, err := call(ctx, c, op, func(s services) (cloud.Network, error) {
+		return resolveNetwork(s, op, vpc, subnet, securityGroup)
+	})
+	if err == nil {
+		c.networks.put(key, net, c.now())
+	}
+	return net, err
 }
 
+// resolveNetwork lists VPCs, subnets and security groups concurrently, then picks from them. Errors
+// are reported in that order, whichever lookup ended first.
+func resolveNetwork(s services, op, vpcRef, subnetRef, sgRef string) (cloud.Network, error) {
+	var (
+		allVPCs    []vpcs.Vpc
+		allSubnets []subnets.Subnet
+		sg         string
+	)
+	errs := concurrently(
+		func() (err error) { allVPCs, err = vpcs.List(s.vpc, vpcs.ListOpts{}); return err },
+		// NOTE: subnets.List never sends its VpcID (it filters client-side), so listing them all
+		// before the VPC is known costs nothing more.
+		func() (err error) { allSubnets, err = subnets.List(s.vpc, subnets.ListOpts{}); return err },
+		func() (err error) { sg, err = resolveSecurityGroup(s, op, sgRef); return err },
+	)
+	if errs[0] != nil {
+		return cloud.Network{}, errs[0]
+	}
+	// NOTE: the VPC v1 API has no server-side name filter on OTC: pick filters client-side.
+	v, err := pick(op, "VPC", vpcRef, "", allVPCs, func(v vpcs.Vpc) ([]string, string) { return []string{v.ID}, v.Name })
+	if err != nil {
+		return cloud.Network{}, err
+	}
+	if errs[1] != nil {
+		return cloud.Network{}, errs[1]
+	}
+	sn, err := pickSubnet(op, v, subnetRef, allSubnets)
+	if err != nil {
+		return cloud.Network{}, err
+	}
+	if errs[2] != nil {
+		return cloud.Network{}, errs[2]
+	}
+	return cloud.Network{VpcID: v.ID, SubnetID: sn, SecurityGroupID: sg}, nil
+}
+
+// concurrently runs each fn on its own goroutine and returns their errors, in order, once all have
+// ended. A panic becomes that fn's error.
+func concurrently(fns ...func() error) []error {
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, fn := range fns {
+		wg.Go(func() {
+			defer func() {
+				if p := recover(); p != nil {
+					errs[i] = sdkPanic(p)
+				}
+			}()
+			errs[i] = fn()
+		})
+	}
+	wg.Wait()
+	return errs
+}
+
+// pickSubnet returns the VPC v1 id of the subnet of vpc that ref names.
+//
 // NOTE: one OTC subnet has several ids. RDS wants the VPC v1 subnet id, which is also the Neutron
 // network id; it refuses the Neutron subnet id. A user may have copied either, so both are matched
 // and the VPC v1 id is returned.
-func resolveSubnet(s services, op string, vpc vpcs.Vpc, ref string) (string, error) {
-	all, err := subnets.List(s.vpc, subnets.ListOpts{VpcID: vpc.ID})
-	if err != nil {
-		return "", err
+func pickSubnet(op string, vpc vpcs.Vpc, ref string, all []subnets.Subnet) (string, error) {
+	var inVPC []subnets.Subnet
+	for _, sn := range all {
+		if sn.VpcID == vpc.ID {
+			inVPC = append(inVPC, sn)
+		}
 	}
-	sn, err := pick(op, "subnet", ref, fmt.Sprintf(" in VPC %q", vpc.Name), all, func(sn subnets.Subnet) ([]string, string) {
+	sn, err := pick(op, "subnet", ref, fmt.Sprintf(" in VPC %q", vpc.Name), inVPC, func(sn subnets.Subnet) ([]string, string) {
 		return []string{sn.ID, sn.NetworkID, sn.SubnetID}, sn.Name
 	})
 	return sn.ID, err

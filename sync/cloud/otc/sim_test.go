@@ -302,6 +302,56 @@ func TestSimResolveNetwork(t *testing.T) {
 	}
 }
 
+func TestSimResolveNetworkSlowAPI(t *testing.T) {
+	e := newSimEnv(t)
+	seed := cloud.Network{VpcID: otcsim.SeedVPCID, SubnetID: otcsim.SeedSubnetID, SecurityGroupID: otcsim.SeedSecurityGroupID}
+	for _, op := range []string{otcsim.OpListVpcs, otcsim.OpListSubnets, otcsim.OpListSecurityGroups} {
+		e.sim.AddFault(otcsim.Fault{Op: op, Kind: otcsim.FaultLatency, Delay: time.Second})
+	}
+	// One cloud call's deadline in the reconciler. The VPC and subnet lists take two requests each
+	// (the pager fetches the first page twice): in a row, the lookups need 5 s.
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	got, err := e.c.ResolveNetwork(ctx, otcsim.SeedVPCName, otcsim.SeedSubnetName, otcsim.SeedSecurityGroupName)
+	require.NoError(t, err, "the lookups run at once: the slowest one must fit, not their sum")
+	assert.Equal(t, seed, got)
+}
+
+func TestSimResolveNetworkCache(t *testing.T) {
+	e := newSimEnv(t)
+	ctx := ctxT(t)
+	now := t0
+	otc.SetNow(e.c, func() time.Time { return now })
+	seed := cloud.Network{VpcID: otcsim.SeedVPCID, SubnetID: otcsim.SeedSubnetID, SecurityGroupID: otcsim.SeedSecurityGroupID}
+	resolve := func(sg string) (cloud.Network, error) {
+		return e.c.ResolveNetwork(ctx, otcsim.SeedVPCName, otcsim.SeedSubnetName, sg)
+	}
+
+	got, err := resolve(otcsim.SeedSecurityGroupName)
+	require.NoError(t, err)
+	assert.Equal(t, seed, got)
+
+	e.sim.ResetCounters()
+	now = now.Add(4 * time.Minute)
+	got, err = resolve(otcsim.SeedSecurityGroupName)
+	require.NoError(t, err)
+	assert.Equal(t, seed, got)
+	assert.Empty(t, e.sim.CallCounts(), "a resolved network is remembered: no call to OTC")
+
+	now = now.Add(time.Minute)
+	got, err = resolve(otcsim.SeedSecurityGroupName)
+	require.NoError(t, err)
+	assert.Equal(t, seed, got)
+	assert.Positive(t, e.sim.Calls(otcsim.OpListVpcs), "looked up again after 5 minutes")
+
+	_, err = resolve("made-later")
+	requireKind(t, cloud.KindInvalid, err)
+	e.sim.AddSecurityGroup("made-later")
+	got, err = resolve("made-later")
+	require.NoError(t, err, "a reference that matched nothing is not remembered")
+	assert.NotEmpty(t, got.SecurityGroupID)
+}
+
 func TestSimFindByNameExact(t *testing.T) {
 	e := newSimEnv(t)
 	ctx := ctxT(t)
@@ -395,6 +445,21 @@ func TestSimFaults(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, cloud.StatusBuild, in.Status)
 	})
+}
+
+func TestSimNoChangeAfterTheCallEnded(t *testing.T) {
+	e := newSimEnv(t)
+	// The create gets a 502; the SDK retries it after 500 ms, long after the call's deadline.
+	e.sim.AddFault(otcsim.Fault{Op: otcsim.OpCreateInstance, Kind: otcsim.FaultStatus, Status: 502, Count: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, _, err := e.c.CreateInstance(ctx, mysqlOpts("rds-late-01"))
+	requireKind(t, cloud.KindUnavailable, err)
+
+	require.Eventually(t, func() bool { return otc.DroppedRequests(e.c) >= 1 }, 5*time.Second, 10*time.Millisecond,
+		"the abandoned SDK goroutine tried to send the retry")
+	assert.Equal(t, 1, e.sim.Calls(otcsim.OpCreateInstance), "the retry never reached OTC")
+	assert.Empty(t, e.sim.Instances(), "nothing was created after the hook had answered Unavailable")
 }
 
 func TestSimTokenExpiry(t *testing.T) {
