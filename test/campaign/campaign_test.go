@@ -5,6 +5,18 @@
 // applied) and OTC faults. After every hook call the product's promises are checked.
 //
 // Replay one run with: go test ./test/campaign/ -run 'TestCampaign/seed=17' -v
+// Run more seeds with: go test ./test/campaign/ -campaign.seeds=500
+//
+// Known bugs: combinations the campaign found broken are left out of the runs until they are
+// fixed (each place is marked KNOWN BUG); the campaign report lists seeds that reproduce them.
+//   - restartrequest: the handled value lives only in status.restartRequest, so an answer that is
+//     not applied (lost, the second of two duplicate calls, a stale observation) restarts the
+//     instance again once it is ACTIVE (sync/day2.go restartChange).
+//   - tags: the keys this object set are remembered in status.managedTags by the same answer that
+//     sets them; when that answer is lost, a key later removed from spec.tags stays in OTC
+//     (sync/day2_tags.go trackTags).
+//   - generated password: two requests that both observe no connection Secret get two different
+//     passwords, so duplicate and stale calls answer differently (sync/reconciler.go).
 package campaign
 
 import (
@@ -98,8 +110,8 @@ func newRun(t *testing.T, seed uint64) *run {
 	w := newWorld(t, seed)
 	r := &run{t: t, w: w, epoch: map[string]int64{}, issued: map[string]int{}}
 	r.sk = w.rng.IntN(4) == 0
-	generated := false
-	r.duplicates, r.staleCalls, r.lostAnswers = w.rng.IntN(2) == 0, w.rng.IntN(2) == 0, w.rng.IntN(2) == 0
+	r.duplicates, r.staleCalls, r.lostAnswers = w.rng.IntN(3) == 0, w.rng.IntN(3) == 0, w.rng.IntN(3) == 0
+	generated := w.rng.IntN(3) == 0 && !r.duplicates && !r.staleCalls // KNOWN BUG, see the package comment
 	r.m = w.newObject(func(spec map[string]any) {
 		spec["availabilityzone"] = []string{"eu-de-01", "eu-de-02"}[w.rng.IntN(2)]
 		spec["flavorref"] = onSale[w.rng.IntN(len(onSale))]
@@ -170,9 +182,7 @@ func (r *run) play() {
 	if !r.sk && r.completedFinalBackup("") == "" {
 		r.fail("deleted without a completed final backup")
 	}
-	if pw := r.password(); pw != "" && strings.Contains(r.w.logs.String(), pw) {
-		r.fail("the server's logs contain the root password")
-	}
+	r.t.Logf("seed=%d: done after %d calls; OTC calls %v", r.w.seed, r.callNumber, r.w.sim.CallCounts())
 }
 
 // injectFaults adds the run's OTC faults, in a seeded order and with seeded rates.
@@ -222,7 +232,7 @@ func (r *run) userEdit() {
 		r.epoch["backup"] = gen
 	case 3:
 		if r.duplicates || r.lostAnswers {
-			return // KNOWN BUG, see knownBugs
+			return // KNOWN BUG, see the package comment
 		}
 		var tags []any
 		for _, k := range []string{"team", "env", "cost"} {
@@ -234,7 +244,7 @@ func (r *run) userEdit() {
 		r.epoch["tags"] = gen
 	case 4:
 		if r.duplicates || r.staleCalls || r.lostAnswers {
-			return // KNOWN BUG, see knownBugs
+			return // KNOWN BUG, see the package comment
 		}
 		r.restarts++
 		r.m.edit(func(spec map[string]any) { spec["restartrequest"] = "restart-" + strconv.Itoa(r.restarts) })
@@ -305,6 +315,9 @@ func (r *run) call(req *request, apply bool) (int, []byte, bool, int) {
 		}
 	}
 	r.checkDay2(req, before, after, refusedBefore, refusedAfter)
+	if pw := r.password(); pw != "" && strings.Contains(r.w.logs.String(), pw) {
+		r.fail("the server's logs contain the root password")
+	}
 
 	var out []byte
 	switch {
