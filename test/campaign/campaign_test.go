@@ -56,7 +56,7 @@ var onSale = []string{
 }
 
 // day2Ops maps each day-2 OTC operation to the spec field whose value it carries out, and how
-// many calls one value may take (tags: one to set, one to remove).
+// many calls one value may take (tags: one to set, one to remove). The final backup is taken once.
 var day2Ops = map[string]struct {
 	field string
 	limit int
@@ -66,6 +66,7 @@ var day2Ops = map[string]struct {
 	otcsim.OpUpdateBackupPolicy: {"backup", 1},
 	otcsim.OpTagsAction:         {"tags", 2},
 	otcsim.OpRestart:            {"restartrequest", 1},
+	otcsim.OpCreateBackup:       {"finalbackup", 1},
 }
 
 // mutatingOps are the operations a run's commit-then-drop faults hit.
