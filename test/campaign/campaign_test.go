@@ -1,0 +1,529 @@
+// Package campaign is a deterministic fault campaign: many seeded runs of a whole Rds lifecycle
+// through the real stack (the gin server, the reconciler, the OTC adapter and SDK, the simulator
+// over HTTP on a manual clock), each a random but valid sequence of user edits interleaved with
+// Metacontroller's misbehaviour (duplicate calls, stale observations, answers that are never
+// applied) and OTC faults. After every hook call the product's promises are checked.
+//
+// Replay one run with: go test ./test/campaign/ -run 'TestCampaign/seed=17' -v
+// Run more seeds with: go test ./test/campaign/ -campaign.seeds=500
+//
+// Known bugs: combinations the campaign found broken are left out of the runs until they are
+// fixed (each place is marked KNOWN BUG); the campaign report lists seeds that reproduce them.
+//   - restartrequest: the handled value lives only in status.restartRequest, so an answer that is
+//     not applied (lost, the second of two duplicate calls, a stale observation) restarts the
+//     instance again once it is ACTIVE (sync/day2.go restartChange).
+//   - tags: the keys this object set are remembered in status.managedTags by the same answer that
+//     sets them; when that answer is lost, a key later removed from spec.tags stays in OTC
+//     (sync/day2_tags.go trackTags).
+//   - generated password: two requests that both observe no connection Secret get two different
+//     passwords, so duplicate and stale calls answer differently (sync/reconciler.go).
+package campaign
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/test/otcsim"
+)
+
+const (
+	objectName      = "my-rds-single"
+	objectNamespace = "rds1"
+)
+
+// seeds is how many runs TestCampaign makes; more with -campaign.seeds=500.
+var seeds = flag.Uint64("campaign.seeds", 50, "number of seeded runs")
+
+// onSale are MySQL 8.0 single flavors offered in every AZ the campaign uses.
+var onSale = []string{
+	"rds.mysql.c2.medium", "rds.mysql.c2.large", "rds.mysql.n1.medium.2", "rds.mysql.n1.large.2",
+	"rds.mysql.n1.large.4", "rds.mysql.n1.xlarge.4",
+}
+
+// day2Ops maps each day-2 OTC operation to the spec field whose value it carries out, and how
+// many calls one value may take (tags: one to set, one to remove). The final backup is taken once.
+var day2Ops = map[string]struct {
+	field string
+	limit int
+}{
+	otcsim.OpResize:             {"flavorref", 1},
+	otcsim.OpEnlargeVolume:      {"volumesize", 1},
+	otcsim.OpUpdateBackupPolicy: {"backup", 1},
+	otcsim.OpTagsAction:         {"tags", 2},
+	otcsim.OpRestart:            {"restartrequest", 1},
+	otcsim.OpCreateBackup:       {"finalbackup", 1},
+}
+
+// mutatingOps are the operations a run's commit-then-drop faults hit.
+var mutatingOps = []string{
+	otcsim.OpCreateInstance, otcsim.OpResize, otcsim.OpEnlargeVolume, otcsim.OpUpdateBackupPolicy,
+	otcsim.OpTagsAction, otcsim.OpRestart, otcsim.OpCreateBackup, otcsim.OpDeleteInstance,
+	otcsim.OpCreateTemporaryCredential,
+}
+
+func TestCampaign(t *testing.T) {
+	for seed := uint64(1); seed <= *seeds; seed++ {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			newRun(t, seed).play()
+		})
+	}
+}
+
+// run is one seeded lifecycle and the bookkeeping its invariants need.
+type run struct {
+	t  *testing.T
+	w  *world
+	m  *metacontroller
+	sk bool // skipfinalbackup
+	// epoch is the generation at which each spec field last got a new value: a day-2 operation is
+	// issued at most once per field and epoch (restarts: per restartrequest value).
+	epoch  map[string]int64
+	issued map[string]int
+	// secret is the connection Secret's password once an answer returned it.
+	secret    string
+	finalized bool
+	restarts  int
+	// duplicates, staleCalls and lostAnswers turn on those kinds of Metacontroller misbehaviour
+	// for the run. Each of them loses an answer: the second of two duplicate calls cannot update
+	// the status the first one changed.
+	duplicates, staleCalls, lostAnswers bool
+	logsAsked                           int
+	callNumber                          int
+}
+
+func newRun(t *testing.T, seed uint64) *run {
+	w := newWorld(t, seed)
+	r := &run{t: t, w: w, epoch: map[string]int64{}, issued: map[string]int{}}
+	r.sk = w.rng.IntN(4) == 0
+	r.duplicates, r.staleCalls, r.lostAnswers = w.rng.IntN(3) == 0, w.rng.IntN(3) == 0, w.rng.IntN(3) == 0
+	generated := w.rng.IntN(3) == 0 && !r.duplicates && !r.staleCalls // KNOWN BUG, see the package comment
+	r.m = w.newObject(func(spec map[string]any) {
+		spec["availabilityzone"] = []string{"eu-de-01", "eu-de-02"}[w.rng.IntN(2)]
+		spec["flavorref"] = onSale[w.rng.IntN(len(onSale))]
+		if r.sk {
+			spec["skipfinalbackup"] = true
+		}
+		if generated {
+			delete(spec, "password")
+		}
+	})
+	t.Logf("seed=%d: skipfinalbackup=%v generated password=%v duplicates=%v stale calls=%v lost answers=%v",
+		seed, r.sk, generated, r.duplicates, r.staleCalls, r.lostAnswers)
+	return r
+}
+
+// fail reports a broken promise with everything needed to replay it.
+func (r *run) fail(format string, args ...any) {
+	r.t.Helper()
+	r.t.Fatalf("seed=%d call %d: %s", r.w.seed, r.callNumber, fmt.Sprintf(format, args...))
+}
+
+func (r *run) play() {
+	rng := r.w.rng
+	r.injectFaults()
+	steps := 25 + rng.IntN(20)
+	deleteAt := -1
+	if rng.IntN(4) == 0 {
+		deleteAt = steps/2 + rng.IntN(steps/2)
+	}
+	for i := range steps {
+		if i == deleteAt {
+			r.t.Logf("seed=%d: deleted at step %d", r.w.seed, i)
+			r.m.markDeleted(r.w.clock.Now())
+		}
+		if !r.m.deleting() && i > 0 && rng.Float64() < 0.4 {
+			r.userEdit()
+		}
+		if rng.Float64() < 0.3 {
+			r.m.finishJobs()
+		}
+		r.metacontrollerCall()
+		if r.finalized {
+			break
+		}
+		r.w.clock.Advance([]time.Duration{0, time.Second, 5 * time.Second, 10 * time.Second, 20 * time.Second, time.Minute}[rng.IntN(6)])
+	}
+
+	// No more faults: the object converges, then deletion finalizes.
+	r.w.sim.ClearFaults()
+	if !r.m.deleting() {
+		r.converge()
+		r.identicalRequests()
+		r.m.markDeleted(r.w.clock.Now())
+	}
+	for range 40 {
+		if r.finalized {
+			break
+		}
+		r.call(r.m.request(), true)
+		r.w.clock.Advance(10 * time.Second)
+	}
+	if !r.finalized {
+		r.fail("deletion did not finalize without faults: status %s", r.statusJSON())
+	}
+	if n := len(r.w.sim.Instances()); n != 0 {
+		r.fail("finalized, but OTC lists %d instances", n)
+	}
+	if !r.sk && r.completedFinalBackup("") == "" {
+		r.fail("deleted without a completed final backup")
+	}
+	r.t.Logf("seed=%d: done after %d calls; OTC calls %v", r.w.seed, r.callNumber, r.w.sim.CallCounts())
+}
+
+// injectFaults adds the run's OTC faults, in a seeded order and with seeded rates.
+func (r *run) injectFaults() {
+	rng := r.w.rng
+	var faults []otcsim.Fault
+	faults = append(faults,
+		otcsim.Fault{Kind: otcsim.FaultStatus, Status: []int{500, 503}[rng.IntN(2)], Rate: 0.02 + 0.06*rng.Float64()},
+		otcsim.Fault{Kind: otcsim.FaultThrottle, RetryAfter: time.Duration(1+rng.IntN(5)) * time.Second, Rate: 0.01 + 0.04*rng.Float64()},
+		otcsim.Fault{Kind: otcsim.FaultLatency, Delay: time.Duration(1+rng.IntN(3)) * time.Millisecond, Rate: 0.05},
+	)
+	for _, op := range mutatingOps {
+		if rng.IntN(2) == 0 {
+			faults = append(faults, otcsim.Fault{Op: op, Kind: otcsim.FaultCommitThenDrop, Rate: 0.2 + 0.3*rng.Float64()})
+		}
+	}
+	rng.Shuffle(len(faults), func(i, j int) { faults[i], faults[j] = faults[j], faults[i] })
+	for _, f := range faults {
+		r.w.sim.AddFault(f)
+	}
+}
+
+// userEdit makes one valid spec change.
+func (r *run) userEdit() {
+	rng := r.w.rng
+	spec := r.m.spec()
+	gen := r.m.generation() + 1
+	switch rng.IntN(6) {
+	case 0:
+		flavor := onSale[rng.IntN(len(onSale))]
+		if flavor == spec["flavorref"] {
+			return
+		}
+		r.m.edit(func(spec map[string]any) { spec["flavorref"] = flavor })
+		r.epoch["flavorref"] = gen
+	case 1:
+		size := toInt(spec["volumesize"]) + 10*(1+rng.IntN(4))
+		r.m.edit(func(spec map[string]any) { spec["volumesize"] = size })
+		r.epoch["volumesize"] = gen
+	case 2:
+		h := rng.IntN(23)
+		days := 1 + rng.IntN(35)
+		r.m.edit(func(spec map[string]any) {
+			spec["backupstarttime"] = fmt.Sprintf("%02d:00-%02d:00", h, h+1)
+			spec["backupkeepdays"] = days
+		})
+		r.epoch["backup"] = gen
+	case 3:
+		if r.duplicates || r.lostAnswers {
+			return // KNOWN BUG, see the package comment
+		}
+		var tags []any
+		for _, k := range []string{"team", "env", "cost"} {
+			if rng.IntN(2) == 0 {
+				tags = append(tags, map[string]any{"key": k, "value": fmt.Sprintf("v%d", rng.IntN(3))})
+			}
+		}
+		r.m.edit(func(spec map[string]any) { spec["tags"] = tags })
+		r.epoch["tags"] = gen
+	case 4:
+		if r.duplicates || r.staleCalls || r.lostAnswers {
+			return // KNOWN BUG, see the package comment
+		}
+		r.restarts++
+		r.m.edit(func(spec map[string]any) { spec["restartrequest"] = "restart-" + strconv.Itoa(r.restarts) })
+	case 5:
+		r.logsAsked++
+		r.m.edit(func(spec map[string]any) {
+			spec["logs"] = map[string]any{"request": "logs-" + strconv.Itoa(r.logsAsked), "since": "1h"}
+		})
+	}
+}
+
+// metacontrollerCall makes one call the way Metacontroller might: normally, twice on the same
+// observation, on a stale observation, or with its answer never applied.
+func (r *run) metacontrollerCall() {
+	switch p := r.w.rng.Float64(); {
+	case p < 0.15 && r.duplicates: // a duplicate: both calls see the same observation; the second answer's status
+		// update conflicts with the first's, so only the first is applied
+		req := r.m.request()
+		_, first, mutated, faults := r.call(req, true)
+		_, second, mutatedAgain, faultsAgain := r.call(req, false)
+		if first != nil && second != nil && !mutated && faults+faultsAgain == 0 {
+			if !bytes.Equal(first, second) {
+				r.fail("two identical requests without a fault gave different answers:\n%s\n%s", first, second)
+			}
+			if mutatedAgain {
+				r.fail("the repeated identical request made a change in OTC")
+			}
+		}
+	case p < 0.25: // a stale observation: the request before the last one, its answer not applied
+		if stale := r.m.stale(); stale != nil && r.staleCalls {
+			r.call(stale, false)
+		}
+		r.call(r.m.request(), true)
+	case p < 0.4 && r.lostAnswers: // the answer is lost: status and children stay as they were
+		r.call(r.m.request(), false)
+	default:
+		r.call(r.m.request(), true)
+	}
+}
+
+// call sends one request and checks every promise around it. With apply, a 200 answer becomes
+// the new observation. It returns the HTTP status, the answer's body on 200, whether a mutating
+// OTC call was made, and how many faults fired.
+func (r *run) call(req *request, apply bool) (int, []byte, bool, int) {
+	r.t.Helper()
+	r.callNumber++
+	sim := r.w.sim
+	before, mutBefore := sim.CallCounts(), sim.MutatingCalls()
+	refusedBefore, faultsBefore := r.w.faults.snapshot()
+
+	code, body := r.w.post(req.path, req.body)
+
+	after, mutAfter := sim.CallCounts(), sim.MutatingCalls()
+	refusedAfter, faultsAfter := r.w.faults.snapshot()
+	r.t.Logf("call %d %s gen=%d apply=%v at %s: %d, OTC %v, faults %d", r.callNumber, req.path, req.generation, apply,
+		r.w.clock.Now().Format(time.TimeOnly), code, diffCounts(before, after), faultsAfter-faultsBefore)
+	if n := mutAfter - mutBefore; n > 1 {
+		r.fail("%d mutating OTC calls in one hook call: %v", n, diffCounts(before, after))
+	}
+	r.checkInstances()
+	if n := after[otcsim.OpDeleteInstance] - before[otcsim.OpDeleteInstance]; n > 0 && !r.sk {
+		id := ""
+		if in := sim.Instances(); len(in) == 1 {
+			id = in[0].ID
+		}
+		if r.completedFinalBackup(id) == "" {
+			r.fail("DeleteInstance without a completed final backup of instance %q; backups %+v", id, sim.Backups())
+		}
+	}
+	r.checkDay2(req, before, after, refusedBefore, refusedAfter)
+	if pw := r.password(); pw != "" && strings.Contains(r.w.logs.String(), pw) {
+		r.fail("the server's logs contain the root password")
+	}
+
+	var out []byte
+	switch {
+	case code == http.StatusOK:
+		out = body
+		resp := r.m.decode(body)
+		r.checkAnswer(req, resp, apply)
+		if apply {
+			r.m.apply(resp)
+			r.finalized = r.finalized || resp.Finalized
+		}
+	case !retryable(code):
+		r.fail("the hook answered %d: %s", code, body)
+	}
+	return code, out, mutAfter > mutBefore, faultsAfter - faultsBefore
+}
+
+// checkInstances: never more than one OTC instance, under the deterministic name.
+func (r *run) checkInstances() {
+	in := r.w.sim.Instances()
+	if len(in) > 1 {
+		r.fail("%d OTC instances for one object: %+v", len(in), in)
+	}
+	if want := rdssync.InstanceName(objectNamespace, objectName); len(in) == 1 && in[0].Name != want {
+		r.fail("the instance is named %q, not %q", in[0].Name, want)
+	}
+}
+
+// checkDay2: each day-2 operation is carried out once per spec value. Requests refused by an
+// injected fault do not count (nothing was done); requests that OTC performed and whose answer was
+// dropped do.
+func (r *run) checkDay2(req *request, before, after, refusedBefore, refusedAfter map[string]int) {
+	var spec struct {
+		Spec v1alpha1.RdsSpec `json:"spec"`
+	}
+	var envelope struct {
+		Parent json.RawMessage `json:"parent"`
+	}
+	require.NoError(r.t, json.Unmarshal(req.body, &envelope))
+	require.NoError(r.t, json.Unmarshal(envelope.Parent, &spec))
+	for op, d := range day2Ops {
+		n := (after[op] - before[op]) - (refusedAfter[op] - refusedBefore[op])
+		if n <= 0 {
+			continue
+		}
+		key := fmt.Sprintf("%s@%d", op, r.epoch[d.field])
+		if op == otcsim.OpRestart {
+			key = op + "@" + spec.Spec.Restartrequest
+		}
+		r.issued[key] += n
+		if r.issued[key] > d.limit {
+			r.fail("%s issued %d times for one value of %s (%s)", op, r.issued[key], d.field, key)
+		}
+	}
+}
+
+// checkAnswer: no root password in status; the connection Secret, once the cluster has it (an
+// applied answer), is returned with the same password, and never left out while it is observed
+// (Metacontroller would delete it); finalized only once OTC no longer lists the instance.
+func (r *run) checkAnswer(req *request, resp *hookResponse, apply bool) {
+	if pw := r.password(); pw != "" && strings.Contains(r.statusOf(resp), pw) {
+		r.fail("status contains the root password")
+	}
+	conn := secretIn(r.m, resp.Children, rdssync.ConnectionSecretName(objectName))
+	switch {
+	case conn != nil && r.secret == "":
+		if pw, ok := r.m.spec()["password"].(string); ok && pw != string(conn.Data[rdssync.KeyPassword]) {
+			r.fail("the connection Secret holds another password than spec.password")
+		}
+		if strings.Contains(r.statusOf(resp), string(conn.Data[rdssync.KeyPassword])) {
+			r.fail("status contains the root password")
+		}
+		if apply {
+			r.secret = string(conn.Data[rdssync.KeyPassword]) // the cluster has it now
+		}
+	case conn != nil && string(conn.Data[rdssync.KeyPassword]) != r.secret:
+		r.fail("the connection Secret's password changed")
+	case conn == nil && observed(r.m, req, secretGroup, rdssync.ConnectionSecretName(objectName)) && !resp.Finalized:
+		r.fail("the observed connection Secret was dropped from the children while the object exists")
+	}
+	if resp.Finalized && len(r.w.sim.Instances()) != 0 {
+		r.fail("finalized while OTC still lists the instance: %+v", r.w.sim.Instances())
+	}
+}
+
+// converge calls without faults until the object is Ready and Synced and matches the spec.
+func (r *run) converge() {
+	var spec v1alpha1.RdsSpec
+	for range 40 {
+		r.m.finishJobs()
+		r.call(r.m.request(), true)
+		raw, err := json.Marshal(r.m.parent["spec"])
+		require.NoError(r.t, err)
+		require.NoError(r.t, json.Unmarshal(raw, &spec))
+		if r.converged(spec) {
+			return
+		}
+		r.w.clock.Advance(10 * time.Second)
+	}
+	r.fail("did not converge without faults: spec %+v, status %s, OTC %+v", spec, r.statusJSON(), r.w.sim.Instances())
+}
+
+func (r *run) converged(spec v1alpha1.RdsSpec) bool {
+	st := r.status()
+	in := r.w.sim.Instances()
+	if len(in) != 1 || !conditionTrue(st, v1alpha1.ConditionReady) || !conditionTrue(st, v1alpha1.ConditionSynced) {
+		return false
+	}
+	tags := map[string]string{}
+	for _, tag := range spec.Tags {
+		tags[tag.Key] = tag.Value
+	}
+	return st.Operation == nil && st.Flavor == spec.Flavorref && st.Volume != nil && st.Volume.Size == spec.Volumesize &&
+		st.RestartRequest == spec.Restartrequest &&
+		in[0].Flavor == spec.Flavorref && in[0].VolumeSize == spec.Volumesize &&
+		in[0].BackupKeepDays == spec.Backupkeepdays && in[0].BackupStartTime == spec.Backupstarttime &&
+		maps.Equal(in[0].Tags, tags) &&
+		(spec.Logs == nil || st.Logs != nil && st.Logs.Request == spec.Logs.Request && st.Logs.State == v1alpha1.LogsSucceeded)
+}
+
+// identicalRequests: once converged, the same request twice gives byte-identical answers and no
+// change in OTC.
+func (r *run) identicalRequests() {
+	req := r.m.request()
+	_, first, mutated, _ := r.call(req, false)
+	_, second, mutatedAgain, _ := r.call(req, false)
+	if first == nil || !bytes.Equal(first, second) {
+		r.fail("two identical requests on a converged object gave different answers:\n%s\n%s", first, second)
+	}
+	if mutated || mutatedAgain {
+		r.fail("a converged object's sync made a change in OTC")
+	}
+}
+
+// completedFinalBackup returns the id of a COMPLETED manual backup of the instance ("" = any).
+func (r *run) completedFinalBackup(instanceID string) string {
+	for _, b := range r.w.sim.Backups() {
+		if b.Type != "auto" && b.Status == cloud.BackupCompleted && (instanceID == "" || b.InstanceID == instanceID) {
+			return b.ID
+		}
+	}
+	return ""
+}
+
+// password is the root password: spec.password, or the generated one from the Secret.
+func (r *run) password() string {
+	if pw, ok := r.m.spec()["password"].(string); ok {
+		return pw
+	}
+	return r.secret
+}
+
+func (r *run) status() v1alpha1.RdsStatus {
+	var st v1alpha1.RdsStatus
+	if raw, ok := r.m.parent["status"]; ok {
+		b, err := json.Marshal(raw)
+		require.NoError(r.t, err)
+		require.NoError(r.t, json.Unmarshal(b, &st))
+	}
+	return st
+}
+
+func (r *run) statusJSON() string {
+	b, err := json.Marshal(r.m.parent["status"])
+	require.NoError(r.t, err)
+	return string(b)
+}
+
+func (r *run) statusOf(resp *hookResponse) string {
+	b, err := json.Marshal(resp.Status)
+	require.NoError(r.t, err)
+	return string(b)
+}
+
+// observed reports whether the request's observed children hold this child.
+func observed(m *metacontroller, req *request, group, name string) bool {
+	var envelope struct {
+		Children map[string]map[string]json.RawMessage `json:"children"`
+	}
+	require.NoError(m.w.t, json.Unmarshal(req.body, &envelope))
+	_, ok := envelope.Children[group][name]
+	return ok
+}
+
+func conditionTrue(st v1alpha1.RdsStatus, typ string) bool {
+	i := slices.IndexFunc(st.Conditions, func(c v1alpha1.Condition) bool { return c.Type == typ })
+	return i >= 0 && st.Conditions[i].Status == metav1.ConditionTrue
+}
+
+func diffCounts(before, after map[string]int) map[string]int {
+	out := map[string]int{}
+	for op, n := range after {
+		if d := n - before[op]; d != 0 {
+			out[op] = d
+		}
+	}
+	return out
+}
+
+func toInt(v any) int {
+	switch v := v.(type) {
+	case int:
+		return v
+	case float64:
+		return int(v)
+	}
+	return 0
+}

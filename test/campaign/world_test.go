@@ -1,0 +1,158 @@
+package campaign
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	gosync "sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcsps/rds-lambda-controller/server"
+	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
+	"github.com/mcsps/rds-lambda-controller/test/otcsim"
+	"github.com/mcsps/rds-lambda-controller/test/testdata"
+	"github.com/mcsps/rds-lambda-controller/test/testutil"
+)
+
+var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+
+// world is one hook server wired to the real adapter and SDK, talking HTTP to a simulated OTC on a
+// manual clock (as in test/e2e), with everything random drawn from the run's seed.
+type world struct {
+	t      testing.TB
+	seed   uint64
+	rng    *rand.Rand
+	clock  *otcsim.ManualClock
+	sim    *otcsim.Sim
+	hooks  *httptest.Server
+	logs   *testutil.Buffer
+	faults *faultLog
+}
+
+func newWorld(t testing.TB, seed uint64) *world {
+	t.Helper()
+	clock := otcsim.NewManualClock(t0)
+	faults := &faultLog{fired: map[string]int{}}
+	srv := otcsim.NewServer(otcsim.Options{Clock: clock, Seed: int64(seed), Logger: slog.New(faults)})
+	t.Cleanup(srv.Close)
+
+	env := srv.Env()
+	cfg, err := otc.ConfigFromEnv(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	cfg.RequestTimeout = 5 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	client, err := otc.New(ctx, cfg)
+	require.NoError(t, err)
+
+	var key [32]byte
+	key[0], key[1] = byte(seed), byte(seed>>8)
+	logs := &testutil.Buffer{}
+	rec := rdssync.New(rdssync.Config{
+		Cloud: client, Now: clock.Now, CallTimeout: 4 * time.Second,
+		Random:   rand.NewChaCha8(key), // generated passwords, reproducible per seed
+		JobImage: "ghcr.io/mcsps/rds-lambda-controller:campaign",
+	})
+	hooks := httptest.NewServer(server.New(server.Options{
+		Reconciler: rec,
+		Logger:     slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}))
+	t.Cleanup(hooks.Close)
+	srv.Sim.ResetCounters() // the login above is not an RDS call
+	return &world{
+		t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x5eed)), clock: clock, sim: srv.Sim,
+		hooks: hooks, logs: logs, faults: faults,
+	}
+}
+
+// faultLog counts the simulator's "otcsim fault" log records per operation: the faults that
+// refused a request (status, throttle), so that a retried change is not mistaken for a repeated
+// one. Commit-then-drop faults performed the request and are counted apart.
+type faultLog struct {
+	mu        gosync.Mutex
+	fired     map[string]int // op -> refused requests
+	committed map[string]int // op -> performed, then dropped
+	total     int
+}
+
+func (f *faultLog) Enabled(context.Context, slog.Level) bool { return true }
+func (f *faultLog) WithAttrs([]slog.Attr) slog.Handler       { return f }
+func (f *faultLog) WithGroup(string) slog.Handler            { return f }
+
+func (f *faultLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message != "otcsim fault" {
+		return nil
+	}
+	var op, kind string
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "op":
+			op = a.Value.String()
+		case "kind":
+			kind = a.Value.String()
+		}
+		return true
+	})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.total++
+	if kind == otcsim.FaultCommitThenDrop.String() {
+		if f.committed == nil {
+			f.committed = map[string]int{}
+		}
+		f.committed[op]++
+		return nil
+	}
+	f.fired[op]++
+	return nil
+}
+
+// snapshot returns the refused requests per operation and how many faults fired in all.
+func (f *faultLog) snapshot() (map[string]int, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.fired), f.total
+}
+
+// post sends a raw body to a hook and returns the HTTP status and body.
+func (w *world) post(path string, body []byte) (int, []byte) {
+	w.t.Helper()
+	resp, err := http.Post(w.hooks.URL+path, "application/json", bytes.NewReader(body))
+	require.NoError(w.t, err, "seed=%d", w.seed)
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	require.NoError(w.t, err, "seed=%d", w.seed)
+	return resp.StatusCode, out
+}
+
+// captured holds the controller part of the captured Metacontroller requests, read once.
+var captured = gosync.OnceValues(func() (map[bool]map[string]any, error) {
+	out := map[bool]map[string]any{}
+	for finalizing, name := range map[bool]string{
+		false: "01-sync-v1-no-children.request.json",
+		true:  "05-finalize-v1-first-call-hold.request.json",
+	} {
+		body, err := os.ReadFile(filepath.Join(testdata.Dir(), "metacontroller", name))
+		if err != nil {
+			return nil, err
+		}
+		var req map[string]any
+		if err := json.Unmarshal(body, &req); err != nil {
+			return nil, err
+		}
+		out[finalizing] = req
+	}
+	return out, nil
+})
