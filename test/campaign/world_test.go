@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -21,6 +22,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/server"
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
+	"github.com/mcsps/rds-lambda-controller/sync/secret"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testdata"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
@@ -62,8 +64,9 @@ func newWorld(t testing.TB, seed uint64) *world {
 	logs := &testutil.Buffer{}
 	rec := rdssync.New(rdssync.Config{
 		Cloud: client, Now: clock.Now, CallTimeout: 4 * time.Second,
-		Random:   rand.NewChaCha8(key), // generated passwords, reproducible per seed
-		JobImage: "ghcr.io/mcsps/rds-lambda-controller:campaign",
+		Random:      rand.NewChaCha8(key), // only without PasswordKey
+		PasswordKey: secret.New(fmt.Sprintf("campaign key %d", seed)),
+		JobImage:    "ghcr.io/mcsps/rds-lambda-controller:campaign",
 	})
 	hooks := httptest.NewServer(server.New(server.Options{
 		Reconciler: rec,
