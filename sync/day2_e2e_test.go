@@ -160,7 +160,9 @@ func TestDay2EndToEnd(t *testing.T) {
 		edit   func(*v1alpha1.RdsSpec)
 		simOp  string
 		op     string // status.operation.type while it runs; "" for changes made at once
-		check  func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus)
+		// writeAhead: the first call only records what it will change (status.managedTags).
+		writeAhead bool
+		check      func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus)
 	}{
 		"resize": {
 			reason: "a new flavorref resizes the instance once",
@@ -190,11 +192,12 @@ func TestDay2EndToEnd(t *testing.T) {
 			},
 		},
 		"tags": {
-			reason: "spec.tags are set in one call",
+			reason: "spec.tags are recorded, then set in one call",
 			edit: func(s *v1alpha1.RdsSpec) {
 				s.Tags = []v1alpha1.Tag{{Key: "team", Value: "a"}, {Key: "env", Value: "prod"}}
 			},
-			simOp: otcsim.OpTagsAction,
+			simOp:      otcsim.OpTagsAction,
+			writeAhead: true,
 			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
 				assert.Equal(t, map[string]string{"team": "a", "env": "prod"}, v.Tags)
 				assert.Equal(t, []string{"env", "team"}, st.ManagedTags)
@@ -236,6 +239,10 @@ func TestDay2EndToEnd(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := newDay2World(t, nil, nil)
 			w.edit(tc.edit)
+			if tc.writeAhead {
+				w.sync()
+				assert.Zero(t, w.sim.Calls(tc.simOp), "recorded first")
+			}
 			w.sync()
 			assert.Equal(t, 1, w.sim.Calls(tc.simOp), "issued at once")
 			if tc.op != "" {
@@ -259,6 +266,9 @@ func TestDay2EndToEnd(t *testing.T) {
 			w := newDay2World(t, nil, nil)
 			w.sim.AddFault(otcsim.Fault{Op: tc.simOp, Kind: otcsim.FaultCommitThenDrop, Count: 1})
 			w.edit(tc.edit)
+			if tc.writeAhead {
+				w.sync()
+			}
 			w.sync()
 			assert.Equal(t, 1, w.sim.Calls(tc.simOp))
 			synced := w.condition(v1alpha1.ConditionSynced)

@@ -45,13 +45,27 @@ func (c *call) tagChanges(inst *cloud.Instance) ([]change, *problem) {
 	if p := tagProblem(c.spec.Tags); p != "" {
 		return nil, &problem{ReasonInvalidSpec, p}
 	}
+	// NOTE: a key is set only once the observed status lists it in managedTags (write-ahead, like
+	// a generated password waits for its Secret). Were the answer that sets a tag lost, status
+	// would not know the key was ours, and removing it from spec.tags later would leave it in OTC.
+	recorded := map[string]bool{}
+	for _, k := range c.parent.Status.ManagedTags {
+		recorded[k] = true
+	}
 	set := map[string]string{}
 	want := map[string]bool{}
+	unrecorded := false
 	for _, t := range c.spec.Tags {
 		want[t.Key] = true
 		if v, ok := inst.Tags[t.Key]; !ok || v != t.Value {
 			set[t.Key] = t.Value
+			unrecorded = unrecorded || !recorded[t.Key]
 		}
+	}
+	if unrecorded {
+		// This answer records the keys (trackTags); the next call sets them all in one call.
+		set = nil
+		c.resync = c.r.cfg.ResyncPending
 	}
 	var del []string
 	for _, k := range c.st.ManagedTags {

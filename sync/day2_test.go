@@ -328,11 +328,28 @@ func TestOperateChanges(t *testing.T) {
 			wantCalls: []string{"GetInstance", "UpdateBackupPolicy"},
 			wantArgs:  []any{"inst-1", cloud.BackupStrategy{StartTime: "05:00-06:00", KeepDays: 12}},
 		},
-		"tags are set": {
-			reason: "missing and changed tags are set in one call; the keys become managed",
+		"new tag keys are recorded before they are set": {
+			reason: "write-ahead: were the answer that sets a tag lost, a key later removed from spec.tags would stay in OTC",
 			spec: func(s *v1alpha1.RdsSpec) {
 				s.Tags = []v1alpha1.Tag{{Key: "team", Value: "a"}, {Key: "env", Value: "prod"}}
 			},
+			inst: func() *cloud.Instance {
+				in := activeInstance()
+				in.Tags = map[string]string{"env": "test", "owner": "someone"}
+				return in
+			},
+			wantCalls: []string{"GetInstance"},
+			check: func(t *testing.T, st *v1alpha1.RdsStatus, resp *hook.SyncResponse) {
+				assert.Equal(t, []string{"env", "team"}, st.ManagedTags)
+				assert.Equal(t, 10.0, resp.ResyncAfterSeconds, "the next call sets them")
+			},
+		},
+		"tags are set": {
+			reason: "missing and changed tags whose keys status records are set in one call",
+			spec: func(s *v1alpha1.RdsSpec) {
+				s.Tags = []v1alpha1.Tag{{Key: "team", Value: "a"}, {Key: "env", Value: "prod"}}
+			},
+			status: func(st *v1alpha1.RdsStatus) { st.ManagedTags = []string{"env", "team"} },
 			inst: func() *cloud.Instance {
 				in := activeInstance()
 				in.Tags = map[string]string{"env": "test", "owner": "someone"}

@@ -12,9 +12,6 @@
 //   - restartrequest: the handled value lives only in status.restartRequest, so an answer that is
 //     not applied (lost, the second of two duplicate calls, a stale observation) restarts the
 //     instance again once it is ACTIVE (sync/day2.go restartChange).
-//   - tags: the keys this object set are remembered in status.managedTags by the same answer that
-//     sets them; when that answer is lost, a key later removed from spec.tags stays in OTC
-//     (sync/day2_tags.go trackTags).
 package campaign
 
 import (
@@ -230,9 +227,6 @@ func (r *run) userEdit() {
 		})
 		r.epoch["backup"] = gen
 	case 3:
-		if r.duplicates || r.lostAnswers {
-			return // KNOWN BUG, see the package comment
-		}
 		var tags []any
 		for _, k := range []string{"team", "env", "cost"} {
 			if rng.IntN(2) == 0 {
