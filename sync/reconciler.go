@@ -360,7 +360,7 @@ func (c *call) desiredPassword() (pw secret.Value, generated bool, problem strin
 		if v == "" {
 			return secret.Value{}, false, fmt.Sprintf("The Secret %q named in passwordsecretref has no key %q.", ref.Name, key)
 		}
-		if msg := passwordProblem(v); msg != "" {
+		if msg := passwordProblem(c.spec.Datastoretype, v); msg != "" {
 			return secret.Value{}, false, fmt.Sprintf("The password in Secret %q %s.", ref.Name, msg)
 		}
 		return secret.New(v), false, ""

@@ -2,13 +2,16 @@ package sync
 
 import (
 	crand "crypto/rand"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/test/otccases"
 )
 
 func TestValidate(t *testing.T) {
@@ -89,7 +92,9 @@ func TestGeneratePasswordMeetsOTCRules(t *testing.T) {
 	for range 200 {
 		pw, err := GeneratePassword(cryptoReader{})
 		assert.NoError(t, err)
-		assert.Empty(t, passwordProblem(pw), pw)
+		for engine := range passwordSpecials {
+			assert.Empty(t, passwordProblem(engine, pw), "%s for %s", pw, engine)
+		}
 		assert.Len(t, pw, genLength)
 	}
 }
@@ -97,3 +102,38 @@ func TestGeneratePasswordMeetsOTCRules(t *testing.T) {
 type cryptoReader struct{}
 
 func (cryptoReader) Read(p []byte) (int, error) { return crand.Read(p) }
+
+// TestRootPasswordRulesMatchOTC checks the hook against the list the CRD and the simulator are
+// checked against (test/otccases).
+func TestRootPasswordRulesMatchOTC(t *testing.T) {
+	assert.Equal(t, otccases.PasswordSpecials, passwordSpecials)
+	for _, tc := range otccases.RootPasswords {
+		for _, engine := range otccases.Engines {
+			t.Run(tc.Name+"/"+engine, func(t *testing.T) {
+				problem := passwordProblem(engine, tc.Password)
+				if tc.ValidFor(engine) {
+					assert.Empty(t, problem, tc.Reason)
+				} else {
+					assert.NotEmpty(t, problem, tc.Reason)
+				}
+			})
+		}
+	}
+}
+
+func TestPortRulesMatchOTC(t *testing.T) {
+	for _, tc := range otccases.Ports {
+		t.Run(tc.Name, func(t *testing.T) {
+			for _, port := range []intstr.IntOrString{intstr.FromInt32(int32(tc.Port)), intstr.FromString(strconv.Itoa(tc.Port))} {
+				spec := &v1alpha1.RdsSpec{Datastoretype: tc.Engine, Port: &port}
+				got, err := Port(spec)
+				if tc.Valid {
+					require.NoError(t, err, tc.Reason)
+					assert.Equal(t, tc.Port, got, tc.Reason)
+				} else {
+					assert.Error(t, err, tc.Reason)
+				}
+			}
+		})
+	}
+}
