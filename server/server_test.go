@@ -32,16 +32,20 @@ type harness struct {
 	logs *bytes.Buffer
 }
 
-func newHarness(t *testing.T, r server.Reconciler) *harness {
+func newHarness(t *testing.T, r server.Reconciler, options ...func(*server.Options)) *harness {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	logs := &bytes.Buffer{}
-	srv := server.New(server.Options{
+	opts := server.Options{
 		Reconciler: r,
 		Logger:     slog.New(slog.NewJSONHandler(logs, nil)),
 		Metrics:    server.NewMetrics(reg),
 		Gatherer:   reg,
-	})
+	}
+	for _, o := range options {
+		o(&opts)
+	}
+	srv := server.New(opts)
 	return &harness{srv: srv, reg: reg, logs: logs}
 }
 
@@ -171,15 +175,35 @@ func TestThrottlingBecomes429(t *testing.T) {
 	assert.Equal(t, "3", w.Header().Get("Retry-After"))
 }
 
+// TestHookDeadline checks that the reconciler's context ends HookTimeout after the request came in.
+// The deadline is bracketed by the times just before and just after the request, so the check
+// holds however slowly a loaded machine runs the handler.
 func TestHookDeadline(t *testing.T) {
-	var deadline time.Time
-	h := newHarness(t, stubReconciler{sync: func(ctx context.Context, _ *hook.Request) (*hook.SyncResponse, error) {
-		deadline, _ = ctx.Deadline()
-		return &hook.SyncResponse{Children: []any{}}, nil
-	}})
-	w := h.post("/sync", sampleRequest(t))
-	require.Equal(t, http.StatusOK, w.Code)
-	assert.WithinDuration(t, time.Now().Add(8*time.Second), deadline, time.Second)
+	cases := map[string]struct {
+		reason  string
+		timeout time.Duration
+		want    time.Duration
+	}{
+		"default":    {reason: "under Metacontroller's 10 s webhook timeout", want: 8 * time.Second},
+		"configured": {reason: "Options.HookTimeout reaches the reconciler", timeout: 3 * time.Second, want: 3 * time.Second},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var deadline time.Time
+			var hasDeadline bool
+			h := newHarness(t, stubReconciler{sync: func(ctx context.Context, _ *hook.Request) (*hook.SyncResponse, error) {
+				deadline, hasDeadline = ctx.Deadline()
+				return &hook.SyncResponse{Children: []any{}}, nil
+			}}, func(o *server.Options) { o.HookTimeout = tc.timeout })
+			before := time.Now()
+			w := h.post("/sync", sampleRequest(t))
+			after := time.Now()
+			require.Equal(t, http.StatusOK, w.Code)
+			require.True(t, hasDeadline, tc.reason)
+			assert.False(t, deadline.Before(before.Add(tc.want)), "deadline %s before request start + %s (%s)", deadline, tc.want, tc.reason)
+			assert.False(t, deadline.After(after.Add(tc.want)), "deadline %s after request end + %s (%s)", deadline, tc.want, tc.reason)
+		})
+	}
 }
 
 func TestSecretsNeverLogged(t *testing.T) {

@@ -8,12 +8,21 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 )
 
-const passwordSpecials = "~!@#%^*-_=+?,"
+// passwordSpecials are the special characters OTC allows in a root password; each engine has its
+// own set (DOC:rds/api_v3_recommended/db_instance_management/creating_a_db_instance). The CRD's
+// password rule and the simulator hold the same lists; test/otccases checks all three.
+var passwordSpecials = map[string]string{
+	v1alpha1.EngineMySQL:      "~!@#$%^*-_=+?,()&",
+	v1alpha1.EnginePostgreSQL: "~!@#$%^*-_=+?,",
+	v1alpha1.EngineSQLServer:  "~!@#$%^*-_+?,",
+}
 
 // NOTE: a generated password must work in a DSN and a URI without surprises, so it draws its
-// special characters from the subset of OTC's set that needs no escaping in either.
+// special characters from the subset of every engine's set that needs no escaping in either.
 const (
 	genLower   = "abcdefghijkmnopqrstuvwxyz"
 	genUpper   = "ABCDEFGHJKLMNPQRSTUVWXYZ"

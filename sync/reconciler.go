@@ -4,12 +4,14 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -360,7 +362,7 @@ func (c *call) desiredPassword() (pw secret.Value, generated bool, problem strin
 		if v == "" {
 			return secret.Value{}, false, fmt.Sprintf("The Secret %q named in passwordsecretref has no key %q.", ref.Name, key)
 		}
-		if msg := passwordProblem(v); msg != "" {
+		if msg := passwordProblem(c.spec.Datastoretype, v); msg != "" {
 			return secret.Value{}, false, fmt.Sprintf("The password in Secret %q %s.", ref.Name, msg)
 		}
 		return secret.New(v), false, ""
@@ -425,6 +427,11 @@ func (c *call) report(inst *cloud.Instance) {
 	for _, n := range inst.Nodes {
 		c.st.Nodes = append(c.st.Nodes, v1alpha1.Node{Name: n.Name, Role: n.Role, Status: n.Status, Availabilityzone: n.AvailabilityZone})
 	}
+	// NOTE: OTC does not document the order of an instance's nodes; a status that followed it
+	// could change on every call, so the nodes are sorted.
+	slices.SortFunc(c.st.Nodes, func(a, b v1alpha1.Node) int {
+		return cmp.Or(cmp.Compare(a.Role, b.Role), cmp.Compare(a.Name, b.Name))
+	})
 	if op := c.st.Operation; op != nil && operationDone(op, inst.Status) {
 		c.st.Operation = nil
 	}
@@ -457,13 +464,14 @@ func (c *call) invalid(message string) {
 	c.resync = c.r.cfg.ResyncSteady
 }
 
-// waitForUser reports something only the user can fix, and looks again at the steady pace.
+// waitForUser reports something only the user can fix, and looks again at the steady pace: a
+// referenced Secret is a related resource, so Metacontroller calls again as soon as it changes.
 func (c *call) waitForUser(reason, message string) {
 	c.setSynced(metav1.ConditionFalse, reason, message)
 	if getCondition(&c.st, v1alpha1.ConditionReady) == nil {
 		c.setReady(metav1.ConditionFalse, reason, "Waiting for the spec's prerequisites; see the Synced condition.")
 	}
-	c.resync = c.r.cfg.ResyncPending
+	c.resync = c.r.cfg.ResyncSteady
 }
 
 func (c *call) pending(reason, message string) {
@@ -486,7 +494,8 @@ func (c *call) cloudError(err error) error {
 			ce.Kind = cloud.KindUnavailable
 		}
 	}
-	c.log.Warn("cloud call failed", "op", ce.Op, "kind", ce.Kind.String(), "code", ce.Code)
+	// The details stay in the log; status gets only stable sentences (refusals.go).
+	c.log.Warn("cloud call failed", "op", ce.Op, "kind", ce.Kind.String(), "code", ce.Code, "message", ce.Message)
 	c.resync = c.r.cfg.ResyncPending
 	switch ce.Kind {
 	case cloud.KindThrottled:
@@ -501,23 +510,13 @@ func (c *call) cloudError(err error) error {
 		c.setSynced(metav1.ConditionFalse, ReasonCloudRefused, refusal(ce))
 		c.resync = c.r.cfg.ResyncSteady
 	case cloud.KindUnauthorized:
+		// Asking IAM again soon does not fix a refused credential; the operator has to.
 		c.setSynced(metav1.ConditionFalse, ReasonUnauthorized, "OTC refused the controller's credentials.")
+		c.resync = c.r.cfg.ResyncSteady
 	default:
 		c.setSynced(metav1.ConditionFalse, ReasonCloudUnavailable, "OTC did not answer as expected; the call will be retried.")
 	}
 	return nil
-}
-
-// refusal is the sentence for a request OTC refused.
-func refusal(e *cloud.Error) string {
-	msg := "OTC refused the request"
-	if e.Message != "" {
-		msg += ": " + e.Message
-	}
-	if e.Code != "" {
-		msg += " (" + e.Code + ")"
-	}
-	return msg + "."
 }
 
 func (c *call) setReady(status metav1.ConditionStatus, reason, message string) {

@@ -139,7 +139,7 @@ func TestSyncCreatePath(t *testing.T) {
 				s := secretChild(t, resp.Children)
 				pw := string(s.Data[KeyPassword])
 				assert.Len(t, pw, genLength)
-				assert.Empty(t, passwordProblem(pw))
+				assert.Empty(t, passwordProblem(v1alpha1.EngineMySQL, pw))
 				assert.True(t, resp.Status.PasswordGenerated)
 			},
 		},

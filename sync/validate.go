@@ -115,7 +115,7 @@ func Validate(spec *v1alpha1.RdsSpec) []string {
 		}
 	}
 	if spec.Password != "" {
-		if msg := passwordProblem(spec.Password); msg != "" {
+		if msg := passwordProblem(spec.Datastoretype, spec.Password); msg != "" {
 			p.addf("password %s.", msg)
 		}
 		if spec.Passwordsecretref != nil {
@@ -173,7 +173,8 @@ func Port(spec *v1alpha1.RdsSpec) (int, error) {
 	case v1alpha1.EnginePostgreSQL:
 		ok = port >= 2100 && port <= 9500
 	case v1alpha1.EngineSQLServer:
-		ok = port == 1433 || (port >= 2100 && port <= 9500)
+		// NOTE: OTC keeps 5355 and 5985 for itself on SQL Server instances.
+		ok = port == 1433 || (port >= 2100 && port <= 9500 && port != 5355 && port != 5985)
 	default:
 		ok = port >= 1 && port <= 65535
 	}
@@ -193,9 +194,13 @@ func validBackupWindow(s string) bool {
 	return (h1+1)%24 == h2 && m[2] == m[4]
 }
 
-// passwordProblem checks OTC's root password rules: 8 to 32 characters from at least three of
-// upper case, lower case, digits and the special characters ~!@#%^*-_=+?,
-func passwordProblem(pw string) string {
+// passwordProblem checks OTC's root password rules for the engine: 8 to 32 characters from at
+// least three of upper case, lower case, digits and the engine's special characters.
+func passwordProblem(engine, pw string) string {
+	specials, ok := passwordSpecials[engine]
+	if !ok {
+		return "" // an unknown engine is reported on its own; OTC has the last word
+	}
 	if len(pw) < 8 || len(pw) > 32 {
 		return "must be 8 to 32 characters long"
 	}
@@ -208,10 +213,10 @@ func passwordProblem(pw string) string {
 			lower = true
 		case r >= '0' && r <= '9':
 			digit = true
-		case strings.ContainsRune(passwordSpecials, r):
+		case strings.ContainsRune(specials, r):
 			special = true
 		default:
-			return "may only contain letters, digits and ~!@#%^*-_=+?,"
+			return "may only contain letters, digits and " + specials + " for " + engine
 		}
 	}
 	classes := 0

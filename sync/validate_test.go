@@ -2,6 +2,7 @@ package sync
 
 import (
 	crand "crypto/rand"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/cloudtest"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
+	"github.com/mcsps/rds-lambda-controller/test/otccases"
 )
 
 func TestValidate(t *testing.T) {
@@ -94,7 +96,9 @@ func TestGeneratePasswordMeetsOTCRules(t *testing.T) {
 	for range 200 {
 		pw, err := GeneratePassword(cryptoReader{})
 		assert.NoError(t, err)
-		assert.Empty(t, passwordProblem(pw), pw)
+		for engine := range passwordSpecials {
+			assert.Empty(t, passwordProblem(engine, pw), "%s for %s", pw, engine)
+		}
 		assert.Len(t, pw, genLength)
 	}
 }
@@ -110,7 +114,9 @@ func TestGeneratedPasswordsWithAKeyAreStablePerObject(t *testing.T) {
 		c := &call{r: r, parent: &v1alpha1.Rds{ObjectMeta: metav1.ObjectMeta{UID: uid}}}
 		pw, err := c.generatePassword(purpose)
 		require.NoError(t, err)
-		assert.Empty(t, passwordProblem(pw), "meets OTC's rules: %q", pw)
+		for _, engine := range otccases.Engines {
+			assert.Empty(t, passwordProblem(engine, pw), "meets OTC's rules for %s: %q", engine, pw)
+		}
 		return pw
 	}
 	a := gen(key, "uid-1", "root")
@@ -119,4 +125,39 @@ func TestGeneratedPasswordsWithAKeyAreStablePerObject(t *testing.T) {
 	assert.NotEqual(t, a, gen(key, "uid-1", "user\x00app\x00%"), "another purpose, another password")
 	assert.NotEqual(t, a, gen(secret.New("another key"), "uid-1", "root"), "nobody without the key can compute it")
 	assert.NotEqual(t, gen(secret.Value{}, "uid-1", "root"), gen(secret.Value{}, "uid-1", "root"), "without a key: random")
+}
+
+// TestRootPasswordRulesMatchOTC checks the hook against the list the CRD and the simulator are
+// checked against (test/otccases).
+func TestRootPasswordRulesMatchOTC(t *testing.T) {
+	assert.Equal(t, otccases.PasswordSpecials, passwordSpecials)
+	for _, tc := range otccases.RootPasswords {
+		for _, engine := range otccases.Engines {
+			t.Run(tc.Name+"/"+engine, func(t *testing.T) {
+				problem := passwordProblem(engine, tc.Password)
+				if tc.ValidFor(engine) {
+					assert.Empty(t, problem, tc.Reason)
+				} else {
+					assert.NotEmpty(t, problem, tc.Reason)
+				}
+			})
+		}
+	}
+}
+
+func TestPortRulesMatchOTC(t *testing.T) {
+	for _, tc := range otccases.Ports {
+		t.Run(tc.Name, func(t *testing.T) {
+			for _, port := range []intstr.IntOrString{intstr.FromInt32(int32(tc.Port)), intstr.FromString(strconv.Itoa(tc.Port))} {
+				spec := &v1alpha1.RdsSpec{Datastoretype: tc.Engine, Port: &port}
+				got, err := Port(spec)
+				if tc.Valid {
+					require.NoError(t, err, tc.Reason)
+					assert.Equal(t, tc.Port, got, tc.Reason)
+				} else {
+					assert.Error(t, err, tc.Reason)
+				}
+			}
+		})
+	}
 }

@@ -226,7 +226,7 @@ func TestCreateValidation(t *testing.T) {
 		"PasswordShort":         {reason: "OTC wants 8 to 32 characters", change: set("password", "Ab1+"), want: "spec.password: Invalid value: password must be 8 to 32 characters"},
 		"PasswordLong":          {reason: "OTC wants 8 to 32 characters", change: set("password", strings.Repeat("Ab1+", 9)), want: "spec.password: Too long"},
 		"PasswordClasses":       {reason: "only two character classes", change: set("password", "abcdefgh12"), want: "password must be 8 to 32 characters"},
-		"PasswordCharacters":    {reason: "a character OTC does not allow", change: set("password", "Abcdefg1$"), want: "password must be 8 to 32 characters"},
+		"PasswordCharacters":    {reason: "a character OTC does not allow", change: set("password", "Abcdefg1/"), want: "password must be 8 to 32 characters"},
 		"PasswordAndSecretRef":  {reason: "two sources for one password", change: set("passwordsecretref", map[string]any{"name": "root-pw"}), want: "set password or passwordsecretref, not both"},
 		"SecretRefWithoutName":  {reason: "a reference needs a name", change: set("password", nil, "passwordsecretref", map[string]any{"key": "pw"}), want: "spec.passwordsecretref.name: Required value"},
 		"MissingVPC":            {reason: "vpc is required", change: set("vpc", nil), want: "spec.vpc: Required value"},

@@ -207,7 +207,7 @@ func (s *Sim) singleToHA(in *instance, az, password string, now time.Time) (*job
 	if storageAZStatus(in.volumeType, az) != azNormal {
 		return nil, errorf(http.StatusBadRequest, "DBS.200026", "The storage type %s is not offered in %s.", in.volumeType, az)
 	}
-	if in.engine.short == "mssql" && !validPassword(password) {
+	if in.engine.short == "mssql" && !validPassword(in.engine, password) {
 		return nil, errorf(http.StatusBadRequest, "DBS.200052", "A valid password is required for Microsoft SQL Server.")
 	}
 	haFlavor := findFlavor(in.flavor.spec + ".ha")

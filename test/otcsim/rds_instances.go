@@ -59,11 +59,19 @@ var (
 	backupWindowRe = regexp.MustCompile(`^([01]\d|2[0-3]):(00|15|30|45)-([01]\d|2[0-3]):(00|15|30|45)$`)
 )
 
-// passwordSpecials are the special characters OTC allows in a root password.
-const passwordSpecials = "~!@#%^*-_=+?"
+// passwordSpecials are the special characters OTC allows in a root password, per engine
+// (DOC:rds/api_v3_recommended/db_instance_management/creating_a_db_instance). The hook and the
+// CRD hold the same lists; test/otccases checks all three.
+var passwordSpecials = map[string]string{
+	"mysql": "~!@#$%^*-_=+?,()&",
+	"pg":    "~!@#$%^*-_=+?,",
+	"mssql": "~!@#$%^*-_+?,",
+}
 
-// validPassword: 8–32 characters from letters, digits and passwordSpecials, at least 3 classes.
-func validPassword(p string) bool {
+// validPassword: 8–32 characters from letters, digits and the engine's passwordSpecials, at
+// least 3 classes.
+func validPassword(e *engine, p string) bool {
+	specials := passwordSpecials[e.short]
 	if len(p) < 8 || len(p) > 32 {
 		return false
 	}
@@ -76,7 +84,7 @@ func validPassword(p string) bool {
 			lower = true
 		case c >= '0' && c <= '9':
 			digit = true
-		case strings.ContainsRune(passwordSpecials, c):
+		case strings.ContainsRune(specials, c):
 			special = true
 		default:
 			return false
@@ -267,9 +275,9 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 			return nil, errParam("port %d is not allowed for %s", port, e.name)
 		}
 	}
-	if !validPassword(req.Password) {
+	if !validPassword(e, req.Password) {
 		return nil, errorf(http.StatusBadRequest, "DBS.200052",
-			"Invalid root password: 8 to 32 characters with at least three of uppercase letters, lowercase letters, digits and %s.", passwordSpecials)
+			"Invalid root password: 8 to 32 characters with at least three of uppercase letters, lowercase letters, digits and %s.", passwordSpecials[e.short])
 	}
 	backupStart, keepDays := "02:00-03:00", 7
 	if bs := req.BackupStrategy; bs != nil {

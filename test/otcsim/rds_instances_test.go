@@ -138,7 +138,7 @@ func TestCreateValidation(t *testing.T) {
 		"short password":  {"8 characters", func(o *instances.CreateRdsOpts) { o.Password = "Ab1!" }, 400, "DBS.200052"},
 		"long password":   {"32 characters at most", func(o *instances.CreateRdsOpts) { o.Password = "Aa1!" + strings.Repeat("x", 29) }, 400, "DBS.200052"},
 		"long name":       {"64 characters at most", func(o *instances.CreateRdsOpts) { o.Name = "a" + strings.Repeat("b", 64) }, 400, "DBS.200021"},
-		"bad char in pwd": {"only allowed specials", func(o *instances.CreateRdsOpts) { o.Password = "Abcdef1$x" }, 400, "DBS.200052"},
+		"bad char in pwd": {"only allowed specials", func(o *instances.CreateRdsOpts) { o.Password = "Abcdef1/x" }, 400, "DBS.200052"},
 		"small volume":    {"40 GB at least", func(o *instances.CreateRdsOpts) { o.Volume.Size = 30 }, 400, "DBS.200023"},
 		"big volume":      {"4000 GB at most", func(o *instances.CreateRdsOpts) { o.Volume.Size = 4010 }, 400, "DBS.200023"},
 		"odd volume":      {"a multiple of 10", func(o *instances.CreateRdsOpts) { o.Volume.Size = 45 }, 400, "DBS.200027"},
