@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -12,15 +13,34 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 )
 
+// AnnotationPasswordSaved on an Rds object with deletionpolicy Retain says the user copied the
+// generated passwords out of its Secrets, so deleting the object (and the Secrets with it) may go on.
+const AnnotationPasswordSaved = "otc.mcsps.de/password-saved"
+
+// Reasons of a deletion that waits for the user. Each comes with the steady resync: nothing
+// changes until the user acts.
+const (
+	// ReasonPasswordWouldBeLost: Retain keeps the instance, but a generated password lives only in
+	// a Secret that is deleted with the object.
+	ReasonPasswordWouldBeLost = "PasswordWouldBeLost"
+	// ReasonFinalBackupImpossible: OTC cannot back up the instance in its current state.
+	ReasonFinalBackupImpossible = "FinalBackupImpossible"
+	// ReasonFinalBackupNameTaken: another instance's backup carries the final backup's name.
+	ReasonFinalBackupNameTaken = "FinalBackupNameTaken"
+)
+
 // Finalize answers a finalize call. With deletionpolicy Delete it takes the instance apart one
 // step per call: final backup, wait for it to complete, delete, wait until OTC no longer lists the
-// instance; only then finalized is true. A failed final backup stops the deletion.
+// instance; only then finalized is true. A failed final backup stops the deletion. With Retain it
+// finalizes at once, unless a generated password would be lost with the object's Secrets.
 func (r *Reconciler) Finalize(ctx context.Context, req *hook.Request) (*hook.FinalizeResponse, error) {
 	c := r.begin(ctx, req)
 	done, err := c.finalize(ctx)
 	if err != nil {
 		return nil, err
 	}
+	// NOTE: children() echoes the connection Secret and the user Secrets while the deletion
+	// waits: a child left out is deleted at once, and a generated password with it.
 	resp := &hook.FinalizeResponse{Status: &c.st, Children: c.children(), Finalized: done}
 	if !done {
 		resp.ResyncAfterSeconds = c.resync.Seconds()
@@ -31,9 +51,7 @@ func (r *Reconciler) Finalize(ctx context.Context, req *hook.Request) (*hook.Fin
 func (c *call) finalize(ctx context.Context) (bool, error) {
 	c.resync = c.r.cfg.ResyncPending
 	if c.spec.Deletionpolicy == v1alpha1.DeletionPolicyRetain {
-		c.log.Info("retaining instance", "instance", c.st.ID)
-		c.setReady(metav1.ConditionFalse, ReasonRetained, "The instance is left in OTC (deletionpolicy Retain).")
-		return true, nil
+		return c.retain(), nil
 	}
 	inst, err := c.observe(ctx)
 	if err != nil {
@@ -53,7 +71,9 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 	if ok, err := c.finalBackup(ctx, inst); !ok || err != nil {
 		return false, err
 	}
-	if !usable(inst.Status) && inst.Status != cloud.StatusCreateFail && inst.Status != cloud.StatusFailed {
+	// NOTE: OTC deletes an instance in any state but a transitional one (FAILED, SHUTDOWN and
+	// CREATE FAIL included); waiting for ACTIVE here would wait for ever on a broken instance.
+	if transitional(inst.Status) {
 		c.deleting("Waiting for the instance to finish " + inst.Status + " before deleting it.")
 		return false, nil
 	}
@@ -77,13 +97,49 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 	return false, nil
 }
 
+// retain finishes a deletion with deletionpolicy Retain without a cloud call. It holds the object
+// while a generated password would be lost: the instance lives on, but the Secrets holding the
+// only copies of its generated passwords are garbage-collected with the object.
+func (c *call) retain() bool {
+	if lost := c.generatedPasswordSecrets(); len(lost) > 0 && c.parent.Annotations[AnnotationPasswordSaved] != "true" {
+		c.setReady(metav1.ConditionFalse, ReasonPasswordWouldBeLost, fmt.Sprintf(
+			"The instance is kept in OTC, but generated passwords live only in the Secrets %s, which are deleted with this object. "+
+				"Copy them, then annotate this object with %s=true (or set passwordsecretref) to finish deleting.",
+			strings.Join(lost, ", "), AnnotationPasswordSaved))
+		c.setSynced(metav1.ConditionFalse, ReasonPasswordWouldBeLost, "The deletion waits until the generated passwords are saved; see the Ready condition.")
+		c.resync = c.r.cfg.ResyncSteady
+		return false
+	}
+	c.log.Info("retaining instance", "instance", c.st.ID)
+	c.setReady(metav1.ConditionFalse, ReasonRetained, "The instance is left in OTC (deletionpolicy Retain).")
+	return true
+}
+
+// generatedPasswordSecrets names the observed Secrets that hold the only copy of a password the
+// controller generated for an account that outlives the object: the root account unless the spec
+// now gives its password, and each spec user without password or passwordsecretref. Accounts that
+// already left the spec are not listed: the instance no longer belongs to anyone who would use them.
+func (c *call) generatedPasswordSecrets() []string {
+	var names []string
+	if c.st.PasswordGenerated && c.spec.Password == "" && c.spec.Passwordsecretref == nil && c.observedSecret() != nil {
+		names = append(names, c.st.ConnectionSecret)
+	}
+	for _, u := range c.spec.Users {
+		name := UserSecretName(c.parent.Name, u.Name, u.Host)
+		if u.Password == "" && u.Passwordsecretref == nil && c.req.Secrets[name] != nil {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
 // finalBackup makes sure a completed final backup exists. It reports true once deletion may go on.
 func (c *call) finalBackup(ctx context.Context, inst *cloud.Instance) (bool, error) {
 	// NOTE: a CREATE FAIL instance never held data, and OTC cannot back it up.
 	if c.spec.Skipfinalbackup || inst.Status == cloud.StatusCreateFail {
 		return true, nil
 	}
-	name := FinalBackupName(c.st.Name)
+	name := FinalBackupName(c.st.Name, inst.ID)
 	var backups []cloud.Backup
 	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
 		backups, err = c.r.cfg.Cloud.ListBackups(ctx, inst.ID)
@@ -92,7 +148,8 @@ func (c *call) finalBackup(ctx context.Context, inst *cloud.Instance) (bool, err
 		return false, c.cloudError(err)
 	}
 	for _, b := range backups {
-		if b.Name != name {
+		// The recorded id also finds a backup started under an earlier naming scheme.
+		if b.Name != name && (c.st.FinalBackup == nil || c.st.FinalBackup.ID != b.ID) {
 			continue
 		}
 		c.st.FinalBackup = &v1alpha1.Backup{ID: b.ID, Name: b.Name, Status: b.Status}
@@ -103,10 +160,9 @@ func (c *call) finalBackup(ctx context.Context, inst *cloud.Instance) (bool, err
 			}
 			return true, nil
 		case cloud.BackupFailed:
-			c.setReady(metav1.ConditionFalse, ReasonFinalBackupFailed,
-				fmt.Sprintf("The final backup %s failed, so the instance is not deleted. Set skipfinalbackup or deletionpolicy Retain to finish deleting.", b.Name))
-			c.setSynced(metav1.ConditionFalse, ReasonFinalBackupFailed, "The final backup failed.")
-			c.resync = c.r.cfg.ResyncSteady
+			c.waitForDecision(ReasonFinalBackupFailed,
+				fmt.Sprintf("The final backup %s failed, so the instance is not deleted. Set skipfinalbackup or deletionpolicy Retain to finish deleting.", b.Name),
+				"The final backup failed.")
 			return false, nil
 		default:
 			c.deleting("Waiting for the final backup " + b.Name + " to complete.")
@@ -114,7 +170,15 @@ func (c *call) finalBackup(ctx context.Context, inst *cloud.Instance) (bool, err
 		}
 	}
 	if !usable(inst.Status) {
-		c.deleting("Waiting for the instance to finish " + inst.Status + " before the final backup.")
+		if transitional(inst.Status) {
+			c.deleting("Waiting for the instance to finish " + inst.Status + " before the final backup.")
+			return false, nil
+		}
+		// NOTE: FAILED, SHUTDOWN, FROZEN and STORAGE FULL do not pass by themselves, and OTC
+		// refuses a backup in each: only the user can decide to delete without one.
+		c.waitForDecision(ReasonFinalBackupImpossible,
+			fmt.Sprintf("OTC cannot back up a %s instance; set skipfinalbackup or deletionpolicy Retain to finish deleting.", inst.Status),
+			"The final backup cannot be taken.")
 		return false, nil
 	}
 	var b *cloud.Backup
@@ -123,9 +187,17 @@ func (c *call) finalBackup(ctx context.Context, inst *cloud.Instance) (bool, err
 		return err
 	})
 	switch {
-	case errors.Is(err, cloud.ErrBusy), errors.Is(err, cloud.ErrConflict):
-		// Busy: another backup runs. Conflict: ours exists already, from a lost response.
+	case errors.Is(err, cloud.ErrBusy):
+		// Another backup runs, or the instance is changing: try again.
 		c.deleting("Waiting to start the final backup.")
+		return false, nil
+	case errors.Is(err, cloud.ErrConflict):
+		// NOTE: the name is taken (DBS.201204) although this instance's backups above do not carry
+		// it, so a backup of another instance does: it will not go away by itself. A backup of ours
+		// from a lost response shows up in the list, at the latest when the steady resync looks again.
+		c.waitForDecision(ReasonFinalBackupNameTaken,
+			fmt.Sprintf("The final backup name %s is taken by a backup of another instance. Delete or rename that backup, or set skipfinalbackup or deletionpolicy Retain to finish deleting.", name),
+			"The final backup cannot be started.")
 		return false, nil
 	case err != nil:
 		return false, c.cloudError(err)
@@ -135,6 +207,14 @@ func (c *call) finalBackup(ctx context.Context, inst *cloud.Instance) (bool, err
 	c.st.Operation = &v1alpha1.Operation{Type: OpBackup, Generation: c.parent.Generation, Target: name}
 	c.deleting("Waiting for the final backup " + name + " to complete.")
 	return false, nil
+}
+
+// waitForDecision stops the deletion until the user changes the spec: a stable Ready and Synced
+// condition and the steady resync.
+func (c *call) waitForDecision(reason, ready, synced string) {
+	c.setReady(metav1.ConditionFalse, reason, ready)
+	c.setSynced(metav1.ConditionFalse, reason, synced)
+	c.resync = c.r.cfg.ResyncSteady
 }
 
 func (c *call) deleting(message string) {

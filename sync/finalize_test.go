@@ -2,10 +2,14 @@ package sync
 
 import (
 	"context"
+	"regexp"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
@@ -14,9 +18,40 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 )
 
+// finalizeCase is one finalize call against a Fake.
+type finalizeCase struct {
+	reason        string
+	spec          func(*v1alpha1.RdsSpec)
+	status        v1alpha1.RdsStatus
+	annotations   map[string]string
+	secrets       []*corev1.Secret // observed besides the connection Secret
+	noConnection  bool             // the connection Secret is not observed
+	fake          cloudtest.Fake
+	wantCalls     []string
+	wantFinalized bool
+	wantReason    string
+	wantResync    time.Duration // checked when set
+	wantChildren  int           // 1 (the connection Secret) unless set; -1 for none
+}
+
 func TestFinalize(t *testing.T) {
-	finalName := FinalBackupName(InstanceName("rds1", "my-rds-single"))
+	finalName := FinalBackupName(InstanceName("rds1", "my-rds-single"), "inst-1")
 	active := func(context.Context, string) (*cloud.Instance, error) { return activeInstance(), nil }
+	inState := func(status string) func(context.Context, string) (*cloud.Instance, error) {
+		return func(context.Context, string) (*cloud.Instance, error) {
+			inst := activeInstance()
+			inst.Status = status
+			return inst, nil
+		}
+	}
+	deleted := func(context.Context, string) (string, error) { return "job-d", nil }
+	retain := func(s *v1alpha1.RdsSpec) { s.Deletionpolicy = v1alpha1.DeletionPolicyRetain }
+	generatedRoot := func(s *v1alpha1.RdsSpec) { retain(s); s.Password = "" }
+	appSecret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: UserSecretName("my-rds-single", "app", "%"), Namespace: "rds1"},
+		Data:       map[string][]byte{KeyPassword: []byte("Generated-1")},
+	}
+	const pending, steady = 10 * time.Second, 5 * time.Minute
 	backups := func(status string) func(context.Context, string) ([]cloud.Backup, error) {
 		return func(context.Context, string) ([]cloud.Backup, error) {
 			return []cloud.Backup{
@@ -28,15 +63,7 @@ func TestFinalize(t *testing.T) {
 	noBackups := func(context.Context, string) ([]cloud.Backup, error) {
 		return []cloud.Backup{{ID: "auto-1", Name: "auto", Type: "auto", Status: cloud.BackupCompleted}}, nil
 	}
-	cases := map[string]struct {
-		reason        string
-		spec          func(*v1alpha1.RdsSpec)
-		status        v1alpha1.RdsStatus
-		fake          cloudtest.Fake
-		wantCalls     []string
-		wantFinalized bool
-		wantReason    string
-	}{
+	cases := map[string]finalizeCase{
 		"retain finalizes at once without a cloud call": {
 			reason:        "deletionpolicy Retain leaves the instance alone",
 			spec:          func(s *v1alpha1.RdsSpec) { s.Deletionpolicy = v1alpha1.DeletionPolicyRetain },
@@ -128,6 +155,149 @@ func TestFinalize(t *testing.T) {
 			wantCalls:  []string{"GetInstance", "ListBackups", "CreateBackup"},
 			wantReason: ReasonDeleting,
 		},
+		"retain holds a generated root password": {
+			reason:     "the connection Secret holds the only copy and would be garbage-collected with the object",
+			spec:       generatedRoot,
+			status:     v1alpha1.RdsStatus{ID: "inst-1", PasswordGenerated: true},
+			wantReason: ReasonPasswordWouldBeLost,
+			wantResync: steady,
+		},
+		"retain finalizes once the password is saved": {
+			reason:        "the annotation acknowledges that the user copied the Secret",
+			spec:          generatedRoot,
+			annotations:   map[string]string{AnnotationPasswordSaved: "true"},
+			status:        v1alpha1.RdsStatus{ID: "inst-1", PasswordGenerated: true},
+			wantFinalized: true,
+			wantReason:    ReasonRetained,
+		},
+		"retain holds on an annotation other than true": {
+			reason:      "only an explicit true acknowledges",
+			spec:        generatedRoot,
+			annotations: map[string]string{AnnotationPasswordSaved: "later"},
+			status:      v1alpha1.RdsStatus{ID: "inst-1", PasswordGenerated: true},
+			wantReason:  ReasonPasswordWouldBeLost,
+			wantResync:  steady,
+		},
+		"retain finalizes once passwordsecretref names the root password": {
+			reason: "the user keeps the password in a Secret of their own",
+			spec: func(s *v1alpha1.RdsSpec) {
+				generatedRoot(s)
+				s.Passwordsecretref = &v1alpha1.SecretKeyRef{Name: "root-pw"}
+			},
+			status:        v1alpha1.RdsStatus{ID: "inst-1", PasswordGenerated: true},
+			wantFinalized: true,
+			wantReason:    ReasonRetained,
+		},
+		"retain finalizes when the generated password is already gone": {
+			reason:        "without the connection Secret there is nothing left to save",
+			spec:          generatedRoot,
+			status:        v1alpha1.RdsStatus{ID: "inst-1", PasswordGenerated: true},
+			noConnection:  true,
+			wantFinalized: true,
+			wantReason:    ReasonRetained,
+			wantChildren:  -1,
+		},
+		"retain holds a generated user password": {
+			reason: "a user Secret holds the only copy of a generated account password",
+			spec: func(s *v1alpha1.RdsSpec) {
+				retain(s)
+				s.Users = []v1alpha1.User{{Name: "app", Host: "%"}}
+			},
+			status:       v1alpha1.RdsStatus{ID: "inst-1"},
+			secrets:      []*corev1.Secret{appSecret},
+			wantReason:   ReasonPasswordWouldBeLost,
+			wantResync:   steady,
+			wantChildren: 2,
+		},
+		"retain does not hold a user password from the spec": {
+			reason: "the user has the password in the spec",
+			spec: func(s *v1alpha1.RdsSpec) {
+				retain(s)
+				s.Users = []v1alpha1.User{{Name: "app", Host: "%", Password: "A12345678+"}}
+			},
+			status:        v1alpha1.RdsStatus{ID: "inst-1"},
+			secrets:       []*corev1.Secret{appSecret},
+			wantFinalized: true,
+			wantReason:    ReasonRetained,
+			wantChildren:  2,
+		},
+		"name taken by another instance's backup: a stable condition": {
+			reason: "409 DBS.201204 for a name this instance's list does not show never resolves by waiting",
+			status: v1alpha1.RdsStatus{ID: "inst-1"},
+			fake: cloudtest.Fake{
+				GetInstanceFn: active,
+				ListBackupsFn: noBackups,
+				CreateBackupFn: func(context.Context, string, string, string) (*cloud.Backup, error) {
+					return nil, &cloud.Error{Kind: cloud.KindConflict, Code: "DBS.201204"}
+				},
+			},
+			wantCalls:  []string{"GetInstance", "ListBackups", "CreateBackup"},
+			wantReason: ReasonFinalBackupNameTaken,
+			wantResync: steady,
+		},
+		"backup recorded under an earlier name is still found": {
+			reason: "the id in status finds a final backup started before the naming changed: no second backup",
+			status: v1alpha1.RdsStatus{ID: "inst-1", FinalBackup: &v1alpha1.Backup{ID: "b-old", Name: "rds-old-final"}},
+			fake: cloudtest.Fake{
+				GetInstanceFn: active,
+				ListBackupsFn: func(context.Context, string) ([]cloud.Backup, error) {
+					return []cloud.Backup{{ID: "b-old", Name: "rds-old-final", Type: "manual", Status: cloud.BackupCompleted}}, nil
+				},
+				DeleteInstanceFn: deleted,
+			},
+			wantCalls:  []string{"GetInstance", "ListBackups", "DeleteInstance"},
+			wantReason: ReasonDeleting,
+		},
+		"transitional instance: the backup waits": {
+			reason:     "MODIFYING passes by itself",
+			status:     v1alpha1.RdsStatus{ID: "inst-1"},
+			fake:       cloudtest.Fake{GetInstanceFn: inState(cloud.StatusModifying), ListBackupsFn: noBackups},
+			wantCalls:  []string{"GetInstance", "ListBackups"},
+			wantReason: ReasonDeleting,
+			wantResync: pending,
+		},
+		"transitional instance with a completed backup: the delete waits": {
+			reason:     "OTC refuses a delete while the instance changes",
+			status:     v1alpha1.RdsStatus{ID: "inst-1"},
+			fake:       cloudtest.Fake{GetInstanceFn: inState(cloud.StatusRebooting), ListBackupsFn: backups(cloud.BackupCompleted)},
+			wantCalls:  []string{"GetInstance", "ListBackups"},
+			wantReason: ReasonDeleting,
+			wantResync: pending,
+		},
+		"FAILED with a completed backup: delete": {
+			reason: "OTC deletes a FAILED instance",
+			status: v1alpha1.RdsStatus{ID: "inst-1"},
+			fake: cloudtest.Fake{
+				GetInstanceFn: inState(cloud.StatusFailed), ListBackupsFn: backups(cloud.BackupCompleted), DeleteInstanceFn: deleted,
+			},
+			wantCalls:  []string{"GetInstance", "ListBackups", "DeleteInstance"},
+			wantReason: ReasonDeleting,
+		},
+		"CREATE FAIL deletes without a backup": {
+			reason:     "an instance that was never created holds no data",
+			status:     v1alpha1.RdsStatus{ID: "inst-1"},
+			fake:       cloudtest.Fake{GetInstanceFn: inState(cloud.StatusCreateFail), DeleteInstanceFn: deleted},
+			wantCalls:  []string{"GetInstance", "DeleteInstance"},
+			wantReason: ReasonDeleting,
+		},
+	}
+	for _, status := range []string{cloud.StatusFailed, cloud.StatusShutdown, cloud.StatusFrozen, cloud.StatusStorageFull} {
+		cases[status+": no backup call, a condition for the user"] = finalizeCase{
+			reason:     "OTC cannot back up a " + status + " instance and the state does not pass by itself: waiting silently would wait for ever",
+			status:     v1alpha1.RdsStatus{ID: "inst-1"},
+			fake:       cloudtest.Fake{GetInstanceFn: inState(status), ListBackupsFn: noBackups},
+			wantCalls:  []string{"GetInstance", "ListBackups"},
+			wantReason: ReasonFinalBackupImpossible,
+			wantResync: steady,
+		}
+		cases[status+" with skipfinalbackup: delete"] = finalizeCase{
+			reason:     "the user chose to delete the " + status + " instance without a backup",
+			spec:       func(s *v1alpha1.RdsSpec) { s.Skipfinalbackup = true },
+			status:     v1alpha1.RdsStatus{ID: "inst-1"},
+			fake:       cloudtest.Fake{GetInstanceFn: inState(status), DeleteInstanceFn: deleted},
+			wantCalls:  []string{"GetInstance", "DeleteInstance"},
+			wantReason: ReasonDeleting,
+		}
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -136,16 +306,31 @@ func TestFinalize(t *testing.T) {
 				tc.spec(&spec)
 			}
 			f := tc.fake
-			req := request(spec, tc.status, storedSecret("A12345678+"))
+			observed := append([]*corev1.Secret{storedSecret("A12345678+")}, tc.secrets...)
+			if tc.noConnection {
+				observed = tc.secrets
+			}
+			req := request(spec, tc.status, observed...)
+			req.Parent.Annotations = tc.annotations
 			req.Finalizing = true
 			resp, err := newReconciler(&f).Finalize(context.Background(), req)
 			require.NoError(t, err, tc.reason)
 			assert.Equal(t, tc.wantCalls, f.Calls(), tc.reason)
 			assert.Equal(t, tc.wantFinalized, resp.Finalized, tc.reason)
 			assert.Equal(t, tc.wantReason, condition(t, resp.Status, v1alpha1.ConditionReady).Reason, tc.reason)
-			assert.Len(t, resp.Children, 1, "the connection Secret stays until the object is gone")
+			wantChildren := tc.wantChildren
+			switch wantChildren {
+			case 0:
+				wantChildren = 1
+			case -1:
+				wantChildren = 0
+			}
+			assert.Len(t, resp.Children, wantChildren, "every observed Secret stays until the object is gone")
 			if !resp.Finalized {
 				assert.Positive(t, resp.ResyncAfterSeconds)
+			}
+			if tc.wantResync != 0 {
+				assert.Equal(t, tc.wantResync.Seconds(), resp.ResyncAfterSeconds, tc.reason)
 			}
 		})
 	}
@@ -155,7 +340,7 @@ func TestFinalBackupFailureIsStable(t *testing.T) {
 	f := &cloudtest.Fake{
 		GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return activeInstance(), nil },
 		ListBackupsFn: func(context.Context, string) ([]cloud.Backup, error) {
-			return []cloud.Backup{{ID: "b-1", Name: FinalBackupName(InstanceName("rds1", "my-rds-single")), Status: cloud.BackupFailed}}, nil
+			return []cloud.Backup{{ID: "b-1", Name: FinalBackupName(InstanceName("rds1", "my-rds-single"), "inst-1"), Status: cloud.BackupFailed}}, nil
 		},
 	}
 	req := request(sampleSpec(), v1alpha1.RdsStatus{ID: "inst-1"})
@@ -181,4 +366,109 @@ func TestCustomizeAsksForTheReferencedSecret(t *testing.T) {
 	resp = Customize(&hook.CustomizeRequest{Parent: request(sampleSpec(), v1alpha1.RdsStatus{}).Parent})
 	assert.Empty(t, resp.RelatedResources)
 	assert.NotNil(t, resp.RelatedResources, "an empty list, not null")
+}
+
+// backupNameRe is OTC's rule for backup names: 4 to 64 characters, a letter first, then letters,
+// digits, hyphens and underscores.
+var backupNameRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{3,63}$`)
+
+func TestFinalBackupName(t *testing.T) {
+	const id1, id2 = "0123456789abcdef0123456789abcdefin01", "fedcba9876543210fedcba9876543210in01"
+	short := InstanceName("rds1", "x")
+	// Two long objects whose 64-character instance names differ only in the hash that a cut drops.
+	longA := InstanceName("rds1", strings.Repeat("a", 70)+"1")
+	longB := InstanceName("rds1", strings.Repeat("a", 70)+"2")
+	require.Len(t, longA, 64)
+	require.NotEqual(t, longA, longB)
+	cases := map[string]struct {
+		reason   string
+		a, b     string
+		wantSame bool
+	}{
+		"deterministic": {
+			reason: "every call for the same instance finds the backup an earlier call started",
+			a:      FinalBackupName(short, id1), b: FinalBackupName(short, id1), wantSame: true,
+		},
+		"recreated object": {
+			reason: "the same namespace/name created again is a new instance: its final backup must not collide with the one kept from before",
+			a:      FinalBackupName(short, id1), b: FinalBackupName(short, id2),
+		},
+		"long names cut short": {
+			reason: "cutting a 64-character instance name drops its hash; the id keeps the backups apart",
+			a:      FinalBackupName(longA, id1), b: FinalBackupName(longB, id2),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			for _, n := range []string{tc.a, tc.b} {
+				assert.Regexp(t, backupNameRe, n, "a valid OTC backup name")
+			}
+			assert.Equal(t, tc.wantSame, tc.a == tc.b, tc.reason)
+		})
+	}
+	assert.Equal(t, short+"-final-01234567", FinalBackupName(short, id1))
+	assert.Equal(t, strings.TrimRight(longA[:49], "-")+"-final-01234567", FinalBackupName(longA, id1))
+}
+
+// TestFinalizeHoldsAreStable: every state in which the deletion waits for the user answers the
+// same request with the same answer, at the steady pace, with no change in the cloud.
+func TestFinalizeHoldsAreStable(t *testing.T) {
+	failed := func(context.Context, string) (*cloud.Instance, error) {
+		inst := activeInstance()
+		inst.Status = cloud.StatusFailed
+		return inst, nil
+	}
+	noBackups := func(context.Context, string) ([]cloud.Backup, error) { return nil, nil }
+	cases := map[string]struct {
+		reason string
+		spec   func(*v1alpha1.RdsSpec)
+		status v1alpha1.RdsStatus
+		fake   *cloudtest.Fake
+	}{
+		"password would be lost": {
+			reason: "Retain with a generated root password",
+			spec: func(s *v1alpha1.RdsSpec) {
+				s.Deletionpolicy, s.Password = v1alpha1.DeletionPolicyRetain, ""
+			},
+			status: v1alpha1.RdsStatus{ID: "inst-1", PasswordGenerated: true},
+			fake:   &cloudtest.Fake{},
+		},
+		"final backup impossible": {
+			reason: "a FAILED instance cannot be backed up",
+			status: v1alpha1.RdsStatus{ID: "inst-1"},
+			fake:   &cloudtest.Fake{GetInstanceFn: failed, ListBackupsFn: noBackups},
+		},
+		"final backup name taken": {
+			reason: "another instance's backup has the name",
+			status: v1alpha1.RdsStatus{ID: "inst-1"},
+			fake: &cloudtest.Fake{
+				GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return activeInstance(), nil },
+				ListBackupsFn: noBackups,
+				CreateBackupFn: func(context.Context, string, string, string) (*cloud.Backup, error) {
+					return nil, &cloud.Error{Kind: cloud.KindConflict, Code: "DBS.201204"}
+				},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			spec := sampleSpec()
+			if tc.spec != nil {
+				tc.spec(&spec)
+			}
+			req := request(spec, tc.status, storedSecret("A12345678+"))
+			req.Finalizing = true
+			r := newReconciler(tc.fake)
+			first, err := r.Finalize(context.Background(), req)
+			require.NoError(t, err, tc.reason)
+			req.Parent.Status = *first.Status
+			second, err := r.Finalize(context.Background(), req)
+			require.NoError(t, err, tc.reason)
+			assert.Equal(t, first, second, tc.reason)
+			assert.False(t, second.Finalized)
+			assert.Equal(t, (5 * time.Minute).Seconds(), second.ResyncAfterSeconds)
+			assert.Equal(t, metav1.ConditionFalse, condition(t, second.Status, v1alpha1.ConditionSynced).Status)
+			assert.NotContains(t, tc.fake.Calls(), "DeleteInstance")
+		})
+	}
 }

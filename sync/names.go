@@ -45,11 +45,19 @@ func sanitize(s string) string {
 // ConnectionSecretName is the child Secret with the connection details of the Rds object name.
 func ConnectionSecretName(name string) string { return name + "-connection" }
 
-// FinalBackupName is the manual backup taken before the instance is deleted.
-func FinalBackupName(instanceName string) string {
-	const suffix = "-final"
-	if len(instanceName)+len(suffix) > maxInstanceName {
-		instanceName = instanceName[:maxInstanceName-len(suffix)]
+// FinalBackupName is the manual backup taken before the instance instanceName with the OTC id
+// instanceID is deleted: "<instance name, cut short>-final-<first 8 characters of the id>".
+//
+// NOTE: OTC backup names are unique across the project (a second create answers 409 DBS.201204),
+// and the final backup outlives its instance. A name derived from the instance name alone is taken
+// for ever once the object was deleted: an object created again under the same namespace/name gets
+// the same instance name and could never take its final backup. The id makes the name unique per
+// instance, also where cutting a long instance name to length drops its hash; being a pure function
+// of the instance, it still finds the backup of a create whose response was lost.
+func FinalBackupName(instanceName, instanceID string) string {
+	suffix := "-final-" + sanitize(instanceID[:min(len(instanceID), hashLen)])
+	if room := maxInstanceName - len(suffix); len(instanceName) > room {
+		instanceName = strings.TrimRight(instanceName[:room], "-_")
 	}
 	return instanceName + suffix
 }

@@ -89,7 +89,7 @@ func TestInstanceName(t *testing.T) {
 	assert.NotEqual(t, InstanceName("a-b", "c"), InstanceName("a", "b-c"), "collision-safe")
 	assert.NotEqual(t, long, InstanceName(strings.Repeat("n", 63), strings.Repeat("a.b", 79)), "cut names still differ")
 	valid(t, InstanceName("1ns", "0"))
-	valid(t, FinalBackupName(long))
+	valid(t, FinalBackupName(long, "0123456789abcdef0123456789abcdefin01"))
 }
 
 func TestGeneratePasswordMeetsOTCRules(t *testing.T) {

@@ -35,6 +35,8 @@ type world struct {
 	sim   *otcsim.Sim
 	hooks *httptest.Server
 	logs  *testutil.Buffer
+	// cloud is the hooks' OTC client, for tests that act in OTC behind the hooks' back.
+	cloud *otc.Client
 }
 
 func newWorld(t testing.TB) *world {
@@ -61,7 +63,7 @@ func newWorld(t testing.TB) *world {
 	t.Cleanup(hooks.Close)
 	// The login above is not an RDS call: start counting from here.
 	srv.Sim.ResetCounters()
-	return &world{t: t, clock: clock, sim: srv.Sim, hooks: hooks, logs: logs}
+	return &world{t: t, clock: clock, sim: srv.Sim, hooks: hooks, logs: logs, cloud: client}
 }
 
 // metacontroller plays Metacontroller for one Rds object: it sends the request envelope exactly as
