@@ -376,6 +376,10 @@ func (c *call) versionChange(inst *cloud.Instance) ([]change, *problem) {
 	if len(a) == majorParts || slices.Compare(a, r[:min(len(r), len(a))]) <= 0 {
 		return nil, nil
 	}
+	key := c.oneShotKey(OpMinorUpgrade, asked)
+	if c.st.UpgradeRequest != asked && c.r.sent.seen(key) { // sent by a call whose answer status does not show
+		c.st.UpgradeRequest = asked
+	}
 	if c.st.UpgradeRequest == asked {
 		return nil, &problem{ReasonVersionUnavailable, fmt.Sprintf(
 			"A minor version upgrade for datastoreversion %s was issued, but the instance runs %s: OTC offers no newer minor version.", asked, running)}
@@ -384,7 +388,7 @@ func (c *call) versionChange(inst *cloud.Instance) ([]change, *problem) {
 		op:     OpMinorUpgrade,
 		target: asked,
 		issue:  func(ctx context.Context) (string, error) { return c.r.cfg.Cloud.UpgradeMinorVersion(ctx, inst.ID) },
-		issued: func() { c.st.UpgradeRequest = asked },
+		issued: func() { c.st.UpgradeRequest = asked; c.r.sent.record(key) },
 	}}, nil
 }
 
@@ -438,10 +442,15 @@ func (c *call) restartChange(inst *cloud.Instance) ([]change, *problem) {
 	if want == "" || want == c.st.RestartRequest {
 		return nil, nil
 	}
+	key := c.oneShotKey(OpRestart, want)
+	if c.r.sent.seen(key) { // sent by an earlier call whose answer status does not show
+		c.st.RestartRequest = want
+		return nil, nil
+	}
 	return []change{{
 		op:     OpRestart,
 		target: want,
 		issue:  func(ctx context.Context) (string, error) { return c.r.cfg.Cloud.RestartInstance(ctx, inst.ID) },
-		issued: func() { c.st.RestartRequest = want },
+		issued: func() { c.st.RestartRequest = want; c.r.sent.record(key) },
 	}}, nil
 }

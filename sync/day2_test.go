@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -677,4 +678,37 @@ func TestOperateIsStable(t *testing.T) {
 	tc.status = func(st *v1alpha1.RdsStatus) { *st = *first.Status.DeepCopy() }
 	second := runDay2(t, tc)
 	assert.Equal(t, first.Status, second.Status)
+}
+
+// TestRestartSentOnceWhateverStatusShows: a call whose observation does not show the restart an
+// earlier call sent (its answer was never applied, a duplicate call, a stale cache) does not
+// restart again; OTC keeps no trace of a finished restart to tell.
+func TestRestartSentOnceWhateverStatusShows(t *testing.T) {
+	restarts := 0
+	f := &cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return activeInstance(), nil }}
+	f.RestartInstanceFn = func(context.Context, string) (string, error) { restarts++; return "job-1", nil }
+	r := newReconciler(f)
+	spec := sampleSpec()
+	spec.Restartrequest = "2026-11-23"
+	stale := request(spec, v1alpha1.RdsStatus{ID: "inst-1"}, storedSecret("A12345678+"))
+
+	first, err := r.Sync(t.Context(), stale)
+	require.NoError(t, err)
+	require.Equal(t, 1, restarts)
+	assert.Equal(t, "2026-11-23", first.Status.RestartRequest)
+
+	again, err := r.Sync(t.Context(), stale) // the same observation: the first answer was not applied
+	require.NoError(t, err)
+	assert.Equal(t, 1, restarts, "not restarted twice")
+	assert.Equal(t, "2026-11-23", again.Status.RestartRequest, "status learns it was handled")
+
+	spec.Restartrequest = "2026-11-24"
+	_, err = r.Sync(t.Context(), request(spec, *again.Status, storedSecret("A12345678+")))
+	require.NoError(t, err)
+	assert.Equal(t, 2, restarts, "a new value restarts once more")
+
+	other := New(Config{Cloud: f, Now: func() time.Time { return t0 }})
+	_, err = other.Sync(t.Context(), stale)
+	require.NoError(t, err)
+	assert.Equal(t, 3, restarts, "the ledger is per process: another replica cannot know (documented)")
 }

@@ -57,8 +57,12 @@ type Config struct {
 	LogsJobDeadline time.Duration
 }
 
-// Reconciler answers sync and finalize calls. It is stateless and safe for concurrent use.
-type Reconciler struct{ cfg Config }
+// Reconciler answers sync and finalize calls. It is safe for concurrent use and keeps no state
+// an answer depends on, but for the ledger of one-shot requests it sent (ledger.go).
+type Reconciler struct {
+	cfg  Config
+	sent *ledger
+}
 
 // New returns a Reconciler with defaults filled in.
 func New(cfg Config) *Reconciler {
@@ -90,7 +94,7 @@ func New(cfg Config) *Reconciler {
 	if cfg.LogsJobDeadline <= 0 {
 		cfg.LogsJobDeadline = 5 * time.Minute
 	}
-	return &Reconciler{cfg: cfg}
+	return &Reconciler{cfg: cfg, sent: newLedger(time.Hour, cfg.Now)}
 }
 
 // ThrottledError tells the caller that OTC throttled us: answer 429 with Retry-After, and

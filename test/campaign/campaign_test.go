@@ -6,12 +6,6 @@
 //
 // Replay one run with: go test ./test/campaign/ -run 'TestCampaign/seed=17' -v
 // Run more seeds with: go test ./test/campaign/ -campaign.seeds=500
-//
-// Known bugs: combinations the campaign found broken are left out of the runs until they are
-// fixed (each place is marked KNOWN BUG); the campaign report lists seeds that reproduce them.
-//   - restartrequest: the handled value lives only in status.restartRequest, so an answer that is
-//     not applied (lost, the second of two duplicate calls, a stale observation) restarts the
-//     instance again once it is ACTIVE (sync/day2.go restartChange).
 package campaign
 
 import (
@@ -236,9 +230,6 @@ func (r *run) userEdit() {
 		r.m.edit(func(spec map[string]any) { spec["tags"] = tags })
 		r.epoch["tags"] = gen
 	case 4:
-		if r.duplicates || r.staleCalls || r.lostAnswers {
-			return // KNOWN BUG, see the package comment
-		}
 		r.restarts++
 		r.m.edit(func(spec map[string]any) { spec["restartrequest"] = "restart-" + strconv.Itoa(r.restarts) })
 	case 5:
