@@ -78,6 +78,11 @@ func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, 
 			fmt.Sprintf("Databases and users are not supported yet for %s, only for MySQL; nothing was applied.", c.spec.Datastoretype))
 		return false, nil
 	}
+	if problems := validateUsers(c.spec); len(problems) > 0 {
+		// Nothing is generated, stored or executed for a spec whose databases or users are invalid.
+		c.setDatabasesReady(metav1.ConditionFalse, ReasonInvalidSpec, joinSentences(problems))
+		return false, nil
+	}
 	if inst.Status != cloud.StatusActive || c.conn == nil || c.conn.host == "" || c.conn.port == 0 {
 		// The condition keeps what the last apply said; user Secrets are echoed by children().
 		if getCondition(&c.st, v1alpha1.ConditionDatabasesReady) == nil {

@@ -350,8 +350,10 @@ func TestDatabasesEndToEnd(t *testing.T) {
 				applies := e.applies
 				e.sim.ResetCounters()
 				e.sync()
-				synced := e.condition(v1alpha1.ConditionSynced)
-				assert.Equal(t, rdssync.ReasonInvalidSpec, synced.Reason, tc.reason)
+				dbReady := e.condition(v1alpha1.ConditionDatabasesReady)
+				assert.Equal(t, rdssync.ReasonInvalidSpec, dbReady.Reason, tc.reason)
+				assert.Equal(t, metav1.ConditionFalse, dbReady.Status, tc.reason)
+				assert.Equal(t, metav1.ConditionTrue, e.condition(v1alpha1.ConditionReady).Status, "%s: the instance is still reported", tc.reason)
 				assert.Equal(t, applies, e.applies, "%s: nothing is executed", tc.reason)
 				assert.Zero(t, e.sim.MutatingCalls(), tc.reason)
 				assert.True(t, e.dbExists(shop), tc.reason)
@@ -360,6 +362,6 @@ func TestDatabasesEndToEnd(t *testing.T) {
 		}
 		e.parent.Spec = good
 		e.sync()
-		assert.Equal(t, rdssync.ReasonReconciled, e.condition(v1alpha1.ConditionSynced).Reason, "a fixed spec is valid again")
+		assert.Equal(t, rdssync.ReasonDatabasesApplied, e.condition(v1alpha1.ConditionDatabasesReady).Reason, "a fixed spec is valid again")
 	})
 }

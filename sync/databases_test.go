@@ -298,7 +298,8 @@ func TestDatabasesStep(t *testing.T) {
 		"GRANT for another account": {
 			reason:     "an invalid GRANT string makes the spec invalid: nothing is executed",
 			spec:       func(s *v1alpha1.RdsSpec) { s.Users[0].Privileges = []string{"GRANT ALL ON *.* TO 'root'@'%'"} },
-			wantSynced: ReasonInvalidSpec,
+			wantSynced: ReasonReconciled, // the instance is still reported and reconciled
+			wantReason: ReasonInvalidSpec,
 		},
 	}
 	for name, tc := range cases {
@@ -393,7 +394,8 @@ func TestValidateUsers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			spec := sampleSpec()
 			spec.Users = []v1alpha1.User{tc.user}
-			got := Validate(&spec)
+			require.Empty(t, Validate(&spec), "the instance's spec stays valid: the databases step reports users")
+			got := validateUsers(&spec)
 			if tc.want == "" {
 				assert.Empty(t, got, tc.reason)
 				return

@@ -130,7 +130,8 @@ func Validate(spec *v1alpha1.RdsSpec) []string {
 	default:
 		p.addf("deletionpolicy %q is not Delete or Retain.", spec.Deletionpolicy)
 	}
-	p = append(p, validateUsers(spec)...)   // validate_users.go
+	// NOTE: spec.databases and spec.users are checked by the databases step (validate_users.go):
+	// a bad GRANT added to a running object must not stop the instance from being reported.
 	p = append(p, restoreProblems(spec)...) // restore.go
 	return p
 }
