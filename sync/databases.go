@@ -130,31 +130,31 @@ func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	return false, nil
 }
 
-// databasesError sorts a failed apply into a stable condition and a retry. Messages from the
-// server are kept only for refused statements: they depend only on the statement (dbusers never
-// lets a password into them).
+// databasesError sorts a failed apply into a stable condition and a retry, never later than an
+// earlier step of the call asked for. Messages from the server are kept only for refused
+// statements: they depend only on the statement (dbusers never lets a password into them).
 func (c *call) databasesError(err error) {
 	c.log.Warn("applying databases and users failed", "error", err.Error())
 	switch {
 	case errors.Is(err, dbusers.ErrInvalid):
 		c.setDatabasesReady(metav1.ConditionFalse, ReasonInvalidSpec, "The databases and users cannot be applied: "+err.Error()+".")
-		c.resync = c.r.cfg.ResyncSteady
+		c.resync = min(c.resync, c.r.cfg.ResyncSteady)
 	case errors.Is(err, dbusers.ErrUnauthorized):
 		c.setDatabasesReady(metav1.ConditionFalse, ReasonDatabaseLoginRefused,
 			"The database server refused the root login with the password of the connection Secret; the apply will be retried.")
-		c.resync = c.r.cfg.ResyncSteady
+		c.resync = min(c.resync, c.r.cfg.ResyncSteady)
 	case errors.Is(err, dbusers.ErrUnreachable):
 		c.setDatabasesReady(metav1.ConditionFalse, ReasonDatabaseUnreachable,
 			"The database server could not be reached in time; the apply will be retried.")
-		c.resync = c.r.cfg.ResyncPending
+		c.resync = min(c.resync, c.r.cfg.ResyncPending)
 	case errors.Is(err, dbusers.ErrRefused):
 		c.setDatabasesReady(metav1.ConditionFalse, ReasonDatabaseStatementError,
 			"The database server refused a change ("+err.Error()+"); the apply will be retried.")
-		c.resync = c.r.cfg.ResyncSteady
+		c.resync = min(c.resync, c.r.cfg.ResyncSteady)
 	default:
 		c.setDatabasesReady(metav1.ConditionFalse, ReasonDatabaseUnreachable,
 			"Applying the databases and users failed unexpectedly; the apply will be retried.")
-		c.resync = c.r.cfg.ResyncPending
+		c.resync = min(c.resync, c.r.cfg.ResyncPending)
 	}
 }
 
@@ -206,12 +206,12 @@ func (c *call) userPasswords() (passwords []secret.Value, ok bool, err error) {
 	switch {
 	case len(missing) > 0:
 		c.setDatabasesReady(metav1.ConditionFalse, ReasonUserSecretMissing, joinSentences(missing))
-		c.resync = c.r.cfg.ResyncPending
+		c.resync = min(c.resync, c.r.cfg.ResyncPending)
 		return nil, false, nil
 	case storing:
 		c.setDatabasesReady(metav1.ConditionFalse, ReasonStoringUserPasswords,
 			"Storing generated user passwords in their Secrets before setting them.")
-		c.resync = c.r.cfg.ResyncSecret
+		c.resync = min(c.resync, c.r.cfg.ResyncSecret)
 		return nil, false, nil
 	}
 	return passwords, true, nil

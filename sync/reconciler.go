@@ -136,7 +136,9 @@ func (r *Reconciler) begin(ctx context.Context, req *hook.Request) *call {
 		resync: r.cfg.ResyncSteady,
 	}
 	c.st.ObservedGeneration = c.parent.Generation
-	c.st.Name = InstanceName(c.parent.Namespace, c.parent.Name)
+	if !c.st.Adopted || c.st.Name == "" { // an adopted instance keeps its own name (report)
+		c.st.Name = InstanceName(c.parent.Namespace, c.parent.Name)
+	}
 	c.st.ConnectionSecret = ConnectionSecretName(c.parent.Name)
 	return c
 }
@@ -465,7 +467,7 @@ func (c *call) invalid(message string) {
 	if getCondition(&c.st, v1alpha1.ConditionReady) == nil {
 		c.setReady(metav1.ConditionFalse, ReasonInvalidSpec, "The spec is invalid; see the Synced condition.")
 	}
-	c.resync = c.r.cfg.ResyncSteady
+	c.resync = min(c.resync, c.r.cfg.ResyncSteady) // never later than an earlier step asked
 }
 
 // waitForUser reports something only the user can fix, and looks again at the steady pace: a
@@ -475,7 +477,7 @@ func (c *call) waitForUser(reason, message string) {
 	if getCondition(&c.st, v1alpha1.ConditionReady) == nil {
 		c.setReady(metav1.ConditionFalse, reason, "Waiting for the spec's prerequisites; see the Synced condition.")
 	}
-	c.resync = c.r.cfg.ResyncSteady
+	c.resync = min(c.resync, c.r.cfg.ResyncSteady) // never later than an earlier step asked
 }
 
 func (c *call) pending(reason, message string) {
