@@ -500,8 +500,9 @@ func (c *call) cloudError(err error) error {
 			ce.Kind = cloud.KindUnavailable
 		}
 	}
-	// The details stay in the log; status gets only stable sentences (refusals.go).
-	c.log.Warn("cloud call failed", "op", ce.Op, "kind", ce.Kind.String(), "code", ce.Code, "message", ce.Message)
+	// The details stay in the log; status gets only stable sentences (refusals.go). Detail is OTC's
+	// text the adapter kept out of Message (it may hold request ids): it is never put in status.
+	c.log.Warn("cloud call failed", "op", ce.Op, "kind", ce.Kind.String(), "code", ce.Code, "message", ce.Message, "detail", ce.Detail)
 	c.resync = c.r.cfg.ResyncPending
 	switch ce.Kind {
 	case cloud.KindThrottled:

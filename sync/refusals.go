@@ -56,7 +56,9 @@ var refusals = map[string]string{
 // resolve, a check before sending), whose message is our own and depends only on the spec.
 //
 // NOTE: this relies on the adapter's contract that an error carrying text from an OTC answer
-// also carries OTC's error code; a codeless error's message must be the adapter's own words.
+// also carries OTC's error code; a codeless error's message must be the adapter's own words (for
+// an answer without a code: a fixed sentence per HTTP status). OTC's text of such an answer is in
+// e.Detail, which is only logged (cloudError) and never used here.
 func refusal(e *cloud.Error) string {
 	switch sentence, known := refusals[e.Code]; {
 	case e.Code == "" && e.Message != "":

@@ -43,15 +43,20 @@ var kindNames = map[Kind]string{
 func (k Kind) String() string { return kindNames[k] }
 
 // Error is a cloud error translated at the adapter's boundary. Its text is short and stable:
-// the operation, the OTC error code and OTC's one-line message, never URLs or raw bodies.
+// the operation, the OTC error code and a one-line message, never URLs or raw bodies.
 type Error struct {
 	Kind Kind
 	// Op is our name of the operation, e.g. "CreateInstance".
 	Op string
 	// Code is OTC's error code, e.g. DBS.200019, when the answer had one.
 	Code string
-	// Message is OTC's one-line message (error_msg), when the answer had one.
+	// Message is a one-line message: OTC's error_msg when the answer had an error code, else a
+	// sentence of the adapter's own that depends only on the request and the HTTP status.
 	Message string
+	// Detail is the text of OTC's answer (or of the transport's error) that Message leaves out,
+	// for logs only: it may change on every call (request ids), so it never goes into status and
+	// Error leaves it out.
+	Detail string
 	// RetryAfter is how long OTC asked us to wait, for KindThrottled.
 	RetryAfter time.Duration
 }

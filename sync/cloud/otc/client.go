@@ -113,8 +113,10 @@ func loginError(err error) error {
 	}
 	out := translate("Authenticate", err, callInfo{})
 	if out.Kind == cloud.KindUnknown {
-		// e.g. "error extracting token": Keystone answered, but not as we expect.
-		out.Message = "login failed: " + out.Message
+		// e.g. "error extracting token": Keystone answered, but not as we expect. A login error
+		// only stops the program at its start and never reaches a status, so the operator gets
+		// the detail in its text.
+		out.Message = oneLine("login failed: " + firstNonEmpty(out.Detail, out.Message))
 	}
 	return out
 }

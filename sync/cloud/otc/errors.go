@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -107,7 +108,10 @@ func statusKind(status int, hasCode bool) cloud.Kind {
 }
 
 // translate turns an error from the SDK or the transport into a *cloud.Error. Its text never holds
-// URLs, response bodies or more than one line.
+// URLs, response bodies or more than one line. Its Message is OTC's error_msg only when the answer
+// had an OTC error code (sync/ then says it in its own words); else it is a sentence of ours. Text
+// taken from any other answer (a gateway's HTML page, a codeless JSON body with a request id)
+// goes to Detail, for the logs.
 func translate(op string, err error, info callInfo) *cloud.Error {
 	var ce *cloud.Error
 	if errors.As(err, &ce) {
@@ -159,7 +163,9 @@ func translate(op string, err error, info callInfo) *cloud.Error {
 	case errors.As(err, &missing):
 		return &cloud.Error{Kind: cloud.KindInvalid, Op: op, Message: "missing value for " + missing.Argument}
 	}
-	return &cloud.Error{Kind: cloud.KindUnknown, Op: op, Message: oneLine(err.Error())}
+	// NOTE: the SDK formats some response errors with %s (e.g. "list domains failed, err=..."),
+	// which quotes the body; such a text is only fit for the logs.
+	return &cloud.Error{Kind: cloud.KindUnknown, Op: op, Message: "unexpected error", Detail: oneLine(err.Error())}
 }
 
 // responseError finds the HTTP answer in an SDK error. The SDK returns its errors as values of the
@@ -201,27 +207,61 @@ func responseError(err error) (golangsdk.ErrUnexpectedResponseCode, bool) {
 
 func fromResponse(op string, resp golangsdk.ErrUnexpectedResponseCode, info callInfo) *cloud.Error {
 	code, msg := parseErrorBody(resp.Body)
+	out := &cloud.Error{Op: op}
+	if !codePattern.MatchString(code) {
+		// Without an OTC error code the body's text is not ours to show: the logs get it.
+		switch {
+		case code != "" || msg != "":
+			out.Detail = oneLine(strings.TrimPrefix(code+": "+msg, ": "))
+		case len(resp.Body) > 0:
+			out.Detail = fmt.Sprintf("an answer of %d bytes that is not an OTC error", len(resp.Body))
+		}
+		code, msg = "", ""
+	}
 	kind, ok := codeKinds[code]
 	if !ok {
 		kind = statusKind(resp.Actual, code != "")
 	}
-	if msg == "" {
-		msg = codeMessages[code]
-	}
-	if msg == "" {
-		msg = http.StatusText(resp.Actual)
-		if msg == "" {
-			msg = "unexpected answer"
-		}
-		if code == "" && resp.Actual >= 200 && resp.Actual < 300 {
-			msg = "unexpected success status " + http.StatusText(resp.Actual)
-		}
-	}
-	out := &cloud.Error{Kind: kind, Op: op, Code: code, Message: oneLine(msg)}
+	out.Kind, out.Code = kind, code
+	out.Message = firstNonEmpty(oneLine(msg), codeMessages[code], statusMessage(resp.Actual))
 	if kind == cloud.KindThrottled {
 		out.RetryAfter = info.retryAfter
 	}
 	return out
+}
+
+// codePattern is the form of OTC's error codes (DBS.200019, IAM.1108, APIGW.0301, VPC.0003). A
+// "code" of any other form is not one of them and is not trusted to be stable.
+var codePattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,15}\.[A-Za-z0-9]{1,12}$`)
+
+// statusSentences say what an HTTP error status means, for answers without an OTC error code.
+var statusSentences = map[int]string{
+	http.StatusBadRequest:            "the request was not accepted",
+	http.StatusUnauthorized:          "the credentials were not accepted",
+	http.StatusForbidden:             "the request is not permitted",
+	http.StatusNotFound:              "not found",
+	http.StatusMethodNotAllowed:      "the method is not allowed",
+	http.StatusRequestTimeout:        "the request timed out",
+	http.StatusConflict:              "the request conflicts with the current state",
+	http.StatusRequestEntityTooLarge: "the request was too large",
+	http.StatusTooManyRequests:       "too many requests",
+	http.StatusInternalServerError:   "internal error",
+	http.StatusBadGateway:            "bad gateway",
+	http.StatusServiceUnavailable:    "service unavailable",
+	http.StatusGatewayTimeout:        "gateway timeout",
+}
+
+// statusMessage is our fixed sentence for an HTTP status: it depends on nothing but the status, so
+// that two answers that differ only in their body (request ids, a gateway's page) read the same.
+func statusMessage(status int) string {
+	s := "OTC answered " + strconv.Itoa(status)
+	switch sentence, ok := statusSentences[status]; {
+	case ok:
+		return s + ": " + sentence
+	case status >= 200 && status < 300:
+		return s + ": a success status this request does not expect"
+	}
+	return s
 }
 
 // parseErrorBody reads the error code and message from the error bodies the OTC services use.

@@ -44,9 +44,9 @@ func TestTranslate(t *testing.T) {
 			want:   cloud.Error{Kind: cloud.KindNotFound, Code: "DBS.200002", Message: "The DB instance does not exist."},
 		},
 		"404 no body": {
-			reason: "a bare 404 is NotFound with the status text",
+			reason: "a bare 404 is NotFound with our sentence for the status",
 			err:    golangsdk.ErrDefault404{ErrUnexpectedResponseCode: resp(404, "")},
-			want:   cloud.Error{Kind: cloud.KindNotFound, Message: "Not Found"},
+			want:   cloud.Error{Kind: cloud.KindNotFound, Message: "OTC answered 404: not found"},
 		},
 		"404 DBS.200045": {
 			err:  golangsdk.ErrDefault404{ErrUnexpectedResponseCode: resp(404, rdsBody("DBS.200045", "Instance not found."))},
@@ -111,7 +111,7 @@ func TestTranslate(t *testing.T) {
 		"400 no code": {
 			reason: "a 400 without an OTC code is not known to be the spec's fault",
 			err:    golangsdk.ErrDefault400{ErrUnexpectedResponseCode: resp(400, "<html>bad</html>")},
-			want:   cloud.Error{Kind: cloud.KindUnknown, Message: "Bad Request"},
+			want:   cloud.Error{Kind: cloud.KindUnknown, Message: "OTC answered 400: the request was not accepted", Detail: "an answer of 16 bytes that is not an OTC error"},
 		},
 		"400 sold out": {
 			err:  golangsdk.ErrDefault400{ErrUnexpectedResponseCode: resp(400, rdsBody("DBS.280450", ""))},
@@ -142,7 +142,7 @@ func TestTranslate(t *testing.T) {
 		"429 with Retry-After": {
 			err:  golangsdk.ErrDefault429{ErrUnexpectedResponseCode: resp(429, "")},
 			info: callInfo{retryAfter: 7 * time.Second},
-			want: cloud.Error{Kind: cloud.KindThrottled, Message: "Too Many Requests", RetryAfter: 7 * time.Second},
+			want: cloud.Error{Kind: cloud.KindThrottled, Message: "OTC answered 429: too many requests", RetryAfter: 7 * time.Second},
 		},
 		"429 IAM": {
 			err:  golangsdk.ErrDefault429{ErrUnexpectedResponseCode: resp(429, `{"error":{"code":"IAM.0012","message":"The throttling threshold has been reached."}}`)},
@@ -154,19 +154,19 @@ func TestTranslate(t *testing.T) {
 		},
 		"502 after retry": {
 			err:  resp(502, "<html>Bad Gateway</html>"),
-			want: cloud.Error{Kind: cloud.KindUnavailable, Message: "Bad Gateway"},
+			want: cloud.Error{Kind: cloud.KindUnavailable, Message: "OTC answered 502: bad gateway", Detail: "an answer of 24 bytes that is not an OTC error"},
 		},
 		"503": {
 			err:  golangsdk.ErrDefault503{ErrUnexpectedResponseCode: resp(503, "")},
-			want: cloud.Error{Kind: cloud.KindUnavailable, Message: "Service Unavailable"},
+			want: cloud.Error{Kind: cloud.KindUnavailable, Message: "OTC answered 503: service unavailable"},
 		},
 		"408": {
 			err:  golangsdk.ErrDefault408{ErrUnexpectedResponseCode: resp(408, "")},
-			want: cloud.Error{Kind: cloud.KindUnavailable, Message: "Request Timeout"},
+			want: cloud.Error{Kind: cloud.KindUnavailable, Message: "OTC answered 408: the request timed out"},
 		},
 		"401 keystone": {
 			err:  golangsdk.ErrDefault401{ErrUnexpectedResponseCode: resp(401, `{"error":{"code":401,"title":"Unauthorized","message":"The request you have made requires authentication."}}`)},
-			want: cloud.Error{Kind: cloud.KindUnauthorized, Message: "The request you have made requires authentication."},
+			want: cloud.Error{Kind: cloud.KindUnauthorized, Message: "OTC answered 401: the credentials were not accepted", Detail: "The request you have made requires authentication."},
 		},
 		"401 gateway": {
 			err:  golangsdk.ErrDefault401{ErrUnexpectedResponseCode: resp(401, rdsBody("APIGW.0301", "Incorrect IAM authentication information: verify aksk signature fail"))},
@@ -178,12 +178,12 @@ func TestTranslate(t *testing.T) {
 		},
 		"405": {
 			err:  golangsdk.ErrDefault405{ErrUnexpectedResponseCode: resp(405, "")},
-			want: cloud.Error{Kind: cloud.KindUnknown, Message: "Method Not Allowed"},
+			want: cloud.Error{Kind: cloud.KindUnknown, Message: "OTC answered 405: the method is not allowed"},
 		},
 		"202 where 200 expected": {
 			reason: "a success status outside OkCodes is not a success",
 			err:    resp(202, `{"backup":{}}`),
-			want:   cloud.Error{Kind: cloud.KindUnknown, Message: "unexpected success status Accepted"},
+			want:   cloud.Error{Kind: cloud.KindUnknown, Message: "OTC answered 202: a success status this request does not expect", Detail: "an answer of 13 bytes that is not an OTC error"},
 		},
 		"VPC v1 body": {
 			err:  golangsdk.ErrDefault404{ErrUnexpectedResponseCode: resp(404, `{"code":"VPC.0003","message":"VPC does not exist."}`)},
@@ -191,12 +191,12 @@ func TestTranslate(t *testing.T) {
 		},
 		"Neutron body": {
 			err:  golangsdk.ErrDefault400{ErrUnexpectedResponseCode: resp(400, `{"NeutronError":{"type":"HTTPBadRequest","message":"Invalid input for filter.","detail":""}}`)},
-			want: cloud.Error{Kind: cloud.KindUnknown, Message: "Invalid input for filter."},
+			want: cloud.Error{Kind: cloud.KindUnknown, Message: "OTC answered 400: the request was not accepted", Detail: "Invalid input for filter."},
 		},
 		"reauth failed": {
 			reason: "a renewal the SDK could not do: our credentials are refused",
 			err:    &golangsdk.ErrUnableToReauthenticate{ErrOriginal: golangsdk.ErrDefault401{ErrUnexpectedResponseCode: resp(401, "")}},
-			want:   cloud.Error{Kind: cloud.KindUnauthorized, Message: "Unauthorized"},
+			want:   cloud.Error{Kind: cloud.KindUnauthorized, Message: "OTC answered 401: the credentials were not accepted"},
 		},
 		"error after reauth": {
 			reason: "after a successful renewal the retried call's own error counts",
@@ -205,7 +205,7 @@ func TestTranslate(t *testing.T) {
 		},
 		"pagination wraps": {
 			err:  fmt.Errorf("page: %w", golangsdk.ErrDefault503{ErrUnexpectedResponseCode: resp(503, "")}),
-			want: cloud.Error{Kind: cloud.KindUnavailable, Message: "Service Unavailable"},
+			want: cloud.Error{Kind: cloud.KindUnavailable, Message: "OTC answered 503: service unavailable"},
 		},
 		"deadline": {
 			err:  context.DeadlineExceeded,
@@ -245,8 +245,9 @@ func TestTranslate(t *testing.T) {
 			want: cloud.Error{Kind: cloud.KindNotFound, Message: "instance x not found"},
 		},
 		"other": {
-			err:  errors.New("first line\nsecond line " + testURL),
-			want: cloud.Error{Kind: cloud.KindUnknown, Message: "first line second line <url>"},
+			reason: "the SDK formats some response errors with %s: their text is for the logs",
+			err:    errors.New("first line\nsecond line " + testURL),
+			want:   cloud.Error{Kind: cloud.KindUnknown, Message: "unexpected error", Detail: "first line second line <url>"},
 		},
 	}
 	for name, tc := range cases {
@@ -260,6 +261,91 @@ func TestTranslate(t *testing.T) {
 			assert.NotContains(t, text, "{", "no raw body")
 		})
 	}
+}
+
+// TestTranslateKeepsBodyTextOutOfMessage: text from an answer without an OTC error code can hold
+// request ids and differs between calls; it may reach a condition only through Message, so it
+// stays in Detail.
+func TestTranslateKeepsBodyTextOutOfMessage(t *testing.T) {
+	const requestID = "req-7f3c9a2e-41b8"
+	cases := map[string]struct {
+		reason string
+		err    error
+		// want is the Message; bodyText are pieces of the body it must not hold.
+		want     cloud.Error
+		bodyText []string
+	}{
+		"documented body with code": {
+			reason: "OTC's documented error: its code is kept, sync/ says it in its own words",
+			err:    golangsdk.ErrDefault400{ErrUnexpectedResponseCode: resp(400, rdsBody("DBS.200053", "The flavor does not exist."))},
+			want:   cloud.Error{Kind: cloud.KindInvalid, Code: "DBS.200053", Message: "The flavor does not exist."},
+		},
+		"codeless JSON 404": {
+			reason:   "a codeless 404 reads as the status, its message goes to the logs",
+			err:      golangsdk.ErrDefault404{ErrUnexpectedResponseCode: resp(404, `{"message":"Resource 0391e448 could not be found."}`)},
+			want:     cloud.Error{Kind: cloud.KindNotFound, Message: "OTC answered 404: not found", Detail: "Resource 0391e448 could not be found."},
+			bodyText: []string{"0391e448", "could not be found"},
+		},
+		"codeless JSON 413": {
+			err:      resp(413, `{"error_code":"","error_msg":"Request body of 1048577 bytes too large"}`),
+			want:     cloud.Error{Kind: cloud.KindInvalid, Message: "OTC answered 413: the request was too large", Detail: "Request body of 1048577 bytes too large"},
+			bodyText: []string{"1048577", "Request body"},
+		},
+		"HTML gateway page": {
+			reason:   "a gateway in front of OTC answers with its own page",
+			err:      resp(504, `<html><head><title>504 Gateway Time-out</title></head><body><center>nginx</center><p>`+requestID+`</p></body></html>`),
+			want:     cloud.Error{Kind: cloud.KindUnavailable, Message: "OTC answered 504: gateway timeout", Detail: "an answer of 120 bytes that is not an OTC error"},
+			bodyText: []string{"<", "nginx", "Time-out", requestID},
+		},
+		"400 with a body that is not the documented JSON": {
+			err:      golangsdk.ErrDefault400{ErrUnexpectedResponseCode: resp(400, `{"errors":[{"reason":"bad","request_id":"`+requestID+`"}]}`)},
+			want:     cloud.Error{Kind: cloud.KindUnknown, Message: "OTC answered 400: the request was not accepted", Detail: "an answer of 62 bytes that is not an OTC error"},
+			bodyText: []string{"bad", requestID},
+		},
+		"empty body": {
+			err:  golangsdk.ErrDefault404{ErrUnexpectedResponseCode: resp(404, "")},
+			want: cloud.Error{Kind: cloud.KindNotFound, Message: "OTC answered 404: not found"},
+		},
+		"codeless message with a request id": {
+			reason:   "the request id changes on every call: Message must not",
+			err:      golangsdk.ErrDefault409{ErrUnexpectedResponseCode: resp(409, `{"error":{"code":409,"message":"Conflict, request id `+requestID+`"}}`)},
+			want:     cloud.Error{Kind: cloud.KindBusy, Message: "OTC answered 409: the request conflicts with the current state", Detail: "Conflict, request id " + requestID},
+			bodyText: []string{"Conflict,", requestID},
+		},
+		"code that is not an OTC code": {
+			reason:   "a code field holding free text is not trusted as a code",
+			err:      golangsdk.ErrDefault404{ErrUnexpectedResponseCode: resp(404, `{"code":"not found: `+requestID+`","message":"gone"}`)},
+			want:     cloud.Error{Kind: cloud.KindNotFound, Message: "OTC answered 404: not found", Detail: "not found: " + requestID + ": gone"},
+			bodyText: []string{"gone", requestID},
+		},
+		"unknown status": {
+			err:  resp(418, "I'm a teapot "+requestID),
+			want: cloud.Error{Kind: cloud.KindUnknown, Message: "OTC answered 418", Detail: "an answer of 30 bytes that is not an OTC error"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := translate("Op", tc.err, callInfo{})
+			tc.want.Op = "Op"
+			assert.Equal(t, tc.want, *got, tc.reason)
+			if got.Code == "" {
+				assert.Contains(t, statusSentenceList(), got.Message, "%s: a codeless answer reads as one of our sentences", tc.reason)
+			}
+			for _, text := range append(tc.bodyText, requestID) {
+				assert.NotContains(t, got.Message, text, tc.reason)
+				assert.NotContains(t, got.Error(), text, "%s: Error leaves Detail out", tc.reason)
+			}
+		})
+	}
+}
+
+// statusSentenceList is every Message a codeless answer may have.
+func statusSentenceList() []string {
+	var out []string
+	for status := 100; status < 600; status++ {
+		out = append(out, statusMessage(status))
+	}
+	return out
 }
 
 type timeoutErr struct{}
@@ -291,14 +377,14 @@ func TestClientTranslate(t *testing.T) {
 		c.auth.lastErr = cause
 		got := c.translate("Op", unable, callInfo{})
 		assert.Equal(t, cloud.KindUnauthorized, got.Kind)
-		assert.Equal(t, "token renewal failed: Unauthorized", got.Message)
+		assert.Equal(t, "token renewal failed: OTC answered 401: the credentials were not accepted", got.Message)
 	})
 	t.Run("renewal failed as Keystone is down", func(t *testing.T) {
 		var cause error = golangsdk.ErrDefault503{ErrUnexpectedResponseCode: resp(503, "")}
 		c.auth.lastErr = cause
 		got := c.translate("Op", unable, callInfo{})
 		require.Equal(t, cloud.KindUnavailable, got.Kind, "Keystone down is not a refusal of our credentials")
-		assert.Equal(t, "token renewal failed: Service Unavailable", got.Message)
+		assert.Equal(t, "token renewal failed: OTC answered 503: service unavailable", got.Message)
 	})
 }
 
