@@ -129,7 +129,11 @@ func (c *Client) Region() string { return c.region }
 func (c *Client) translate(op string, err error, info callInfo) *cloud.Error {
 	out := translate(op, err, info)
 	var unable *golangsdk.ErrUnableToReauthenticate
-	if errors.As(err, &unable) {
+	// NOTE: a call that got its 401 while another call was renewing the token is not told of the
+	// renewal's failure: the SDK retries it with the token it had and hands back the plain 401.
+	// While the last renewal failed, that 401 has the renewal's cause too.
+	renewalFailed := out.Kind == cloud.KindUnauthorized && c.auth.lastReauthError() != nil
+	if errors.As(err, &unable) || renewalFailed {
 		if cause := c.auth.lastReauthError(); cause != nil {
 			// Keystone down or throttling is not a refusal of our credentials.
 			if t := translate(op, cause, callInfo{}); t.Kind == cloud.KindUnavailable || t.Kind == cloud.KindThrottled {
