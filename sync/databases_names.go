@@ -12,29 +12,31 @@ import (
 const maxSecretName = 253
 
 // UserSecretName is the child Secret holding the connection details of the database account
-// name@host of the Rds object rds: "<rds>-user-<name>" when the name is a plain lower-case DNS
-// label and the host is "%" (or empty), else "<rds>-user-<label>-<hash>", where label is the name
-// made DNS-safe and hash the first 8 hex digits of SHA-256("name@host"). The hash keeps accounts
-// apart whose names differ only in case or punctuation, or only in the host.
+// name@host of the Rds object rds: "<rds>-user-<label>-<hash>", where label is the name made
+// DNS-safe and hash the first 8 hex digits of SHA-256("rds/name@host").
+//
+// NOTE: the hash is never left out. Without it, the Secret of user "b-connection" of Rds "a"
+// would be the connection Secret of Rds "a-user-b", and user "c" of Rds "a-user-b" would own
+// the Secret of user "b-user-c" of Rds "a": names from different objects in one namespace
+// must not meet. The hash also keeps accounts apart whose names differ only in case or
+// punctuation, or only in the host.
 func UserSecretName(rds, name, host string) string {
 	host = dbusers.NormalizeHost(host)
+	sum := sha256.Sum256([]byte(rds + "/" + name + "@" + host))
+	hash := hex.EncodeToString(sum[:])[:hashLen]
 	label := dnsLabel(name)
-	prefix := rds + "-user-"
-	if label == name && host == dbusers.DefaultHost && len(prefix)+len(label) <= maxSecretName {
-		return prefix + label
+	// Cut the label first, then the object's name, to stay within a Secret name's length: the
+	// hash keeps the result unique.
+	if over := len(rds) + len("-user-") + len(label) + 1 + len(hash) - maxSecretName; over > 0 {
+		label = strings.Trim(label[:max(len(label)-over, 0)], "-")
 	}
-	sum := sha256.Sum256([]byte(name + "@" + host))
-	suffix := hex.EncodeToString(sum[:])[:hashLen]
-	if label != "" {
-		suffix = "-" + suffix
+	if over := len(rds) + len("-user-") + len(label) + 1 + len(hash) - maxSecretName; over > 0 {
+		rds = strings.TrimRight(rds[:len(rds)-over], "-.")
 	}
-	if room := maxSecretName - len(prefix) - len(suffix); len(label) > room {
-		label = strings.TrimRight(label[:max(room, 0)], "-")
-		if label == "" {
-			suffix = strings.TrimPrefix(suffix, "-")
-		}
+	if label == "" {
+		return rds + "-user-" + hash
 	}
-	return prefix + label + suffix
+	return rds + "-user-" + label + "-" + hash
 }
 
 // dnsLabel lower-cases s, maps everything but [a-z0-9] to '-' and trims '-' at both ends.

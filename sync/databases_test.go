@@ -113,7 +113,7 @@ func TestDatabasesGeneratedPasswordIsStoredBeforeUse(t *testing.T) {
 	cond := condition(t, first.Status, v1alpha1.ConditionDatabasesReady)
 	assert.Equal(t, ReasonStoringUserPasswords, cond.Reason)
 	assert.Equal(t, 2.0, first.ResyncAfterSeconds)
-	gen := childSecret(first, "my-rds-single-user-gen")
+	gen := childSecret(first, genSecret)
 	require.NotNil(t, gen, "the generated password's Secret is returned first")
 	pw := string(gen.Data[KeyPassword])
 	assert.Len(t, pw, genLength)
@@ -137,14 +137,14 @@ func TestDatabasesGeneratedPasswordIsStoredBeforeUse(t *testing.T) {
 	require.Len(t, got.d.Users, 2)
 	assert.Equal(t, pw, got.d.Users[1].Password.Reveal(), "the observed generated password, not a new one")
 	assert.Equal(t, []dbusers.Grant{{Database: "project1", Privileges: []string{"ALL"}}}, got.d.Users[0].Grants)
-	assert.Equal(t, pw, string(childSecret(second, "my-rds-single-user-gen").Data[KeyPassword]))
+	assert.Equal(t, pw, string(childSecret(second, genSecret).Data[KeyPassword]))
 	cond = condition(t, second.Status, v1alpha1.ConditionDatabasesReady)
 	assert.Equal(t, metav1.ConditionTrue, cond.Status)
 	rec := second.Status.DatabasesAndUsers
 	require.NotNil(t, rec)
 	assert.NotEmpty(t, rec.Fingerprint)
 	assert.Equal(t, []string{"project1"}, rec.Databases)
-	assert.Equal(t, "my-rds-single-user-gen", rec.Users[1].Secret)
+	assert.Equal(t, genSecret, rec.Users[1].Secret)
 
 	third := e.call(t, spec, *second.Status, feed(second)...)
 	assert.Len(t, e.rec.calls, 1, "an identical call applies nothing")
@@ -202,12 +202,12 @@ func TestDatabasesStep(t *testing.T) {
 		"instance busy keeps user Secrets": {
 			reason:   "a user Secret not rendered in this call is echoed, or Metacontroller would delete it",
 			instance: func(i *cloud.Instance) { i.Status = "BACKING UP" },
-			secrets: []*corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Name: "my-rds-single-user-gen"},
+			secrets: []*corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Name: genSecret},
 				Data: map[string][]byte{KeyPassword: []byte("kept")}}},
 			wantReason: ReasonWaitingForInstance,
 			wantSynced: ReasonReconciled,
 			check: func(t *testing.T, resp *hook.SyncResponse, _ []applyCall) {
-				s := childSecret(resp, "my-rds-single-user-gen")
+				s := childSecret(resp, genSecret)
 				require.NotNil(t, s)
 				assert.Equal(t, "kept", string(s.Data[KeyPassword]))
 			},
@@ -224,7 +224,7 @@ func TestDatabasesStep(t *testing.T) {
 			wantSynced: ReasonReconciled,
 			check: func(t *testing.T, resp *hook.SyncResponse, calls []applyCall) {
 				assert.Equal(t, "from-secret", calls[0].d.Users[0].Password.Reveal())
-				assert.Equal(t, "from-secret", string(childSecret(resp, "my-rds-single-user-gen").Data[KeyPassword]))
+				assert.Equal(t, "from-secret", string(childSecret(resp, genSecret).Data[KeyPassword]))
 			},
 		},
 		"password Secret missing": {
@@ -339,14 +339,17 @@ func TestDatabasesStep(t *testing.T) {
 	}
 }
 
+// genSecret is the Secret of the generated user "gen" of the sample object.
+var genSecret = UserSecretName("my-rds-single", "gen", "")
+
 func TestUserSecretName(t *testing.T) {
 	dns := regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 	long := "a" + strings.Repeat("b", 240)
 	cases := map[string]struct {
 		reason, rds, user, host, want string
 	}{
-		"plain":      {reason: "a DNS-safe name with host % keeps the short form", rds: "db", user: "app", host: "", want: "db-user-app"},
-		"host %":     {reason: "an explicit % is the default host", rds: "db", user: "app", host: "%", want: "db-user-app"},
+		"plain":      {reason: "a DNS-safe name keeps its label, with the hash", rds: "db", user: "app", host: "", want: "db-user-app-"},
+		"host %":     {reason: "an explicit % is the default host", rds: "db", user: "app", host: "%", want: "db-user-app-"},
 		"other host": {reason: "the same name at another host is another account", rds: "db", user: "app", host: "10.%", want: "db-user-app-"},
 		"odd name":   {reason: "upper case and _ are mapped, with a hash to keep App and app apart", rds: "db", user: "My_App", want: "db-user-my-app-"},
 		"all odd":    {reason: "a name with nothing DNS-safe is only the hash", rds: "db", user: "__", want: "db-user-"},
@@ -362,6 +365,11 @@ func TestUserSecretName(t *testing.T) {
 	}
 	assert.NotEqual(t, UserSecretName("db", "App", ""), UserSecretName("db", "app", ""), "accounts differing in case get different Secrets")
 	assert.NotEqual(t, UserSecretName("db", "app", "10.%"), UserSecretName("db", "app", "10.1.%"))
+	assert.Equal(t, UserSecretName("db", "app", ""), UserSecretName("db", "app", "%"))
+	assert.NotEqual(t, ConnectionSecretName("a-user-b"), UserSecretName("a", "b-connection", ""),
+		"a user's Secret never takes another object's connection Secret")
+	assert.NotEqual(t, UserSecretName("a-user-b", "c", ""), UserSecretName("a", "b-user-c", ""),
+		"nor another object's user Secret")
 }
 
 func TestValidateUsers(t *testing.T) {
@@ -423,7 +431,7 @@ func TestCustomizeAsksForUserSecrets(t *testing.T) {
 func TestFinalizeKeepsUserSecrets(t *testing.T) {
 	spec := usersSpec()
 	spec.Deletionpolicy = v1alpha1.DeletionPolicyRetain
-	userSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "my-rds-single-user-gen"}, Data: map[string][]byte{KeyPassword: []byte("kept")}}
+	userSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: genSecret}, Data: map[string][]byte{KeyPassword: []byte("kept")}}
 	req := request(spec, v1alpha1.RdsStatus{ID: "inst-1"}, storedSecret("A12345678+"), userSecret)
 	resp, err := newReconciler(&cloudtest.Fake{}).Finalize(context.Background(), req)
 	require.NoError(t, err)
@@ -431,7 +439,7 @@ func TestFinalizeKeepsUserSecrets(t *testing.T) {
 	for _, ch := range resp.Children {
 		names = append(names, ch.(*corev1.Secret).Name)
 	}
-	assert.Equal(t, []string{"my-rds-single-connection", "my-rds-single-user-gen"}, names)
+	assert.Equal(t, []string{"my-rds-single-connection", genSecret}, names)
 }
 
 func TestDatabasesFailureIsStable(t *testing.T) {
