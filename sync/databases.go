@@ -67,9 +67,7 @@ func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, 
 		// Nothing declared, and nothing left to drop. The record keeps the databases created
 		// (prunedatabases may be set later) but forgets the fingerprint, so that declaring the
 		// same state again applies it again.
-		if rec != nil {
-			rec.Fingerprint, rec.LastApplied = "", nil
-		}
+		c.reapplyDatabases()
 		removeCondition(&c.st, v1alpha1.ConditionDatabasesReady)
 		return false, nil
 	}
@@ -128,6 +126,14 @@ func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	}
 	c.setDatabasesReady(metav1.ConditionTrue, ReasonDatabasesApplied, "The databases and users match the spec.")
 	return false, nil
+}
+
+// reapplyDatabases forgets when the databases and users were applied last, keeping what was
+// created, so that the next call that can apply them does.
+func (c *call) reapplyDatabases() {
+	if rec := c.st.DatabasesAndUsers; rec != nil {
+		rec.Fingerprint, rec.LastApplied = "", nil
+	}
 }
 
 // databasesError sorts a failed apply into a stable condition and a retry, never later than an

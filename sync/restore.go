@@ -88,7 +88,7 @@ func (c *call) restore(ctx context.Context, inst *cloud.Instance) (stop bool, er
 		c.st.Restore = restoreBaseline(c.spec)
 		return false, nil
 	}
-	if stop, err := c.followRestore(ctx); stop || err != nil {
+	if stop, err := c.followRestore(ctx, inst); stop || err != nil {
 		return stop, err
 	}
 	rec := c.st.Restore
@@ -110,10 +110,17 @@ func (c *call) restore(ctx context.Context, inst *cloud.Instance) (stop bool, er
 	if c.st.Operation != nil || !usable(inst.Status) {
 		c.setSynced(metav1.ConditionTrue, ReasonRestoreWaiting,
 			fmt.Sprintf("The restore to %s waits for the instance to be ACTIVE with no other operation running.", want))
-		c.resync = c.r.cfg.ResyncPending
-		// NOTE: a pending restore holds the later steps: a day-2 change started now would keep the
-		// instance busy, and the restore rolls back whatever it changed anyway.
-		return true, nil
+		if c.st.Operation != nil || transitional(inst.Status) {
+			// NOTE: a pending restore holds the later steps while OTC is busy: a day-2 change
+			// started as it ends would keep the instance busy, and the restore rolls back whatever
+			// it changed anyway.
+			c.resync = c.r.cfg.ResyncPending
+			return true, nil
+		}
+		// FAILED, FROZEN, STORAGE FULL, SHUTDOWN...: nothing ends by itself, and only a later step
+		// may free the instance (storage growth is the way out of STORAGE FULL). The later steps
+		// run; a Synced they set replaces this one. The resync stays steady.
+		return false, nil
 	}
 	switch ok, err := c.restorable(ctx, inst.ID, at); {
 	case err != nil:
@@ -147,6 +154,7 @@ func (c *call) restore(ctx context.Context, inst *cloud.Instance) (stop bool, er
 		c.log.Warn("restore answer lost; recorded as issued", "instance", inst.ID, "error", err.Error())
 	}
 	c.log.Info("restoring instance", "instance", inst.ID, "time", want, "job", jobID)
+	c.reapplyDatabases()
 	c.st.Restore = &v1alpha1.RestoreStatus{Time: want, Result: v1alpha1.RestoreIssued, JobID: jobID}
 	c.st.Operation = &v1alpha1.Operation{Type: OpRestore, JobID: jobID, Generation: c.parent.Generation, Target: want}
 	c.pending(ReasonRestoring, "The instance is being restored to "+want+".")
@@ -154,30 +162,37 @@ func (c *call) restore(ctx context.Context, inst *cloud.Instance) (stop bool, er
 }
 
 // followRestore follows the restore an earlier call issued. It stops the call while it runs.
-func (c *call) followRestore(ctx context.Context) (stop bool, err error) {
+// When it is over, the databases and users are applied again: the restore rolled them back too.
+func (c *call) followRestore(ctx context.Context, inst *cloud.Instance) (stop bool, err error) {
 	prev := c.parent.Status.Operation // as the last call left it; report may have ended it since
 	if prev == nil || prev.Type != OpRestore {
 		return false, nil
 	}
+	op := *prev
 	message := "The instance is being restored to " + prev.Target + "."
-	if c.st.Operation != nil { // OTC still shows the instance busy
+	switch {
+	case inst.Status == cloud.StatusRestoring, prev.JobID == "" && c.st.Operation != nil:
+		// The answer of a lost restore had no job to ask: a busy instance is taken as restoring.
+		c.st.Operation = &op
 		c.setSynced(metav1.ConditionTrue, ReasonReconciled, message)
 		return true, nil
-	}
-	if prev.JobID == "" {
-		// The answer was lost: there is no job to ask, and the result stays Issued.
+	case prev.JobID == "":
+		// The answer was lost and the instance is no longer busy: the result stays Issued.
+		c.reapplyDatabases()
 		return false, nil
 	}
+	// NOTE: another status than RESTORING does not say that the restore is over, nor that it
+	// runs: OTC may list the instance ACTIVE before it shows RESTORING, and a change issued by the
+	// call that saw the restore end (whose answer may never have been applied) shows MODIFYING.
+	// Only the job says.
 	var job *cloud.Job
 	err = c.cloudCall(ctx, func(ctx context.Context) (err error) {
 		job, err = c.r.cfg.Cloud.GetJob(ctx, prev.JobID)
 		return err
 	})
-	op := *prev
 	switch {
 	case errors.Is(err, cloud.ErrNotFound) || (err == nil && job.Status == cloud.JobRunning):
-		// NOTE: OTC may list the instance ACTIVE before it shows RESTORING, and does not know a
-		// job during its first second: the job, not the status, says when the restore is over.
+		// NOTE: OTC does not know a job during its first second.
 		c.st.Operation = &op
 		c.pending(ReasonRestoring, message)
 		return true, nil
@@ -190,6 +205,10 @@ func (c *call) followRestore(ctx context.Context) (stop bool, err error) {
 	default:
 		c.st.Restore.Result = v1alpha1.RestoreCompleted
 	}
+	if c.st.Operation != nil && c.st.Operation.Type == OpRestore {
+		c.st.Operation = nil // the instance is busy with something else, which the later steps see
+	}
+	c.reapplyDatabases()
 	return false, nil
 }
 

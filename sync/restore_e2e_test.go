@@ -29,7 +29,10 @@ type restoreWorld struct {
 	req   *hook.Request
 }
 
-func newRestoreWorld(t *testing.T) *restoreWorld {
+func newRestoreWorld(t *testing.T) *restoreWorld { return newRestoreWorldWith(t, nil) }
+
+// newRestoreWorldWith is newRestoreWorld with the reconciler's configuration changed by configure.
+func newRestoreWorldWith(t *testing.T, configure func(*sync.Config)) *restoreWorld {
 	t.Helper()
 	clock := otcsim.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
 	srv := otcsim.NewServer(otcsim.Options{Clock: clock})
@@ -42,7 +45,11 @@ func newRestoreWorld(t *testing.T) *restoreWorld {
 	defer cancel()
 	client, err := otc.New(ctx, cfg)
 	require.NoError(t, err)
-	return &restoreWorld{t: t, sim: srv.Sim, clock: clock, r: sync.New(sync.Config{Cloud: client, Now: clock.Now})}
+	rc := sync.Config{Cloud: client, Now: clock.Now}
+	if configure != nil {
+		configure(&rc)
+	}
+	return &restoreWorld{t: t, sim: srv.Sim, clock: clock, r: sync.New(rc)}
 }
 
 // restoreSpec is a single MySQL instance in the simulator's seed network, with automated backups.
@@ -79,12 +86,20 @@ func (w *restoreWorld) status() *v1alpha1.RdsStatus { return &w.req.Parent.Statu
 // feed makes the answer the next observation: status whole, children as returned.
 func (w *restoreWorld) feed(st *v1alpha1.RdsStatus, children []any) {
 	w.req.Parent.Status = *st.DeepCopy()
-	w.req.Secrets = map[string]*corev1.Secret{}
+	secrets, jobs := map[string]*corev1.Secret{}, map[string]*batchv1.Job{}
 	for _, c := range children {
-		if s, ok := c.(*corev1.Secret); ok {
-			w.req.Secrets[s.Name] = s.DeepCopy()
+		switch c := c.(type) {
+		case *corev1.Secret:
+			secrets[c.Name] = c.DeepCopy()
+		case *batchv1.Job:
+			if old := w.req.Jobs[c.Name]; old != nil {
+				jobs[c.Name] = old // a Job is created once; its observed state is Kubernetes'
+			} else {
+				jobs[c.Name] = c.DeepCopy()
+			}
 		}
 	}
+	w.req.Secrets, w.req.Jobs = secrets, jobs
 }
 
 func (w *restoreWorld) sync() *hook.SyncResponse {

@@ -345,6 +345,35 @@ func TestRestoreInPlace(t *testing.T) {
 				assert.Equal(t, ReasonRestoreFailed, restoreSynced(t, resp).Reason)
 			},
 		},
+		"MODIFYING after the job completed is not a restore": {
+			reason:  "a repeat of the call that saw the restore end and issued a resize: the job, not the busy status, says the restore is over",
+			spec:    restoreTimeSpec(restoreAt),
+			status:  v1alpha1.RdsStatus{ID: "inst-1", Restore: restoreHandled(restoreAt, v1alpha1.RestoreIssued), Operation: restoreOp},
+			secrets: stored,
+			fake: cloudtest.Fake{GetInstanceFn: restoreInstance(cloud.StatusModifying), GetJobFn: func(context.Context, string) (*cloud.Job, error) {
+				return &cloud.Job{ID: "job-r", Status: cloud.JobCompleted}, nil
+			}},
+			wantCalls: []string{"GetInstance", "GetJob"},
+			check: func(t *testing.T, resp *hook.SyncResponse) {
+				assert.Nil(t, resp.Status.Operation, "the restore is over")
+				assert.Equal(t, restoreHandled(restoreAt, v1alpha1.RestoreCompleted), resp.Status.Restore)
+				assert.NotContains(t, restoreSynced(t, resp).Message, "restored")
+				assert.NotEqual(t, ReasonRestoring, condition(t, resp.Status, v1alpha1.ConditionReady).Reason)
+				assert.Equal(t, 10.0, resp.ResyncAfterSeconds, "the instance is busy")
+			},
+		},
+		"lost answer, instance busy": {
+			reason:    "no job to ask: a busy instance is taken as restoring",
+			spec:      restoreTimeSpec(restoreAt),
+			status:    v1alpha1.RdsStatus{ID: "inst-1", Restore: restoreHandled(restoreAt, v1alpha1.RestoreIssued), Operation: &v1alpha1.Operation{Type: OpRestore, Target: restoreAt}},
+			secrets:   stored,
+			fake:      cloudtest.Fake{GetInstanceFn: restoreInstance(cloud.StatusModifying)},
+			wantCalls: []string{"GetInstance"},
+			check: func(t *testing.T, resp *hook.SyncResponse) {
+				assert.Equal(t, OpRestore, resp.Status.Operation.Type)
+				assert.Contains(t, restoreSynced(t, resp).Message, "being restored")
+			},
+		},
 		"lost answer, instance ACTIVE again": {
 			reason:    "no job to ask: the result stays Issued and nothing is sent",
 			spec:      restoreTimeSpec(restoreAt),
