@@ -24,10 +24,10 @@ import (
 
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
-	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
+	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
 
 // These end-to-end tests wire the reconciler to the real OTC adapter, the simulator and a real
@@ -73,11 +73,7 @@ func newDBE2E(t *testing.T) *dbE2E {
 	clock := otcsim.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
 	srv := otcsim.NewServer(otcsim.Options{Clock: clock})
 	t.Cleanup(srv.Close)
-	env := srv.Env()
-	cfg, err := otc.ConfigFromEnv(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	client, err := otc.New(context.Background(), cfg)
-	require.NoError(t, err)
+	client := testutil.Login(t, srv, nil)
 
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)

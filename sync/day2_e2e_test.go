@@ -19,6 +19,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
+	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
 
 // day2World is one Rds object driven through the sync hook, the real adapter and the simulator,
@@ -42,15 +43,11 @@ func newDay2World(t *testing.T, spec func(*v1alpha1.RdsSpec), wrap func(http.Rou
 	clock := otcsim.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
 	srv := otcsim.NewServer(otcsim.Options{Clock: clock})
 	t.Cleanup(srv.Close)
-	env := srv.Env()
-	cfg, err := otc.ConfigFromEnv(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	cfg.RequestTimeout = 5 * time.Second
-	if wrap != nil {
-		cfg.Transport = wrap(http.DefaultTransport.(*http.Transport).Clone())
-	}
-	client, err := otc.New(context.Background(), cfg)
-	require.NoError(t, err)
+	client := testutil.Login(t, srv, func(cfg *otc.Config) {
+		if wrap != nil {
+			cfg.Transport = wrap(http.DefaultTransport.(*http.Transport).Clone())
+		}
+	})
 
 	w := &day2World{
 		t: t, clock: clock, sim: srv.Sim, client: client,

@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/sync"
-	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
@@ -55,14 +54,7 @@ func errtextGateway(t *testing.T, status int, body func(requestID string) string
 	require.NoError(t, err)
 	sim.Store(u)
 
-	env := srv.Env()
-	cfg, err := otc.ConfigFromEnv(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	cfg.RequestTimeout = 5 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	client, err := otc.New(ctx, cfg)
-	require.NoError(t, err)
+	client := testutil.Login(t, srv, nil)
 	return sync.New(sync.Config{Cloud: client, Now: clock.Now}), clock
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
+	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
 
 // logsCluster plays Metacontroller for one Rds object: it feeds each answer's status and children
@@ -113,13 +114,7 @@ func testLogsEndToEnd(t *testing.T, overHTTP bool) {
 	clock := otcsim.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
 	srv := otcsim.NewServer(otcsim.Options{Clock: clock})
 	t.Cleanup(srv.Close)
-	env := srv.Env()
-	cfg, err := otc.ConfigFromEnv(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	client, err := otc.New(ctx, cfg)
-	require.NoError(t, err)
+	client := testutil.Login(t, srv, nil)
 
 	id, err := srv.Sim.AddInstance(otcsim.InstanceSpec{Name: sync.InstanceName("shop", "orders"), Engine: "MySQL", Version: "8.0"})
 	require.NoError(t, err)
@@ -167,6 +162,7 @@ func testLogsEndToEnd(t *testing.T, overHTTP bool) {
 	assert.Equal(t, []string{"--instance=" + id, "--since=1h", "--lines=200", "--types=error"}, job.Spec.Template.Spec.Containers[0].Args)
 
 	// What the Job's rds-logs does with its Secret: log in with the temporary AK/SK and read.
+	ctx := t.Context()
 	jobCfg, err := otc.ConfigFromEnv(func(key string) string { return string(cred.Data[key]) })
 	require.NoError(t, err)
 	jobClient, err := otc.New(ctx, jobCfg)
@@ -176,7 +172,7 @@ func testLogsEndToEnd(t *testing.T, overHTTP bool) {
 	assert.Equal(t, 2, total, "ours and the simulator's start-up line")
 	require.Len(t, entries, 2)
 	assert.Contains(t, []string{entries[0].Content, entries[1].Content}, "Table 'orders' is full")
-	assert.NotEqual(t, env["OS_PASSWORD"], string(cred.Data["OS_SECRET_KEY"]))
+	assert.NotEqual(t, srv.Env()["OS_PASSWORD"], string(cred.Data["OS_SECRET_KEY"]))
 	for key := range cred.Data {
 		assert.NotContains(t, []string{"OS_PASSWORD", "OS_USERNAME", "OS_TOKEN"}, key, "nothing of the controller's login")
 	}

@@ -14,9 +14,9 @@ import (
 
 	"github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
-	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
+	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
 
 // restoreWorld runs one Rds object through the reconciler, the real OTC adapter and the simulator,
@@ -37,14 +37,7 @@ func newRestoreWorldWith(t *testing.T, configure func(*sync.Config)) *restoreWor
 	clock := otcsim.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
 	srv := otcsim.NewServer(otcsim.Options{Clock: clock})
 	t.Cleanup(srv.Close)
-	env := srv.Env()
-	cfg, err := otc.ConfigFromEnv(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	cfg.RequestTimeout = 5 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	client, err := otc.New(ctx, cfg)
-	require.NoError(t, err)
+	client := testutil.Login(t, srv, nil)
 	rc := sync.Config{Cloud: client, Now: clock.Now}
 	if configure != nil {
 		configure(&rc)

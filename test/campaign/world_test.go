@@ -21,7 +21,6 @@ import (
 
 	"github.com/mcsps/rds-lambda-controller/server"
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
-	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testdata"
@@ -50,14 +49,7 @@ func newWorld(t testing.TB, seed uint64) *world {
 	srv := otcsim.NewServer(otcsim.Options{Clock: clock, Seed: int64(seed), Logger: slog.New(faults)})
 	t.Cleanup(srv.Close)
 
-	env := srv.Env()
-	cfg, err := otc.ConfigFromEnv(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	cfg.RequestTimeout = 5 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	client, err := otc.New(ctx, cfg)
-	require.NoError(t, err)
+	client := testutil.Login(t, srv, nil)
 
 	var key [32]byte
 	key[0], key[1] = byte(seed), byte(seed>>8)

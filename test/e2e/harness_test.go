@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -45,14 +44,7 @@ func newWorld(t testing.TB) *world {
 	srv := otcsim.NewServer(otcsim.Options{Clock: clock, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(srv.Close)
 
-	env := srv.Env()
-	cfg, err := otc.ConfigFromEnv(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	cfg.RequestTimeout = 5 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	client, err := otc.New(ctx, cfg)
-	require.NoError(t, err)
+	client := testutil.Login(t, srv, nil)
 
 	logs := &testutil.Buffer{}
 	rec := rdssync.New(rdssync.Config{Cloud: client, Now: clock.Now, CallTimeout: 4 * time.Second})
