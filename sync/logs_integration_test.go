@@ -254,3 +254,40 @@ func TestLogsRunWithPasswordUnknown(t *testing.T) {
 	assert.Contains(t, w.req.Jobs, ls.Job)
 	assert.NotContains(t, w.req.Secrets, sync.ConnectionSecretName("other"), "no connection Secret without a password")
 }
+
+// The logs step after a step that stopped the call neither drops the answer nor delays the
+// earlier step's next look.
+func TestLogsAfterAStoppedStep(t *testing.T) {
+	t.Run("throttled credential", func(t *testing.T) {
+		w := newLogsLoop(t)
+		w.active()
+		w.sim.AddFault(otcsim.Fault{Op: otcsim.OpCreateTemporaryCredential, Kind: otcsim.FaultThrottle, Count: 1})
+		w.edit(func(s *v1alpha1.RdsSpec) {
+			s.Flavorref = "rds.mysql.n1.xlarge.2"
+			s.Logs = &v1alpha1.LogsRequest{Request: "r1"}
+		})
+		w.sync() // a 429 would lose the record of the resize this call issued
+		st := w.req.Parent.Status
+		require.NotNil(t, st.Operation, "the resize is recorded")
+		assert.Equal(t, "Resize", st.Operation.Type)
+		assert.Equal(t, v1alpha1.LogsStarting, st.Logs.State)
+		assert.Nil(t, st.Logs.CredentialExpires, "no credential yet")
+		w.clock.Advance(5 * time.Second)
+		w.sync()
+		assert.Equal(t, 2, w.sim.Calls(otcsim.OpCreateTemporaryCredential), "asked again on the next call")
+		assert.NotNil(t, w.req.Parent.Status.Logs.CredentialExpires)
+		assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
+	})
+	t.Run("invalid request during a resize", func(t *testing.T) {
+		w := newLogsLoop(t)
+		w.active()
+		w.edit(func(s *v1alpha1.RdsSpec) { s.Flavorref = "rds.mysql.n1.xlarge.2" })
+		w.sync()
+		w.clock.Advance(time.Second)
+		w.edit(func(s *v1alpha1.RdsSpec) { s.Logs = &v1alpha1.LogsRequest{Request: "r1", Since: "1d"} })
+		resp := w.sync()
+		assert.Equal(t, sync.ReasonInvalidSpec, w.synced().Reason, "the problem is reported")
+		assert.LessOrEqual(t, resp.ResyncAfterSeconds, 10.0, "the resize in flight is still looked at soon")
+		assert.Nil(t, w.req.Parent.Status.Logs)
+	})
+}
