@@ -25,14 +25,16 @@ import (
 //
 //  1. Starting: the call that first sees a new spec.logs.request issues a temporary AK/SK (an IAM
 //     call, no change to the instance) and returns it in the Job's Secret. Later calls echo the
-//     observed Secret; the Job is returned only once the Secret is observed.
+//     observed Secret; the Job is returned only once the Secret is observed with a credential that
+//     outlives the Job's deadline (a stale one is replaced, once, before the Job starts).
 //  2. Running: the Job and its Secret are returned until the Job is observed Complete or Failed.
 //  3. Succeeded or Failed: the Secret is no longer returned (Metacontroller deletes it; the
 //     credential expires by itself within minutes), and the Job is kept for the retention, then no
 //     longer returned (Metacontroller deletes it). status.logs.request remembers the request.
 //
-// The rendering of the children (logChildren) reads only status.logs and the observed children, so
-// every call returns them, even one that stopped before the logs step.
+// The logs step runs on every sync call that sees the instance, whichever step stopped before it
+// (logsStep). The rendering of the children (logChildren) reads only status.logs and the observed
+// children, so every call returns them, even one that failed to observe the instance, and finalize.
 
 // ReasonLogsUnavailable: the controller cannot run log Jobs.
 const ReasonLogsUnavailable = "LogsUnavailable"
