@@ -41,7 +41,9 @@ func (r *Reconciler) Finalize(ctx context.Context, req *hook.Request) (*hook.Fin
 	}
 	// NOTE: children() echoes the connection Secret and the user Secrets while the deletion
 	// waits: a child left out is deleted at once, and a generated password with it.
-	resp := &hook.FinalizeResponse{Status: &c.st, Children: c.children(), Finalized: done}
+	// The log Job and its Secret are kept too, and followed to their end (logs.go).
+	c.finalizeLogs()
+	resp := &hook.FinalizeResponse{Status: &c.st, Children: append(c.children(), c.logChildren()...), Finalized: done}
 	if !done {
 		resp.ResyncAfterSeconds = c.resync.Seconds()
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -24,14 +25,16 @@ import (
 //
 //  1. Starting: the call that first sees a new spec.logs.request issues a temporary AK/SK (an IAM
 //     call, no change to the instance) and returns it in the Job's Secret. Later calls echo the
-//     observed Secret; the Job is returned only once the Secret is observed.
+//     observed Secret; the Job is returned only once the Secret is observed with a credential that
+//     outlives the Job's deadline (a stale one is replaced, once, before the Job starts).
 //  2. Running: the Job and its Secret are returned until the Job is observed Complete or Failed.
 //  3. Succeeded or Failed: the Secret is no longer returned (Metacontroller deletes it; the
 //     credential expires by itself within minutes), and the Job is kept for the retention, then no
 //     longer returned (Metacontroller deletes it). status.logs.request remembers the request.
 //
-// The rendering of the children (logChildren) reads only status.logs and the observed children, so
-// every call returns them, even one that stopped before the logs step.
+// The logs step runs on every sync call that sees the instance, whichever step stopped before it
+// (logsStep). The rendering of the children (logChildren) reads only status.logs and the observed
+// children, so every call returns them, even one that failed to observe the instance, and finalize.
 
 // ReasonLogsUnavailable: the controller cannot run log Jobs.
 const ReasonLogsUnavailable = "LogsUnavailable"
@@ -72,24 +75,43 @@ func validateLogs(r *v1alpha1.LogsRequest, engine string) []string {
 	return problems
 }
 
+// logsStep runs the logs step after the instance steps, whether or not one of them stopped the
+// call: it needs no root password and changes nothing on the instance (its credential is an IAM
+// call), so a restore or a day-2 change that holds the other steps for a long time, or an adopted
+// instance whose password is unknown, does not hold a log request. stopped says an earlier step
+// stopped the call: its resync and its record of a change issued in this call must survive.
+func (c *call) logsStep(ctx context.Context, inst *cloud.Instance, stopped bool) error {
+	resync := c.resync
+	err := c.logs(ctx, inst)
+	c.resync = min(c.resync, resync)
+	var throttled *ThrottledError
+	if stopped && errors.As(err, &throttled) {
+		// NOTE: a 429 makes Metacontroller drop this whole answer, and with it the record of a change
+		// an earlier step may have issued. The credential is asked for again on the next call.
+		c.log.Info("log Job credential throttled; retried on the next call", "retryAfter", throttled.RetryAfter)
+		return nil
+	}
+	return err
+}
+
 // logs starts a new log request and follows the Job of the latest one.
-func (c *call) logs(ctx context.Context, inst *cloud.Instance) (stop bool, err error) {
+func (c *call) logs(ctx context.Context, inst *cloud.Instance) error {
 	if want := c.spec.Logs; want != nil && (c.st.Logs == nil || c.st.Logs.Request != want.Request) {
 		if problems := validateLogs(want, inst.Engine); len(problems) > 0 {
 			c.invalid(joinSentences(problems))
-			return true, nil
+			return nil
 		}
 		if c.r.cfg.JobImage == "" {
 			c.setSynced(metav1.ConditionFalse, ReasonLogsUnavailable,
 				"The controller has no image for log Jobs; its operator must set --job-image.")
-			return true, nil
+			return nil
 		}
 		c.st.Logs = c.acceptLogs(want, inst.Engine)
 		c.log.Info("log request accepted", "request", want.Request, "job", c.st.Logs.Job)
 	}
 	ls := c.st.Logs
 	if ls == nil {
-		return false, nil
+		return nil
 	}
 	switch ls.State {
 	case v1alpha1.LogsStarting:
@@ -99,7 +121,25 @@ func (c *call) logs(ctx context.Context, inst *cloud.Instance) (stop bool, err e
 	case v1alpha1.LogsSucceeded, v1alpha1.LogsFailed:
 		c.retainLogs(ls)
 	}
-	return false, nil
+	return nil
+}
+
+// finalizeLogs keeps status.logs true while the object is being deleted: a running Job is followed
+// to its end and kept for its retention (logChildren returns it), but no Job starts and no
+// credential is issued.
+func (c *call) finalizeLogs() {
+	ls := c.st.Logs
+	if ls == nil {
+		return
+	}
+	switch ls.State {
+	case v1alpha1.LogsStarting:
+		ls.Message = "The object is being deleted, so the log Job does not start."
+	case v1alpha1.LogsRunning:
+		c.followLogs(ls)
+	case v1alpha1.LogsSucceeded, v1alpha1.LogsFailed:
+		c.retainLogs(ls)
+	}
 }
 
 // acceptLogs is the status of a new request, with the options it runs with.
@@ -128,35 +168,55 @@ func (c *call) acceptLogs(want *v1alpha1.LogsRequest, engine string) *v1alpha1.L
 	return ls
 }
 
-// startLogs issues the Job's credential, once, and moves on when its Secret is observed.
-func (c *call) startLogs(ctx context.Context, ls *v1alpha1.LogsStatus) (bool, error) {
-	if c.observedLogsSecret(ls) != nil {
-		ls.State = v1alpha1.LogsRunning
-		ls.Message = c.logsCommand(ls)
-		c.followLogs(ls)
-		return false, nil
+// startLogs issues the Job's credential, once, and moves on when its Secret is observed with a
+// credential that outlives the Job's deadline.
+func (c *call) startLogs(ctx context.Context, ls *v1alpha1.LogsStatus) error {
+	observed := c.observedLogsSecret(ls)
+	var observedExp time.Time
+	if observed != nil {
+		observedExp = c.logsSecretExpires(observed, ls)
+		if c.now.Add(c.r.cfg.LogsJobDeadline).Before(observedExp) {
+			ls.State = v1alpha1.LogsRunning
+			ls.Message = c.logsCommand(ls)
+			c.followLogs(ls)
+			return nil
+		}
 	}
-	c.resync = c.r.cfg.ResyncSecret
+	c.resync = min(c.resync, c.r.cfg.ResyncSecret)
 	// NOTE: an issued credential cannot be looked up again, only stored. While the one a previous
 	// call issued may still be on its way into the Secret, wait for it; issue anew only when it
-	// would expire before the Job could use it (its Secret was never created). A response lost
-	// entirely loses its status too, and then the next call issues a new credential: the lost one
-	// expires unused.
-	if exp := ls.CredentialExpires; exp != nil && c.now.Add(c.r.cfg.LogsCredentialTTL/2).Before(exp.Time) {
-		return false, nil
+	// would expire before the Job could use it (its Secret was never created), or when the one in
+	// the observed Secret would expire before the Job's deadline (the call that issued it was held
+	// up, say by a restore, before the Job could start). A response lost entirely loses its status
+	// too, and then the next call issues a new credential: the lost one expires unused.
+	if exp := ls.CredentialExpires; exp != nil && !exp.Time.Equal(observedExp) && c.now.Add(c.r.cfg.LogsCredentialTTL/2).Before(exp.Time) {
+		return nil
 	}
 	var cred *cloud.TemporaryCredential
 	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
 		cred, err = c.r.cfg.Cloud.CreateTemporaryCredential(ctx, c.r.cfg.LogsCredentialTTL)
 		return err
 	}); err != nil {
-		return true, c.cloudError(err)
+		return c.cloudError(err)
 	}
 	c.log.Info("issued log Job credential", "job", ls.Job, "expires", cred.ExpiresAt)
 	exp := metav1.NewTime(cred.ExpiresAt.UTC().Truncate(time.Second))
 	ls.CredentialExpires = &exp
+	ls.Message = "The log Job starts once its credentials are stored."
 	c.logCred = cred
-	return false, nil
+	return nil
+}
+
+// logsSecretExpires is when the credential in an observed log Secret expires: as its annotation
+// says, or for a Secret written before the annotation, as status.logs recorded.
+func (c *call) logsSecretExpires(s *corev1.Secret, ls *v1alpha1.LogsStatus) time.Time {
+	if t, err := time.Parse(time.RFC3339, s.Annotations[AnnotationCredentialExpires]); err == nil {
+		return t
+	}
+	if ls.CredentialExpires != nil {
+		return ls.CredentialExpires.Time
+	}
+	return time.Time{}
 }
 
 // followLogs records the end of the Job once it is observed.
@@ -225,7 +285,7 @@ func (c *call) logChildren() []any {
 		if c.logCred != nil {
 			out = append(out, logsSecret(c.parent, ls, c.logCred))
 		} else if s := c.observedLogsSecret(ls); s != nil {
-			out = append(out, echoSecret(c.parent, s))
+			out = append(out, echoLogsSecret(c.parent, s))
 		}
 		if ls.State == v1alpha1.LogsRunning {
 			out = append(out, c.logsJob(ls))

@@ -3,6 +3,7 @@ package sync
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -27,6 +28,10 @@ const (
 // AnnotationLogsRequest on the log Job names the request it answers.
 const AnnotationLogsRequest = "otc.mcsps.de/logs-request"
 
+// AnnotationCredentialExpires on the log Job's Secret says when its credential expires (RFC 3339),
+// so that a Job is never started with one that would expire before the Job's deadline.
+const AnnotationCredentialExpires = "otc.mcsps.de/credential-expires"
+
 // logsUser is the distroless image's "nonroot" user.
 const logsUser = 65532
 
@@ -34,9 +39,12 @@ const logsUser = 65532
 // login.
 func logsSecret(parent *v1alpha1.Rds, ls *v1alpha1.LogsStatus, cred *cloud.TemporaryCredential) *corev1.Secret {
 	return &corev1.Secret{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: logsSecretName(ls.Job), Namespace: parent.Namespace, Labels: childLabels(parent)},
-		Type:       corev1.SecretTypeOpaque,
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: logsSecretName(ls.Job), Namespace: parent.Namespace, Labels: childLabels(parent),
+			Annotations: map[string]string{AnnotationCredentialExpires: cred.ExpiresAt.UTC().Truncate(time.Second).Format(time.RFC3339)},
+		},
+		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{
 			envAuthURL:       []byte(cred.AuthURL),
 			envProjectID:     []byte(cred.ProjectID),
@@ -46,6 +54,16 @@ func logsSecret(parent *v1alpha1.Rds, ls *v1alpha1.LogsStatus, cred *cloud.Tempo
 			envSecurityToken: []byte(cred.SecurityToken.Reveal()),
 		},
 	}
+}
+
+// echoLogsSecret returns the observed log Secret as we would have rendered it, with the expiry of
+// its credential.
+func echoLogsSecret(parent *v1alpha1.Rds, observed *corev1.Secret) *corev1.Secret {
+	out := echoSecret(parent, observed)
+	if exp, ok := observed.Annotations[AnnotationCredentialExpires]; ok {
+		out.Annotations = map[string]string{AnnotationCredentialExpires: exp}
+	}
+	return out
 }
 
 // logsJob renders the Job of a request. It is a pure function of status.logs, the instance id and

@@ -181,23 +181,27 @@ func (c *call) sync(ctx context.Context) error {
 		}
 	}
 	c.report(inst)
-	if !c.connectionFor(inst) {
-		return nil
+	stopped := !c.connectionFor(inst)
+	if !stopped {
+		c.synced()
 	}
-	c.synced()
 	// Each step below may set its own conditions and stop the call (stop true): a step that issued
-	// a change to the cloud always stops, so that a call makes at most one change.
+	// a change to the instance always stops, so that a call makes at most one change.
 	for _, step := range []func(context.Context, *cloud.Instance) (stop bool, err error){
 		c.restore,   // restore.go: point-in-time restore in place
 		c.operate,   // day2.go: changes to the running instance
 		c.databases, // databases.go: databases, users and grants over SQL
-		c.logs,      // logs.go: the log Job and its short-lived credentials
 	} {
-		if stop, err := step(ctx, inst); stop || err != nil {
+		if stopped {
+			break
+		}
+		if stopped, err = step(ctx, inst); err != nil {
 			return err
 		}
 	}
-	return nil
+	// The log Job and its short-lived credentials change nothing on the instance: they follow
+	// every call that sees it, whichever step stopped (logs.go).
+	return c.logsStep(ctx, inst, stopped)
 }
 
 // observe finds the instance by the id the last call remembered, or else by its deterministic
