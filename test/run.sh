@@ -26,4 +26,4 @@ if [[ $# -eq 0 ]]; then
 	set -- ./...
 fi
 log "go test $*"
-go test -count=1 "$@"
+go test -race -count=1 "$@"
