@@ -86,6 +86,9 @@ func parseFlags(args []string, getenv func(string) string) (config, error) {
 	fs.DurationVar(&cfg.timeout, "timeout", 2*time.Minute, "cap on the whole run")
 	fs.StringVar(&cfg.credDir, "credentials-dir", getenv("RDS_LOGS_CREDENTIALS_DIR"), "directory with one file per OS_* variable (a mounted Secret)")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, usage(fs)
+		}
 		return cfg, fmt.Errorf("bad arguments: %w", err)
 	}
 	if fs.NArg() > 0 {
@@ -129,6 +132,18 @@ func parseFlags(args []string, getenv func(string) string) (config, error) {
 		return cfg, fmt.Errorf("bad arguments: %s", strings.Join(problems, "; "))
 	}
 	return cfg, nil
+}
+
+// usage is the answer to --help: what the Job runs, the credentials it needs, and the flags.
+func usage(fs *flag.FlagSet) error {
+	var b strings.Builder
+	b.WriteString("usage: rds-logs --instance <id> [flags]\n\n" +
+		"Prints an RDS instance's error and slow query logs; it is what the hooks' log Job runs.\n" +
+		"Credentials: OS_AUTH_URL, OS_PROJECT_ID (or OS_PROJECT_NAME), OS_REGION_NAME, OS_ACCESS_KEY,\n" +
+		"OS_SECRET_KEY and OS_SECURITY_TOKEN, from the environment or from files in --credentials-dir.\n\nFlags:\n")
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	return errors.New(strings.TrimRight(b.String(), "\n"))
 }
 
 // credentialsEnv reads the OS_* variables from files in dir when it is set (a Secret mounted as a

@@ -220,3 +220,11 @@ func TestCredentialsFromFiles(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "from a mounted Secret")
 }
+
+func TestHelp(t *testing.T) {
+	_, err := parseFlags([]string{"--help"}, func(string) string { return "" })
+	require.Error(t, err, "--help ends the run")
+	for _, want := range []string{"usage: rds-logs --instance <id>", "OS_SECURITY_TOKEN", "-since duration", "-credentials-dir"} {
+		assert.Contains(t, err.Error(), want, "--help prints the usage, the credentials and the flags")
+	}
+}
