@@ -146,19 +146,29 @@ func (s *Sim) userMatches(u authUser) bool {
 	return u.Name == s.opts.Username && s.domainMatches(u.Domain)
 }
 
+// subjectToken returns the valid token named by X-Subject-Token of a request authenticated by a
+// valid X-Auth-Token, or answers the error and returns nil. The caller holds s.mu.
+func (s *Sim) subjectToken(w http.ResponseWriter, r *http.Request, now time.Time) *token {
+	if !s.tokens[r.Header.Get("X-Auth-Token")].validAt(now) {
+		writeError(w, svcIAM, unauthorized(svcIAM, ""))
+		return nil
+	}
+	subject := s.tokens[r.Header.Get("X-Subject-Token")]
+	if !subject.validAt(now) {
+		writeError(w, svcIAM, errorf(http.StatusNotFound, "", "The token could not be found."))
+		return nil
+	}
+	return subject
+}
+
 // handleGetToken serves GET and HEAD /v3/auth/tokens.
 // NOTE: the SDK's token login (OS_TOKEN) reads the token id from the X-Subject-Token header of this
 // answer; without the echo it silently ends up with an empty token.
 func (s *Sim) handleGetToken(w http.ResponseWriter, r *http.Request) {
 	now := s.lockAt()
 	defer s.mu.Unlock()
-	if !s.tokens[r.Header.Get("X-Auth-Token")].validAt(now) {
-		writeError(w, svcIAM, unauthorized(svcIAM, ""))
-		return
-	}
-	subject := s.tokens[r.Header.Get("X-Subject-Token")]
-	if !subject.validAt(now) {
-		writeError(w, svcIAM, errorf(http.StatusNotFound, "", "The token could not be found."))
+	subject := s.subjectToken(w, r, now)
+	if subject == nil {
 		return
 	}
 	w.Header().Set("X-Subject-Token", subject.id)
@@ -173,13 +183,8 @@ func (s *Sim) handleGetToken(w http.ResponseWriter, r *http.Request) {
 func (s *Sim) handleRevokeToken(w http.ResponseWriter, r *http.Request) {
 	now := s.lockAt()
 	defer s.mu.Unlock()
-	if !s.tokens[r.Header.Get("X-Auth-Token")].validAt(now) {
-		writeError(w, svcIAM, unauthorized(svcIAM, ""))
-		return
-	}
-	subject := s.tokens[r.Header.Get("X-Subject-Token")]
-	if !subject.validAt(now) {
-		writeError(w, svcIAM, errorf(http.StatusNotFound, "", "The token could not be found."))
+	subject := s.subjectToken(w, r, now)
+	if subject == nil {
 		return
 	}
 	subject.revoked = true
