@@ -64,8 +64,7 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 		c.setReady(metav1.ConditionFalse, ReasonDeleting, "The instance is gone.")
 		return true, nil
 	}
-	c.report(inst)
-	c.resync = c.r.cfg.ResyncPending
+	c.report(inst) // never lengthens the pending resync set above
 	if op := c.st.Operation; op != nil && op.Type == OpDelete {
 		c.deleting("The instance is being deleted.")
 		return false, nil

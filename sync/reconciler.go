@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -573,13 +574,4 @@ func echoSecret(parent *v1alpha1.Rds, observed *corev1.Secret) *corev1.Secret {
 	}
 }
 
-func joinSentences(s []string) string {
-	out := ""
-	for i, p := range s {
-		if i > 0 {
-			out += " "
-		}
-		out += p
-	}
-	return out
-}
+func joinSentences(s []string) string { return strings.Join(s, " ") }
