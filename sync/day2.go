@@ -273,7 +273,7 @@ func (c *call) haChange(inst *cloud.Instance) ([]change, *problem) {
 			if c.spec.Datastoretype == v1alpha1.EngineSQLServer {
 				pw = c.conn.password
 			}
-			return c.r.cfg.Cloud.SingleToHA(ctx, inst.ID, standby, pw)
+			return c.cloud.SingleToHA(ctx, inst.ID, standby, pw)
 		},
 	}}, nil
 }
@@ -291,7 +291,7 @@ func (c *call) flavorChange(inst *cloud.Instance) ([]change, *problem) {
 		check: func(ctx context.Context) (*problem, error) {
 			return c.checkFlavor(ctx, inst, flavor, ha, c.instanceAZs(inst))
 		},
-		issue: func(ctx context.Context) (string, error) { return c.r.cfg.Cloud.ResizeFlavor(ctx, inst.ID, flavor) },
+		issue: func(ctx context.Context) (string, error) { return c.cloud.ResizeFlavor(ctx, inst.ID, flavor) },
 	}}, nil
 }
 
@@ -300,7 +300,7 @@ func (c *call) flavorChange(inst *cloud.Instance) ([]change, *problem) {
 func (c *call) checkFlavor(ctx context.Context, inst *cloud.Instance, code string, ha bool, azs []string) (*problem, error) {
 	var flavors []cloud.Flavor
 	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		flavors, err = c.r.cfg.Cloud.ListFlavors(ctx, inst.Engine, inst.Version)
+		flavors, err = c.cloud.ListFlavors(ctx, inst.Engine, inst.Version)
 		return err
 	}); err != nil {
 		return nil, err
@@ -343,7 +343,7 @@ func (c *call) storageChange(inst *cloud.Instance) ([]change, *problem) {
 		op:       OpStorage,
 		target:   fmt.Sprintf("%dGB", want),
 		whenFull: true,
-		issue:    func(ctx context.Context) (string, error) { return c.r.cfg.Cloud.EnlargeVolume(ctx, inst.ID, want) },
+		issue:    func(ctx context.Context) (string, error) { return c.cloud.EnlargeVolume(ctx, inst.ID, want) },
 	}}, nil
 }
 
@@ -387,7 +387,7 @@ func (c *call) versionChange(inst *cloud.Instance) ([]change, *problem) {
 	return []change{{
 		op:     OpMinorUpgrade,
 		target: asked,
-		issue:  func(ctx context.Context) (string, error) { return c.r.cfg.Cloud.UpgradeMinorVersion(ctx, inst.ID) },
+		issue:  func(ctx context.Context) (string, error) { return c.cloud.UpgradeMinorVersion(ctx, inst.ID) },
 		issued: func() { c.st.UpgradeRequest = asked; c.r.sent.record(key) },
 	}}, nil
 }
@@ -431,7 +431,7 @@ func (c *call) backupChange(inst *cloud.Instance) ([]change, *problem) {
 	return []change{{
 		target: fmt.Sprintf("backup policy %s, %d days", want.StartTime, want.KeepDays),
 		issue: func(ctx context.Context) (string, error) {
-			return "", c.r.cfg.Cloud.UpdateBackupPolicy(ctx, inst.ID, want)
+			return "", c.cloud.UpdateBackupPolicy(ctx, inst.ID, want)
 		},
 	}}, nil
 }
@@ -450,7 +450,7 @@ func (c *call) restartChange(inst *cloud.Instance) ([]change, *problem) {
 	return []change{{
 		op:     OpRestart,
 		target: want,
-		issue:  func(ctx context.Context) (string, error) { return c.r.cfg.Cloud.RestartInstance(ctx, inst.ID) },
+		issue:  func(ctx context.Context) (string, error) { return c.cloud.RestartInstance(ctx, inst.ID) },
 		issued: func() { c.st.RestartRequest = want; c.r.sent.record(key) },
 	}}, nil
 }

@@ -77,13 +77,13 @@ func (c *call) tagChanges(inst *cloud.Instance) ([]change, *problem) {
 	if len(set) > 0 {
 		changes = append(changes, change{
 			target: "tags " + strings.Join(slices.Sorted(maps.Keys(set)), ","),
-			issue:  func(ctx context.Context) (string, error) { return "", c.r.cfg.Cloud.SetTags(ctx, inst.ID, set) },
+			issue:  func(ctx context.Context) (string, error) { return "", c.cloud.SetTags(ctx, inst.ID, set) },
 		})
 	}
 	if len(del) > 0 {
 		changes = append(changes, change{
 			target: "removal of tags " + strings.Join(del, ","),
-			issue:  func(ctx context.Context) (string, error) { return "", c.r.cfg.Cloud.DeleteTags(ctx, inst.ID, del) },
+			issue:  func(ctx context.Context) (string, error) { return "", c.cloud.DeleteTags(ctx, inst.ID, del) },
 		})
 	}
 	return changes, nil

@@ -80,7 +80,7 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 	}
 	var jobID string
 	err = c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		jobID, err = c.r.cfg.Cloud.DeleteInstance(ctx, inst.ID)
+		jobID, err = c.cloud.DeleteInstance(ctx, inst.ID)
 		return err
 	})
 	switch {
@@ -143,7 +143,7 @@ func (c *call) finalBackup(ctx context.Context, inst *cloud.Instance) (bool, err
 	name := FinalBackupName(c.st.Name, inst.ID)
 	var backups []cloud.Backup
 	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		backups, err = c.r.cfg.Cloud.ListBackups(ctx, inst.ID)
+		backups, err = c.cloud.ListBackups(ctx, inst.ID)
 		return err
 	}); err != nil {
 		return false, c.cloudError(err)
@@ -184,7 +184,7 @@ func (c *call) finalBackup(ctx context.Context, inst *cloud.Instance) (bool, err
 	}
 	var b *cloud.Backup
 	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		b, err = c.r.cfg.Cloud.CreateBackup(ctx, inst.ID, name, "Final backup before deletion by the Rds object "+c.parent.Namespace+"/"+c.parent.Name)
+		b, err = c.cloud.CreateBackup(ctx, inst.ID, name, "Final backup before deletion by the Rds object "+c.parent.Namespace+"/"+c.parent.Name)
 		return err
 	})
 	switch {

@@ -194,7 +194,7 @@ func (c *call) startLogs(ctx context.Context, ls *v1alpha1.LogsStatus) error {
 	}
 	var cred *cloud.TemporaryCredential
 	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		cred, err = c.r.cfg.Cloud.CreateTemporaryCredential(ctx, c.r.cfg.LogsCredentialTTL)
+		cred, err = c.cloud.CreateTemporaryCredential(ctx, c.r.cfg.LogsCredentialTTL)
 		return err
 	}); err != nil {
 		return c.cloudError(err)

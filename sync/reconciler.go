@@ -117,6 +117,11 @@ type call struct {
 	log    *slog.Logger
 	resync time.Duration
 
+	// cloud is the OTC client this call uses. ownProject is true when it logs in with credentials
+	// from the object's own namespace (its own OTC project), false for the controller's own.
+	cloud      cloud.Cloud
+	ownProject bool
+
 	// conn is the connection Secret to return; nil means echo the observed one, if any.
 	conn *connection
 	// extra are further children the steps return (user Secrets, the log Job and its Secret).
@@ -135,6 +140,7 @@ func (r *Reconciler) begin(ctx context.Context, req *hook.Request) *call {
 		now:    metav1.NewTime(r.cfg.Now().UTC().Truncate(time.Second)),
 		log:    LoggerFrom(ctx),
 		resync: r.cfg.ResyncSteady,
+		cloud:  r.cfg.Cloud,
 	}
 	c.st.ObservedGeneration = c.parent.Generation
 	if !c.st.Adopted || c.st.Name == "" { // an adopted instance keeps its own name (report)
@@ -216,9 +222,9 @@ func (c *call) observe(ctx context.Context) (*cloud.Instance, error) {
 	var inst *cloud.Instance
 	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
 		if c.st.ID != "" {
-			inst, err = c.r.cfg.Cloud.GetInstance(ctx, c.st.ID)
+			inst, err = c.cloud.GetInstance(ctx, c.st.ID)
 		} else {
-			inst, err = c.r.cfg.Cloud.FindInstanceByName(ctx, c.st.Name)
+			inst, err = c.cloud.FindInstanceByName(ctx, c.st.Name)
 		}
 		return err
 	})
@@ -267,7 +273,7 @@ func (c *call) create(ctx context.Context) error {
 		c.resync = c.r.cfg.ResyncSecret
 		return nil
 	}
-	if region := c.r.cfg.Cloud.Region(); c.spec.Region != region {
+	if region := c.cloud.Region(); c.spec.Region != region {
 		c.invalid(fmt.Sprintf("region %q is not served by this controller, which manages %s.", c.spec.Region, region))
 		return nil
 	}
@@ -281,7 +287,7 @@ func (c *call) create(ctx context.Context) error {
 	}
 	var network cloud.Network
 	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		network, err = c.r.cfg.Cloud.ResolveNetwork(ctx, c.spec.Vpc, c.spec.Subnet, c.spec.Securitygroup)
+		network, err = c.cloud.ResolveNetwork(ctx, c.spec.Vpc, c.spec.Subnet, c.spec.Securitygroup)
 		return err
 	}); err != nil {
 		return c.cloudError(err)
@@ -294,9 +300,9 @@ func (c *call) create(ctx context.Context) error {
 	var id string
 	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
 		if from == nil {
-			id, op.JobID, err = c.r.cfg.Cloud.CreateInstance(ctx, opts)
+			id, op.JobID, err = c.cloud.CreateInstance(ctx, opts)
 		} else {
-			id, op.JobID, err = c.r.cfg.Cloud.RestoreToNew(ctx, cloud.RestoreToNewOpts{CreateInstanceOpts: opts, From: *from})
+			id, op.JobID, err = c.cloud.RestoreToNew(ctx, cloud.RestoreToNewOpts{CreateInstanceOpts: opts, From: *from})
 		}
 		return err
 	})

@@ -133,7 +133,7 @@ func (c *call) restore(ctx context.Context, inst *cloud.Instance) (stop bool, er
 
 	var jobID string
 	err = c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		jobID, err = c.r.cfg.Cloud.RestoreInPlace(ctx, inst.ID, at)
+		jobID, err = c.cloud.RestoreInPlace(ctx, inst.ID, at)
 		return err
 	})
 	switch kind := cloud.KindOf(err); {
@@ -187,7 +187,7 @@ func (c *call) followRestore(ctx context.Context, inst *cloud.Instance) (stop bo
 	// Only the job says.
 	var job *cloud.Job
 	err = c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		job, err = c.r.cfg.Cloud.GetJob(ctx, prev.JobID)
+		job, err = c.cloud.GetJob(ctx, prev.JobID)
 		return err
 	})
 	switch {
@@ -240,7 +240,7 @@ func (c *call) restoreOutcome() {
 func (c *call) restorable(ctx context.Context, instanceID string, at time.Time) (bool, error) {
 	var ranges []cloud.TimeRange
 	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		ranges, err = c.r.cfg.Cloud.ListRestoreTimes(ctx, instanceID)
+		ranges, err = c.cloud.ListRestoreTimes(ctx, instanceID)
 		return err
 	}); err != nil {
 		return false, err
@@ -260,9 +260,9 @@ func (c *call) restorePoint(ctx context.Context) (*cloud.RestorePoint, error) {
 	var src *cloud.Instance
 	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
 		if instanceIDPattern.MatchString(rf.Instance) {
-			src, err = c.r.cfg.Cloud.GetInstance(ctx, rf.Instance)
+			src, err = c.cloud.GetInstance(ctx, rf.Instance)
 		} else {
-			src, err = c.r.cfg.Cloud.FindInstanceByName(ctx, rf.Instance)
+			src, err = c.cloud.FindInstanceByName(ctx, rf.Instance)
 		}
 		return err
 	})
@@ -305,7 +305,7 @@ func (c *call) restorePoint(ctx context.Context) (*cloud.RestorePoint, error) {
 func (c *call) completedBackup(ctx context.Context, sourceID, backupID string) (bool, error) {
 	var backups []cloud.Backup
 	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		backups, err = c.r.cfg.Cloud.ListBackups(ctx, sourceID)
+		backups, err = c.cloud.ListBackups(ctx, sourceID)
 		return err
 	}); err != nil {
 		return false, c.cloudError(err)
@@ -358,7 +358,7 @@ func (c *call) adopt(ctx context.Context) (*cloud.Instance, error) {
 	id := c.spec.Instanceid
 	var inst *cloud.Instance
 	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		inst, err = c.r.cfg.Cloud.GetInstance(ctx, id)
+		inst, err = c.cloud.GetInstance(ctx, id)
 		return err
 	})
 	switch {
@@ -393,7 +393,7 @@ func (c *call) adoptionProblems(inst *cloud.Instance) []string {
 	} else if !sameMajorVersion(c.spec.Datastoretype, inst.Version, c.spec.Datastoreversion) {
 		p.addf("it runs version %s, the spec asks for %s.", inst.Version, c.spec.Datastoreversion)
 	}
-	if region := c.r.cfg.Cloud.Region(); c.spec.Region != region || (inst.Region != "" && inst.Region != region) {
+	if region := c.cloud.Region(); c.spec.Region != region || (inst.Region != "" && inst.Region != region) {
 		shown := inst.Region
 		if shown == "" {
 			shown = region
