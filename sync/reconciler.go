@@ -26,7 +26,11 @@ import (
 
 // Config wires a Reconciler.
 type Config struct {
+	// Cloud is the client with the controller's own credentials.
 	Cloud cloud.Cloud
+	// Clouds, when set, hands out the clients for credentials from the objects' namespaces
+	// (see cloudFor). Nil: every call uses Cloud.
+	Clouds cloud.Clouds
 	// Now is the clock for condition transition times. Default time.Now.
 	Now func() time.Time
 	// Random is the source for generated passwords when PasswordKey is empty. Default crypto/rand.
@@ -98,6 +102,14 @@ func New(cfg Config) *Reconciler {
 	return &Reconciler{cfg: cfg, sent: newLedger(time.Hour, cfg.Now)}
 }
 
+// cloudFor returns the client for a credential set; nil is the controller's own.
+func (r *Reconciler) cloudFor(ctx context.Context, creds *cloud.Credentials) (cloud.Cloud, error) {
+	if creds == nil || r.cfg.Clouds == nil {
+		return r.cfg.Cloud, nil
+	}
+	return r.cfg.Clouds.For(ctx, creds)
+}
+
 // ThrottledError tells the caller that OTC throttled us: answer 429 with Retry-After, and
 // Metacontroller retries after exactly that long without touching status.
 type ThrottledError struct{ RetryAfter time.Duration }
@@ -117,9 +129,10 @@ type call struct {
 	log    *slog.Logger
 	resync time.Duration
 
-	// cloud is the OTC client this call uses. ownProject is true when it logs in with credentials
-	// from the object's own namespace (its own OTC project), false for the controller's own.
+	// cloud is the OTC client this call uses, logged in with creds: credentials from the object's
+	// own namespace (its own OTC project), or nil for the controller's own. ownProject is creds != nil.
 	cloud      cloud.Cloud
+	creds      *cloud.Credentials
 	ownProject bool
 
 	// conn is the connection Secret to return; nil means echo the observed one, if any.
