@@ -7,9 +7,11 @@ import (
 	"sync"
 	"time"
 
+	golangsdk "github.com/opentelekomcloud/gophertelekomcloud"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v1/subnets"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v1/vpcs"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v2/extensions/security/groups"
+	"github.com/opentelekomcloud/gophertelekomcloud/pagination"
 
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 )
@@ -89,10 +91,20 @@ func resolveNetwork(s services, op, vpcRef, subnetRef, sgRef string) (cloud.Netw
 		sg         string
 	)
 	errs := concurrently(
-		func() (err error) { allVPCs, err = vpcs.List(s.vpc, vpcs.ListOpts{}); return err },
+		func() (err error) {
+			allVPCs, err = eachPage(s.vpc.ServiceURL(s.vpc.ProjectID, "vpcs"), s.vpc, func(r pagination.PageResult) pagination.Page {
+				return vpcs.VpcPage{LinkedPageBase: pagination.LinkedPageBase{PageResult: r}}
+			}, vpcs.ExtractVpcs)
+			return err
+		},
 		// NOTE: subnets.List never sends its VpcID (it filters client-side), so listing them all
 		// before the VPC is known costs nothing more.
-		func() (err error) { allSubnets, err = subnets.List(s.vpc, subnets.ListOpts{}); return err },
+		func() (err error) {
+			allSubnets, err = eachPage(s.vpc.ServiceURL(s.vpc.ProjectID, "subnets"), s.vpc, func(r pagination.PageResult) pagination.Page {
+				return subnets.SubnetPage{LinkedPageBase: pagination.LinkedPageBase{PageResult: r}}
+			}, subnets.ExtractSubnets)
+			return err
+		},
 		func() (err error) { sg, err = resolveSecurityGroup(s, op, sgRef); return err },
 	)
 	if errs[0] != nil {
@@ -158,30 +170,53 @@ var uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]
 
 // NOTE: Neutron filters lists on any attribute (?name=, ?id=); the answer is still checked
 // client-side, in case a filter is ignored.
+//
+// NOTE: the SDK's Pager.AllPages fetches the first page twice (once to learn the page type, then
+// again in EachPage): at 2 s an OTC call a cold resolution never fitted the 4 s call deadline.
+// EachPage fetches each page once. A ref that looks like an id is looked up by id and by name at
+// once, so that a miss by id costs no second round trip.
 func resolveSecurityGroup(s services, op, ref string) (string, error) {
 	list := func(opts groups.ListOpts) ([]groups.SecGroup, error) {
-		pages, err := groups.List(s.neutron, opts).AllPages()
-		if err != nil {
-			return nil, err
-		}
-		return groups.ExtractGroups(pages)
+		return each(groups.List(s.neutron, opts), groups.ExtractGroups)
 	}
 	key := func(g groups.SecGroup) ([]string, string) { return []string{g.ID}, g.Name }
+	var byID, byName []groups.SecGroup
+	errs := []error{nil, nil}
 	if uuidPattern.MatchString(ref) {
-		byID, err := list(groups.ListOpts{ID: ref})
-		if err != nil {
-			return "", err
-		}
-		if g, err := pick(op, "security group", ref, "", byID, key); err == nil {
-			return g.ID, nil
-		}
+		errs = concurrently(
+			func() (err error) { byID, err = list(groups.ListOpts{ID: ref}); return err },
+			func() (err error) { byName, err = list(groups.ListOpts{Name: ref}); return err },
+		)
+	} else {
+		byName, errs[1] = list(groups.ListOpts{Name: ref})
 	}
-	byName, err := list(groups.ListOpts{Name: ref})
-	if err != nil {
-		return "", err
+	if errs[0] != nil {
+		return "", errs[0]
+	}
+	if g, err := pick(op, "security group", ref, "", byID, key); err == nil {
+		return g.ID, nil
+	}
+	if errs[1] != nil {
+		return "", errs[1]
 	}
 	g, err := pick(op, "security group", ref, "", byName, key)
 	return g.ID, err
+}
+
+// each collects the items of every page of pager, fetching each page once (see
+// resolveSecurityGroup on Pager.AllPages).
+func each[T any](pager pagination.Pager, extract func(pagination.Page) ([]T, error)) (all []T, err error) {
+	err = pager.EachPage(func(page pagination.Page) (bool, error) {
+		items, err := extract(page)
+		all = append(all, items...)
+		return err == nil, err
+	})
+	return all, err
+}
+
+// eachPage is each for the VPC v1 lists, whose SDK List functions call AllPages themselves.
+func eachPage[T any](url string, c *golangsdk.ServiceClient, page func(pagination.PageResult) pagination.Page, extract func(pagination.Page) ([]T, error)) ([]T, error) {
+	return each(pagination.NewPager(c, url, page), extract)
 }
 
 // pick returns the one item whose id is ref or, failing that, whose name is ref.
