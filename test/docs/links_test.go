@@ -167,3 +167,26 @@ func TestMakeTargetsExist(t *testing.T) {
 		}
 	}
 }
+
+// TestKubectlSamplesComeFromARealRun: the `kubectl get rds` tables the pages show are the golden
+// files test/e2e renders from the CRD's printer columns and a status the hooks answered.
+func TestKubectlSamplesComeFromARealRun(t *testing.T) {
+	for _, tc := range []struct {
+		page, golden, indent string
+	}{
+		{"README.md", "get-rds.txt", "   "}, // inside a numbered list
+		{"docs/day2.md", "get-rds-wide-resize.txt", ""},
+	} {
+		table, err := os.ReadFile(filepath.Join(root, "test", "testdata", "kubectl", tc.golden))
+		require.NoError(t, err)
+		page, err := os.ReadFile(filepath.Join(root, tc.page))
+		require.NoError(t, err)
+		var block strings.Builder
+		block.WriteString(tc.indent + "```\n")
+		for _, line := range strings.Split(strings.TrimSuffix(string(table), "\n"), "\n") {
+			block.WriteString(tc.indent + line + "\n")
+		}
+		block.WriteString(tc.indent + "```\n")
+		assert.Contains(t, string(page), block.String(), "%s quotes test/testdata/kubectl/%s", tc.page, tc.golden)
+	}
+}
