@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // root is the repository root, seen from this package.
@@ -188,5 +190,21 @@ func TestKubectlSamplesComeFromARealRun(t *testing.T) {
 		}
 		block.WriteString(tc.indent + "```\n")
 		assert.Contains(t, string(page), block.String(), "%s quotes test/testdata/kubectl/%s", tc.page, tc.golden)
+	}
+}
+
+// TestReferenceListsThePrinterColumns: docs/reference.md lists every column of the CRD with its path.
+func TestReferenceListsThePrinterColumns(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(root, "manifests", "crd.yaml"))
+	require.NoError(t, err)
+	var crd apiextensionsv1.CustomResourceDefinition
+	require.NoError(t, yaml.Unmarshal(raw, &crd))
+	page, err := os.ReadFile(filepath.Join(root, "docs", "reference.md"))
+	require.NoError(t, err)
+	columns := crd.Spec.Versions[0].AdditionalPrinterColumns
+	require.NotEmpty(t, columns)
+	for _, col := range columns {
+		row := "| `" + strings.ToUpper(col.Name) + "` | `" + col.JSONPath + "` |"
+		assert.Contains(t, string(page), row, "docs/reference.md lists the column %s", col.Name)
 	}
 }
