@@ -2,8 +2,10 @@ package manifests
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -55,31 +57,95 @@ func TestCRDIsAcceptedByTheAPIServer(t *testing.T) {
 	assert.Nil(t, version.Subresources.Scale)
 }
 
-// TestPrinterColumns renders an Rds with a status as kubectl get does.
+// TestPrinterColumns renders an Rds in the middle of a resize as kubectl get does, through the API
+// server's own table convertor: the columns show what OTC reports (the old flavor until the resize
+// is done), and -o wide adds the change in flight and what the spec asks for.
 func TestPrinterColumns(t *testing.T) {
 	crd := loadCRD(t)
 	convertor, err := tableconvertor.New(crd.Spec.Versions[0].AdditionalPrinterColumns)
 	require.NoError(t, err)
 
 	obj := toUnstructured(t, []byte(mySingle))
+	obj["spec"].(map[string]any)["flavorref"] = "rds.mysql.c2.large"
 	obj["status"] = map[string]any{
-		"status":   "ACTIVE",
-		"endpoint": "192.168.0.71:3306",
+		"status":    "MODIFYING",
+		"endpoint":  "192.168.0.71:3306",
+		"version":   "8.0.28",
+		"flavor":    "rds.mysql.c2.medium",
+		"volume":    map[string]any{"type": "COMMON", "size": int64(40)},
+		"operation": map[string]any{"type": "Resize", "target": "rds.mysql.c2.large", "generation": int64(2)},
 		"conditions": []any{
-			map[string]any{"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "lastTransitionTime": "2026-11-22T06:19:13Z"},
-			map[string]any{"type": "Ready", "status": "False", "reason": "Creating", "lastTransitionTime": "2026-11-22T06:19:13Z"},
+			map[string]any{"type": "Synced", "status": "True", "reason": "ChangeInProgress", "lastTransitionTime": "2026-11-22T06:19:13Z"},
+			map[string]any{"type": "Ready", "status": "False", "reason": "Modifying", "lastTransitionTime": "2026-11-22T06:19:13Z"},
 		},
 	}
 	table, err := convertor.ConvertToTable(context.Background(), &unstructured.Unstructured{Object: obj}, nil)
 	require.NoError(t, err)
 
 	var names []string
+	var wide []string
 	for _, c := range table.ColumnDefinitions {
 		names = append(names, c.Name)
+		if c.Priority > 0 {
+			wide = append(wide, c.Name)
+		}
 	}
-	assert.Equal(t, []string{"Name", "Status", "Ready", "Engine", "Version", "Flavor", "Endpoint", "Operation", "Age"}, names)
+	assert.Equal(t, []string{"Name", "Status", "Ready", "Engine", "Version", "Flavor", "Volume", "Endpoint", "Operation", "Target", "Spec Flavor", "Age"}, names)
+	assert.Equal(t, []string{"Operation", "Target", "Spec Flavor"}, wide, "only with -o wide")
 	require.Len(t, table.Rows, 1)
-	assert.Equal(t, []any{"my-rds-single", "ACTIVE", "False", "MySQL", "8.0", "rds.mysql.c2.medium", "192.168.0.71:3306"}, table.Rows[0].Cells[:7])
+	assert.Equal(t, []any{"my-rds-single", "MODIFYING", "False", "MySQL", "8.0.28", "rds.mysql.c2.medium", int64(40),
+		"192.168.0.71:3306", "Resize", "rds.mysql.c2.large", "rds.mysql.c2.large"}, table.Rows[0].Cells[:11])
+
+	// Before the first status, the observed columns are empty rather than showing the request.
+	delete(obj, "status")
+	table, err = convertor.ConvertToTable(context.Background(), &unstructured.Unstructured{Object: obj}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []any{"my-rds-single", nil, nil, "MySQL", nil, nil, nil, nil, nil, nil, "rds.mysql.c2.large"}, table.Rows[0].Cells[:11])
+}
+
+// TestPrinterColumnsReadTheStatusSchema: every column's path names fields the schema has (a typo
+// would print an empty column for ever), and the columns that report the instance read the status.
+func TestPrinterColumnsReadTheStatusSchema(t *testing.T) {
+	crd := loadCRD(t)
+	v := newCRDValidator(t, crd, v1alpha1.Version)
+	fromSpec := map[string]bool{"Engine": true, "Spec Flavor": true, "Age": true}
+	for _, col := range crd.Spec.Versions[0].AdditionalPrinterColumns {
+		if col.JSONPath == ".metadata.creationTimestamp" {
+			continue // metadata is the API server's, not in the CRD's schema
+		}
+		assert.NoError(t, schemaPathExists(v.structural, col.JSONPath), col.Name)
+		if !fromSpec[col.Name] {
+			assert.True(t, strings.HasPrefix(col.JSONPath, ".status."), "%s reads %s, not the observed status", col.Name, col.JSONPath)
+		}
+	}
+}
+
+// pathSegment is one step of a simple JSONPath: a field, optionally followed by an index or filter.
+var pathSegment = regexp.MustCompile(`^\.([A-Za-z0-9_]+)(\[[^\]]*\])?`)
+
+// schemaPathExists follows a printer column's simple JSONPath (fields, [n], [*], [?(...)]) through
+// a structural schema.
+func schemaPathExists(s *structuralschema.Structural, path string) error {
+	rest := path
+	for rest != "" {
+		m := pathSegment.FindStringSubmatch(rest)
+		if m == nil {
+			return fmt.Errorf("%s: cannot follow %q", path, rest)
+		}
+		prop, ok := s.Properties[m[1]]
+		if !ok {
+			return fmt.Errorf("%s: no field %q in the schema", path, m[1])
+		}
+		s = &prop
+		if m[2] != "" {
+			if s.Type != "array" || s.Items == nil {
+				return fmt.Errorf("%s: %q is not a list", path, m[1])
+			}
+			s = s.Items
+		}
+		rest = rest[len(m[0]):]
+	}
+	return nil
 }
 
 // samples returns the Rds objects under manifests/samples/, by file name.

@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,5 +43,12 @@ func TestSingleSampleIsTheExample(t *testing.T) {
 	assert.Equal(t, want, got)
 	raw, err := os.ReadFile(manifestsDir + "/samples/my-rds-single.yaml")
 	require.NoError(t, err)
-	assert.Equal(t, mySingle, string(raw), "the file is the example byte for byte")
+	// The file is the example byte for byte, after a header of comment lines (the billing warning).
+	header, body, found := strings.Cut(string(raw), "apiVersion:")
+	require.True(t, found)
+	assert.Equal(t, mySingle, "apiVersion:"+body, "the file is the example byte for byte after its header")
+	for _, line := range strings.Split(strings.TrimSuffix(header, "\n"), "\n") {
+		assert.True(t, strings.HasPrefix(line, "#"), "only comment lines precede the example: %q", line)
+	}
+	assert.Contains(t, header, "billed", "the header warns that the sample creates billed resources")
 }
