@@ -16,9 +16,10 @@ import (
 // `network_id` leads back to it. So an SDK program can discover an RDS subnet_id through Neutron:
 // subnets.List(name) -> network_id. Each tenant also sees the shared external network
 // `admin_external_net` (router:external, no subnet of its own to the tenant).
-// NOTE: the simulator names a subnet's Neutron network after its VPC's id, as the networks that OTC
-// creates for VPC subnets appear in `openstack network list`; ../shared/otc-api.md (section 9)
-// does not say, so clients must not rely on network names.
+// NOTE: on OTC the Neutron subnet carries the VPC subnet's name (`openstack subnet list` shows it,
+// opentelekomcloud/python-otcclient#44), while the network that OTC creates for it is named with a
+// UUID; the contract (../shared/otc-api.md, section 9) does not say which, so the simulator uses the
+// VPC's id and clients must find a network through its subnet, never by the network's name.
 
 // AdminExternalNetName is the shared external network every OTC project lists.
 const AdminExternalNetName = "admin_external_net"
