@@ -19,8 +19,8 @@ build: ## Build rds-hooks, rds-logs and otcsim into ./bin.
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
 
 .PHONY: run
-run: ## Run rds-hooks on $(LISTEN) against the embedded OTC simulator.
-	$(GO) run ./cmd/rds-hooks --cloud sim --listen $(LISTEN)
+run: ## Run rds-hooks on $(LISTEN) against the embedded OTC simulator (DB=HOST:PORT: a real MySQL/MariaDB behind every instance).
+	$(GO) run ./cmd/rds-hooks --cloud sim --listen $(LISTEN)$(if $(DB), --sim-endpoint $(DB))
 
 .PHONY: sim
 sim: ## Run the OTC API simulator alone on 127.0.0.1:8790 (prints the OS_* exports).

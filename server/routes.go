@@ -10,4 +10,7 @@ func (s *Server) routes() {
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.GET("/metrics", s.metrics())
+	// A known path with a wrong method is 405 with an Allow header, not 404.
+	e.HandleMethodNotAllowed = true
+	e.NoMethod(s.methodNotAllowed)
 }

@@ -91,6 +91,13 @@ func (s *Server) metrics() gin.HandlerFunc {
 	return func(c *gin.Context) { h.ServeHTTP(c.Writer, c.Request) }
 }
 
+// methodNotAllowed answers a known path called with the wrong method (gin has set Allow).
+func (s *Server) methodNotAllowed(c *gin.Context) {
+	c.AbortWithStatusJSON(http.StatusMethodNotAllowed, gin.H{
+		"error": c.Request.Method + " is not allowed on " + c.Request.URL.Path + "; allowed: " + c.Writer.Header().Get("Allow"),
+	})
+}
+
 // recovery answers 500 for a panic and logs it, without the request body.
 func (s *Server) recovery() gin.HandlerFunc {
 	return gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, err any) {
@@ -105,9 +112,14 @@ func (s *Server) readBody(c *gin.Context) ([]byte, bool) {
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
+			// NOTE: Metacontroller sends the parent and all its children; a refused call is retried
+			// forever, so say so in the log (without the body: it holds Secrets).
+			s.opts.Logger.Warn("request body too large", "path", c.Request.URL.Path,
+				"limitBytes", s.opts.MaxBodyBytes, "contentLength", c.Request.ContentLength)
 			c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge, gin.H{"error": "request body exceeds " + strconv.FormatInt(s.opts.MaxBodyBytes, 10) + " bytes"})
 			return nil, false
 		}
+		s.opts.Logger.Warn("could not read request body", "path", c.Request.URL.Path, "error", err.Error())
 		c.AbortWithStatusJSON(http.StatusBadRequest, gin.H{"error": "could not read request body"})
 		return nil, false
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -236,4 +237,48 @@ func TestProbesAndMetrics(t *testing.T) {
 	h.srv.Drain()
 	assert.Equal(t, http.StatusServiceUnavailable, get("/readyz").Code)
 	assert.Equal(t, http.StatusOK, get("/healthz").Code)
+}
+
+// TestWrongMethodIs405: a hook path with the wrong method says which methods it takes.
+func TestWrongMethodIs405(t *testing.T) {
+	h := newHarness(t, rdssync.New(rdssync.Config{Cloud: emptyCloud()}))
+	cases := map[string]struct {
+		method, path, allow string
+	}{
+		"GET a hook":          {http.MethodGet, "/sync", http.MethodPost},
+		"PUT a hook":          {http.MethodPut, "/finalize", http.MethodPost},
+		"DELETE a hook":       {http.MethodDelete, "/customize", http.MethodPost},
+		"POST a probe":        {http.MethodPost, "/healthz", http.MethodGet},
+		"POST to /metrics":    {http.MethodPost, "/metrics", http.MethodGet},
+		"unknown path is 404": {http.MethodGet, "/nothing", ""},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			h.srv.ServeHTTP(w, httptest.NewRequest(tc.method, tc.path, nil))
+			if tc.allow == "" {
+				assert.Equal(t, http.StatusNotFound, w.Code)
+				return
+			}
+			assert.Equal(t, http.StatusMethodNotAllowed, w.Code)
+			assert.Equal(t, tc.allow, w.Header().Get("Allow"))
+			var e struct{ Error string }
+			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &e))
+			assert.Contains(t, e.Error, "allowed: "+tc.allow)
+		})
+	}
+}
+
+// TestTooLargeBodyIsLogged: a 413 leaves a warning with the limit, never the body.
+func TestTooLargeBodyIsLogged(t *testing.T) {
+	h := newHarness(t, rdssync.New(rdssync.Config{Cloud: emptyCloud()}), func(o *server.Options) { o.MaxBodyBytes = 1024 })
+	body := `{"x":"` + strings.Repeat("s3cr3t-", 300) + `"}`
+	w := h.post("/sync", []byte(body))
+	require.Equal(t, http.StatusRequestEntityTooLarge, w.Code)
+	logs := h.logs.String()
+	assert.Contains(t, logs, `"msg":"request body too large"`)
+	assert.Contains(t, logs, `"path":"/sync"`)
+	assert.Contains(t, logs, `"limitBytes":1024`)
+	assert.Contains(t, logs, `"contentLength":`+strconv.Itoa(len(body)))
+	assert.NotContains(t, logs, "s3cr3t", "no body in the log")
 }

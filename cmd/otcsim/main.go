@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -54,31 +53,8 @@ func (f *faultFlags) Set(v string) error {
 	return nil
 }
 
-// endpointFlags collects repeated --endpoint values: NAME=HOST:PORT, or HOST:PORT for every instance.
-type endpointFlags map[string]string
-
-func (f endpointFlags) String() string {
-	parts := make([]string, 0, len(f))
-	for _, name := range slices.Sorted(maps.Keys(f)) {
-		parts = append(parts, name+"="+f[name])
-	}
-	return strings.Join(parts, " ")
-}
-
-func (f endpointFlags) Set(v string) error {
-	name, ep, ok := strings.Cut(v, "=")
-	if !ok {
-		name, ep = "*", v
-	}
-	if name == "" {
-		return fmt.Errorf("endpoint %q: empty instance name", v)
-	}
-	if _, _, err := otcsim.ParseEndpoint(ep); err != nil {
-		return err
-	}
-	f[name] = ep
-	return nil
-}
+// endpointFlags collects repeated --endpoint values: [NAMESPACE/NAME=|NAME=]HOST:PORT.
+type endpointFlags = otcsim.EndpointFlags
 
 // config is what the flags say.
 type config struct {
@@ -111,7 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.opts.EnableControl, "control", false, "serve the /_sim control API")
 	fs.BoolVar(&c.manualClock, "manual-clock", false, "freeze the simulated clock; move it with POST /_sim/clock/advance (needs --control)")
 	endpoints := endpointFlags{}
-	fs.Var(endpoints, "endpoint", "back instances with a real MySQL-compatible server: NAME=HOST:PORT for the instance named NAME, or HOST:PORT for every instance (repeatable)")
+	fs.Var(endpoints, "endpoint", "back instances with a real MySQL-compatible server: NAMESPACE/NAME=HOST:PORT for the instance of that Rds object (its owner tags), NAME=HOST:PORT for the OTC instance NAME, HOST:PORT for every other instance (repeatable)")
 	fs.Var(&c.faults, "fault", "inject a fault, OP:KIND[:key=value,...], e.g. 'CreateInstance:commit-drop:rate=0.5' (repeatable; kinds: status, throttle, latency, hang, commit-drop; keys: rate, count, status, retry-after, delay)")
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log level (DEBUG logs every request)")
 

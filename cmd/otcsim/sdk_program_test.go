@@ -14,6 +14,10 @@ import (
 
 	golangsdk "github.com/opentelekomcloud/gophertelekomcloud"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack"
+	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v1/vpcs"
+	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v2/extensions/security/groups"
+	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v2/networks"
+	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v2/subnets"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/flavors"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/instances"
 	"github.com/stretchr/testify/assert"
@@ -110,7 +114,7 @@ func readHandshake(t *testing.T, addr string) byte {
 
 // TestUnmodifiedSDKProgram plays an unmodified gophertelekomcloud program that knows the simulator
 // only through the OS_* variables it prints: it logs in with AuthOptionsFromEnv, lists flavors,
-// creates an instance, sees it go ACTIVE, enlarges its volume and deletes it. The instance is backed
+// finds the network by name (VPC v1 and Neutron), creates an instance, sees it go ACTIVE, enlarges its volume and deletes it. The instance is backed
 // by a MySQL-compatible server given with --endpoint.
 func TestUnmodifiedSDKProgram(t *testing.T) {
 	exports := startOtcsim(t, "--duration-create", "1s", "--duration-enlarge", "1s", "--duration-delete", "1s",
@@ -136,6 +140,27 @@ func TestUnmodifiedSDKProgram(t *testing.T) {
 	}
 	require.NotEmpty(t, flavor, "a single flavor available in eu-de-01")
 
+	// The network by name, as a program that knows only the names does it: the VPC through VPC v1,
+	// the subnet and the security group through Neutron. RDS wants the subnet's Neutron network id.
+	netV1, err := openstack.NewNetworkV1(provider, golangsdk.EndpointOpts{Region: os.Getenv("OS_REGION_NAME")})
+	require.NoError(t, err)
+	netV2, err := openstack.NewNetworkV2(provider, golangsdk.EndpointOpts{Region: os.Getenv("OS_REGION_NAME")})
+	require.NoError(t, err)
+	vpcList, err := vpcs.List(netV1, vpcs.ListOpts{Name: "frank-test"})
+	require.NoError(t, err)
+	require.Len(t, vpcList, 1)
+	pages, err := subnets.List(netV2, subnets.ListOpts{Name: "frank-test"}).AllPages()
+	require.NoError(t, err)
+	subnetList, err := subnets.ExtractSubnets(pages)
+	require.NoError(t, err)
+	require.Len(t, subnetList, 1)
+	network, err := networks.Get(netV2, subnetList[0].NetworkID).Extract()
+	require.NoError(t, err)
+	require.Equal(t, []string{subnetList[0].ID}, network.Subnets, "the network holds the subnet")
+	secGroup, err := groups.IDFromName(netV2, "golang")
+	require.NoError(t, err)
+	assert.Equal(t, otcsim.SeedSubnetID, network.ID, "the Neutron network id is the VPC v1 subnet id")
+
 	created, err := instances.Create(rds, instances.CreateRdsOpts{
 		Name:             "sdk-demo-01",
 		Datastore:        &instances.Datastore{Type: "MySQL", Version: "8.0"},
@@ -143,9 +168,9 @@ func TestUnmodifiedSDKProgram(t *testing.T) {
 		Volume:           &instances.Volume{Type: "CLOUDSSD", Size: 40},
 		Region:           os.Getenv("OS_REGION_NAME"),
 		AvailabilityZone: "eu-de-01",
-		VpcId:            otcsim.SeedVPCID,
-		SubnetId:         otcsim.SeedSubnetID,
-		SecurityGroupId:  otcsim.SeedSecurityGroupID,
+		VpcId:            vpcList[0].ID,
+		SubnetId:         network.ID,
+		SecurityGroupId:  secGroup,
 		Password:         "Demo-Passw0rd!",
 	})
 	require.NoError(t, err)

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -54,6 +55,7 @@ type config struct {
 	listen        string
 	cloud         string
 	simListen     string
+	simEndpoints  otcsim.EndpointFlags
 	logLevel      slog.Level
 	hookTimeout   time.Duration
 	callTimeout   time.Duration
@@ -111,12 +113,24 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return c, fmt.Errorf("RDS_HOOKS_LOG_LEVEL: %w", err)
 	}
 	fs.TextVar(&c.logLevel, "log-level", c.logLevel, "log level: DEBUG, INFO, WARN or ERROR")
+	c.simEndpoints = otcsim.EndpointFlags{}
+	fs.Var(c.simEndpoints, "sim-endpoint", "with --cloud sim: back instances with a real MySQL-compatible server, [NAMESPACE/NAME=|INSTANCE-NAME=]HOST:PORT (HOST:PORT alone: every instance); repeatable, or space-separated in the variable")
 
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if len(c.simEndpoints) == 0 {
+		for _, v := range strings.Fields(env("sim-endpoint", "")) {
+			if err := c.simEndpoints.Set(v); err != nil {
+				return c, fmt.Errorf("RDS_HOOKS_SIM_ENDPOINT: %w", err)
+			}
+		}
+	}
+	if len(c.simEndpoints) > 0 && c.cloud != cloudSim {
+		return c, errors.New("--sim-endpoint needs --cloud sim")
 	}
 	if c.cloud != cloudOTC && c.cloud != cloudSim {
 		return c, fmt.Errorf("--cloud must be %q or %q, not %q", cloudOTC, cloudSim, c.cloud)
@@ -142,14 +156,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// The cloud: the real OTC unless --cloud sim, never a silent fallback.
 	credentials := getenv
 	if cfg.cloud == cloudSim {
-		sim, err := startSim(cfg.simListen, logger)
+		sim, err := startSim(cfg.simListen, cfg.simEndpoints, logger)
 		if err != nil {
 			return err
 		}
 		defer sim.Close()
 		env := sim.Env()
 		credentials = func(k string) string { return env[k] }
-		logger.Info("embedded OTC simulator listening", "url", sim.URL)
+		logger.Info("embedded OTC simulator listening", "url", sim.URL, "endpoints", cfg.simEndpoints.String())
 	}
 	occfg, err := otc.ConfigFromEnv(credentials)
 	if err != nil {
@@ -161,7 +175,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	client, err := otc.New(loginCtx, occfg)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("log in to OTC: %w", err)
+		return fmt.Errorf("log in to OTC at %s: %w", loginURL(occfg), err)
 	}
 	logger.Info("logged in to OTC", "region", client.Region(), "cloud", cfg.cloud)
 
@@ -229,13 +243,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return nil
 }
 
-// startSim serves the OTC API simulator on addr, on the real clock, for trying the hooks locally.
-func startSim(addr string, logger *slog.Logger) (*otcsim.Server, error) {
+// loginURL names where a login went: the auth URL, or the clouds.yaml entry it came from.
+func loginURL(c otc.Config) string {
+	if c.AuthURL == "" && c.Cloud != "" {
+		return "the auth URL of cloud " + strconv.Quote(c.Cloud)
+	}
+	return c.AuthURL
+}
+
+// startSim serves the OTC API simulator on addr, on the real clock, for trying the hooks locally;
+// endpoints back its instances with real database servers (make run DB=HOST:PORT).
+func startSim(addr string, endpoints map[string]string, logger *slog.Logger) (*otcsim.Server, error) {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("embedded simulator: %w", err)
 	}
-	return otcsim.Serve(l, otcsim.New(otcsim.Options{Logger: logger.With("component", "otcsim")})), nil
+	sim := otcsim.New(otcsim.Options{Logger: logger.With("component", "otcsim"), Endpoints: endpoints})
+	return otcsim.Serve(l, sim), nil
 }
 
 // printTryIt tells a person at a terminal how to talk to the hooks.

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
+	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testdata"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
@@ -116,6 +117,18 @@ func TestRunRefusesWithoutCredentials(t *testing.T) {
 	assert.Contains(t, err.Error(), "--cloud sim")
 }
 
+// TestLoginErrorNamesTheURL: a failed start-up login says where it tried to log in.
+func TestLoginErrorNamesTheURL(t *testing.T) {
+	authURL := "http://" + freeAddr(t) + "/v3" // nothing listens there
+	env := map[string]string{
+		"OS_AUTH_URL": authURL, "OS_USERNAME": "u", "OS_PASSWORD": "p", "OS_DOMAIN_NAME": "d", "OS_PROJECT_NAME": "eu-de",
+	}
+	err := run(context.Background(), []string{"--listen", freeAddr(t)}, func(k string) string { return env[k] }, io.Discard, io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "log in to OTC at "+authURL+": ")
+	assert.NotContains(t, err.Error(), `"p"`, "no password in the message")
+}
+
 func TestParseFlags(t *testing.T) {
 	cases := map[string]struct {
 		reason  string
@@ -158,6 +171,30 @@ func TestParseFlags(t *testing.T) {
 			reason:  "one cloud call must fit in a hook call",
 			args:    []string{"--hook-timeout", "2s", "--call-timeout", "3s"},
 			wantErr: "must be longer",
+		},
+		"simulator endpoints": {
+			reason: "make run DB=HOST:PORT backs every simulated instance with a real server",
+			args:   []string{"--cloud", "sim", "--sim-endpoint", "127.0.0.1:3306", "--sim-endpoint", "team-a/shop=db:3307"},
+			check: func(t *testing.T, c config) {
+				assert.Equal(t, otcsim.EndpointFlags{"*": "127.0.0.1:3306", "team-a/shop": "db:3307"}, c.simEndpoints)
+			},
+		},
+		"simulator endpoints from the environment": {
+			reason: "space-separated in RDS_HOOKS_SIM_ENDPOINT",
+			env:    map[string]string{"RDS_HOOKS_CLOUD": "sim", "RDS_HOOKS_SIM_ENDPOINT": "127.0.0.1:3306 rds-x=db:3307"},
+			check: func(t *testing.T, c config) {
+				assert.Equal(t, otcsim.EndpointFlags{"*": "127.0.0.1:3306", "rds-x": "db:3307"}, c.simEndpoints)
+			},
+		},
+		"bad simulator endpoint in the environment": {
+			reason:  "named, not ignored",
+			env:     map[string]string{"RDS_HOOKS_CLOUD": "sim", "RDS_HOOKS_SIM_ENDPOINT": "127.0.0.1"},
+			wantErr: "RDS_HOOKS_SIM_ENDPOINT",
+		},
+		"simulator endpoint without the simulator": {
+			reason:  "the real OTC has its own endpoints",
+			args:    []string{"--sim-endpoint", "127.0.0.1:3306"},
+			wantErr: "--sim-endpoint needs --cloud sim",
 		},
 		"stray argument": {
 			reason:  "a typo is not ignored",

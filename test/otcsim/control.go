@@ -7,15 +7,17 @@ import (
 )
 
 // The control API (Options.EnableControl) lets demos and out-of-process tests steer the simulator.
-// It needs no credentials and is not counted. All bodies are JSON.
+// It needs no credentials and is not counted. All bodies are JSON. One name per thing across the
+// calls: "now" is the simulated time, "calls" the requests per operation, "mutating" their sum over
+// the mutating operations.
 //
-//	GET    /_sim/state                          instances, backups, alarms, faults, counters, clock
+//	GET    /_sim/state                          {"now","project_id","instances","backups","alarms","faults","calls","mutating"}
 //	GET    /_sim/counters                       {"calls":{op:n},"mutating":n}
 //	DELETE /_sim/counters                       reset the counters
 //	GET    /_sim/faults                         the active faults
 //	POST   /_sim/faults                         add {"spec":"CreateInstance:commit-drop:rate=0.5"} or a Fault object
 //	DELETE /_sim/faults                         clear the faults
-//	POST   /_sim/clock/advance                  {"duration":"30s"} (manual clock only)
+//	POST   /_sim/clock/advance                  {"duration":"30s"} -> {"now":…} (manual clock only)
 //	POST   /_sim/instances/{id}/status          {"status":"FAILED"}
 //	POST   /_sim/instances/{id}/endpoint        {"host":"127.0.0.1","port":3307}
 //	POST   /_sim/instances/{id}/fail-next-backup

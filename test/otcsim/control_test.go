@@ -3,11 +3,15 @@ package otcsim
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/ces/v1/alarms"
+	"github.com/opentelekomcloud/gophertelekomcloud/openstack/common/tags"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/backups"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/instances"
 	"github.com/stretchr/testify/assert"
@@ -62,6 +66,10 @@ func TestControlAPI(t *testing.T) {
 		Mutating  int            `json:"mutating"`
 	}
 	require.Equal(t, http.StatusOK, control(t, e, http.MethodGet, "/_sim/state", nil, &state))
+	var keys map[string]json.RawMessage
+	require.Equal(t, http.StatusOK, control(t, e, http.MethodGet, "/_sim/state", nil, &keys))
+	assert.Equal(t, []string{"alarms", "backups", "calls", "faults", "instances", "mutating", "now", "project_id"},
+		slices.Sorted(maps.Keys(keys)), "the keys README.md and test/otcsim/README.md name")
 	require.Len(t, state.Instances, 1)
 	assert.Equal(t, "controlled-01", state.Instances[0].Name)
 	assert.Equal(t, []string{"eu-de-01"}, state.Instances[0].AvailabilityZones)
@@ -203,5 +211,51 @@ func TestOptionsEndpointsBackNewInstances(t *testing.T) {
 	for name, ep := range map[string]string{"no port": "127.0.0.1", "port 0": "127.0.0.1:0", "no host": ":3306", "text port": "h:x"} {
 		_, _, err := ParseEndpoint(ep)
 		assert.Error(t, err, name)
+	}
+}
+
+// TestOptionsEndpointsByOwnerTags: a "NAMESPACE/NAME" key backs the instance whose ownership tags
+// name that object, from the first request after the tags are written; before that, and for other
+// objects, the instance name and "*" decide. SetInstanceEndpoint wins over all of them.
+func TestOptionsEndpointsByOwnerTags(t *testing.T) {
+	e := newEnv(t, Options{Endpoints: map[string]string{
+		"team-a/shop": "10.9.0.1:3306", "rds-team-a-shop-0a1b2c3d": "10.9.0.2:3306", "*": "10.9.0.3:3306",
+	}})
+	endpoint := func(id string) string {
+		in := e.getInstance(t, id)
+		require.Len(t, in.PrivateIps, 1)
+		return fmt.Sprintf("%s:%d", in.PrivateIps[0], in.Port)
+	}
+	owned := func(ns, name string) []tags.ResourceTag {
+		return []tags.ResourceTag{{Key: OwnerNamespaceTag, Value: ns}, {Key: OwnerNameTag, Value: name}}
+	}
+
+	byName := e.createActive(t, createOpts("rds-team-a-shop-0a1b2c3d"))
+	assert.Equal(t, "10.9.0.2:3306", endpoint(byName), "the OTC name, while no tags say whose it is")
+	require.NoError(t, tags.Create(e.rds, "instances", byName, owned("team-a", "shop")).Err)
+	assert.Equal(t, "10.9.0.1:3306", endpoint(byName), "namespace/name from the ownership tags wins")
+
+	other := e.createActive(t, createOpts("rds-team-b-shop-99999999"))
+	assert.Equal(t, "10.9.0.3:3306", endpoint(other))
+	require.NoError(t, tags.Create(e.rds, "instances", other, owned("team-b", "shop")).Err)
+	assert.Equal(t, "10.9.0.3:3306", endpoint(other), "another namespace's shop is not team-a/shop")
+	require.NoError(t, tags.Create(e.rds, "instances", other, []tags.ResourceTag{{Key: OwnerNamespaceTag, Value: "team-a"}}).Err)
+	assert.Equal(t, "10.9.0.1:3306", endpoint(other))
+
+	require.NoError(t, e.sim.SetInstanceEndpoint(other, "127.0.0.1", 3307))
+	assert.Equal(t, "127.0.0.1:3307", endpoint(other), "a pinned endpoint wins")
+	require.NoError(t, e.sim.SetInstanceEndpoint(other, "", 0))
+	assert.Equal(t, "10.9.0.1:3306", endpoint(other), "unpinned, the options decide again")
+}
+
+func TestEndpointFlags(t *testing.T) {
+	f := EndpointFlags{}
+	for _, v := range []string{"team-a/shop=127.0.0.1:3307", "rds-x=db:3306", "127.0.0.1:3306"} {
+		require.NoError(t, f.Set(v), v)
+	}
+	assert.Equal(t, EndpointFlags{"team-a/shop": "127.0.0.1:3307", "rds-x": "db:3306", "*": "127.0.0.1:3306"}, f)
+	assert.Equal(t, "*=127.0.0.1:3306 rds-x=db:3306 team-a/shop=127.0.0.1:3307", f.String())
+	for _, bad := range []string{"=h:1", "/shop=h:1", "team-a/=h:1", "a/b/c=h:1", "x=h", "h:70000"} {
+		assert.Error(t, f.Set(bad), bad)
 	}
 }

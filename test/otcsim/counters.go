@@ -62,6 +62,10 @@ const (
 	OpGetSubnet          = "GetSubnet"
 	OpListSecurityGroups = "ListSecurityGroups"
 	OpGetSecurityGroup   = "GetSecurityGroup"
+	OpListNetworks       = "ListNetworks"       // Neutron GET /v2.0/networks
+	OpGetNetwork         = "GetNetwork"         // Neutron GET /v2.0/networks/{id}
+	OpListNeutronSubnets = "ListNeutronSubnets" // Neutron GET /v2.0/subnets
+	OpGetNeutronSubnet   = "GetNeutronSubnet"   // Neutron GET /v2.0/subnets/{id}
 
 	OpShowMetricData      = "ShowMetricData"
 	OpBatchListMetricData = "BatchListMetricData"

@@ -67,8 +67,13 @@ func writeError(w http.ResponseWriter, svc service, e *apiError) {
 	case svcVPC:
 		writeJSON(w, e.Status, map[string]any{"code": e.Code, "message": e.Message})
 	case svcNeutron:
+		// Code, when set, is Neutron's exception type (NetworkNotFound, ...).
+		typ := e.Code
+		if typ == "" {
+			typ = neutronType(e.Status)
+		}
 		writeJSON(w, e.Status, map[string]any{"NeutronError": map[string]any{
-			"type": neutronType(e.Status), "message": e.Message, "detail": "",
+			"type": typ, "message": e.Message, "detail": "",
 		}})
 	case svcCES:
 		writeJSON(w, e.Status, map[string]any{

@@ -9,6 +9,8 @@ import (
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v1/subnets"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v1/vpcs"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v2/extensions/security/groups"
+	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v2/networks"
+	nsubnets "github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v2/subnets"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/instances"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -109,4 +111,79 @@ func TestAddedNetworkAndAmbiguousNames(t *testing.T) {
 	status, code := rdsErrorCode(t, err)
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.Equal(t, "DBS.200501", code)
+}
+
+// TestNeutronNetworksAndSubnets: the SDK's Neutron packages find an OTC subnet two ways, and both
+// lead to the id RDS create wants as subnet_id (the Neutron network id = the VPC v1 subnet id).
+func TestNeutronNetworksAndSubnets(t *testing.T) {
+	e := newEnv(t, Options{})
+	_, v2 := networkClients(t, e)
+
+	pages, err := nsubnets.List(v2, nsubnets.ListOpts{Name: SeedSubnetName}).AllPages()
+	require.NoError(t, err)
+	sns, err := nsubnets.ExtractSubnets(pages)
+	require.NoError(t, err)
+	require.Len(t, sns, 1)
+	sn := sns[0]
+	assert.Equal(t, SeedNeutronSubnetID, sn.ID)
+	assert.Equal(t, SeedSubnetID, sn.NetworkID, "the Neutron network id is the RDS subnet_id")
+	assert.Equal(t, 4, sn.IPVersion)
+	assert.Equal(t, "192.168.0.0/24", sn.CIDR)
+	assert.Equal(t, "192.168.0.1", sn.GatewayIP)
+	assert.True(t, sn.EnableDHCP)
+	assert.Equal(t, []nsubnets.AllocationPool{{Start: "192.168.0.2", End: "192.168.0.251"}}, sn.AllocationPools)
+	assert.Equal(t, e.sim.ProjectID(), sn.TenantID)
+
+	got, err := nsubnets.Get(v2, sn.ID).Extract()
+	require.NoError(t, err)
+	assert.Equal(t, sn, *got)
+
+	net, err := networks.Get(v2, sn.NetworkID).Extract()
+	require.NoError(t, err)
+	assert.Equal(t, []string{SeedNeutronSubnetID}, net.Subnets)
+	assert.Equal(t, "ACTIVE", net.Status)
+	assert.True(t, net.AdminStateUp)
+	assert.False(t, net.Shared)
+
+	// Networks are named after their VPC's id; every project also sees admin_external_net.
+	id, err := networks.IDFromName(v2, SeedVPCID)
+	require.NoError(t, err)
+	assert.Equal(t, SeedSubnetID, id)
+	id, err = networks.IDFromName(v2, AdminExternalNetName)
+	require.NoError(t, err)
+	assert.Equal(t, AdminExternalNetID, id)
+	shared := true
+	pages, err = networks.List(v2, networks.ListOpts{Shared: &shared}).AllPages()
+	require.NoError(t, err)
+	all, err := networks.ExtractNetworks(pages)
+	require.NoError(t, err)
+	require.Len(t, all, 1)
+	assert.Equal(t, AdminExternalNetName, all[0].Name)
+
+	// Filters on network_id; an added subnet is a second network.
+	vpcID := e.sim.AddVPC("other", "10.0.0.0/16")
+	subnetID, err := e.sim.AddSubnet(vpcID, "app", "10.0.1.0/24")
+	require.NoError(t, err)
+	pages, err = nsubnets.List(v2, nsubnets.ListOpts{NetworkID: subnetID}).AllPages()
+	require.NoError(t, err)
+	sns, err = nsubnets.ExtractSubnets(pages)
+	require.NoError(t, err)
+	require.Len(t, sns, 1)
+	assert.Equal(t, "app", sns[0].Name)
+	assert.Equal(t, "10.0.1.1", sns[0].GatewayIP)
+
+	// limit pages through the list with networks_links (the SDK's pager follows them).
+	pages, err = networks.List(v2, networks.ListOpts{Limit: 1}).AllPages()
+	require.NoError(t, err)
+	all, err = networks.ExtractNetworks(pages)
+	require.NoError(t, err)
+	assert.Len(t, all, 3)
+
+	_, err = networks.Get(v2, "nope").Extract()
+	var e404 golangsdk.ErrDefault404
+	require.ErrorAs(t, err, &e404)
+	assert.JSONEq(t, `{"NeutronError":{"type":"NetworkNotFound","message":"Network nope could not be found.","detail":""}}`, string(e404.Body))
+	_, err = nsubnets.Get(v2, "nope").Extract()
+	require.ErrorAs(t, err, &e404)
+	assert.Contains(t, string(e404.Body), `"SubnetNotFound"`)
 }

@@ -35,9 +35,10 @@ type Options struct {
 	Latency   time.Duration
 	// EnableControl serves the /_sim control API.
 	EnableControl bool
-	// Endpoints back instances with real database servers by instance name: an instance created or
-	// restored under a name in the map reports that "host:port" as its private IP and port once it is
-	// ACTIVE (as SetInstanceEndpoint does). The name "*" matches every instance without an entry.
+	// Endpoints back instances with real database servers: an instance a key matches reports that
+	// "host:port" as its private IP and port once it is ACTIVE (as SetInstanceEndpoint does). Keys
+	// are "NAMESPACE/NAME" (the owner tags), the instance name, or "*" for every other instance
+	// (endpoints.go).
 	Endpoints map[string]string
 	// BaseURL, when set, is used in catalogs instead of "http://" + the request's Host.
 	BaseURL string

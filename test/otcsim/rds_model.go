@@ -69,8 +69,10 @@ type instance struct {
 	ordered time.Time // when it was ordered (creation request)
 
 	// endpoint, when set, replaces private_ips/port: the instance is backed by a real server.
-	endpointHost string
-	endpointPort int
+	// Pinned by SetInstanceEndpoint; otherwise Options.Endpoints decides on every request.
+	endpointHost   string
+	endpointPort   int
+	endpointPinned bool
 
 	failNextBackup bool
 

@@ -107,6 +107,10 @@ func (s *Sim) apiRoutes() []route {
 		api("GET /vpc/v1/{project}/subnets/{id}", OpGetSubnet, svcVPC, s.handleGetSubnet),
 		api("GET /vpc/v2.0/security-groups", OpListSecurityGroups, svcNeutron, s.handleListSecurityGroups),
 		api("GET /vpc/v2.0/security-groups/{id}", OpGetSecurityGroup, svcNeutron, s.handleGetSecurityGroup),
+		api("GET /vpc/v2.0/networks", OpListNetworks, svcNeutron, s.handleListNetworks),
+		api("GET /vpc/v2.0/networks/{id}", OpGetNetwork, svcNeutron, s.handleGetNetwork),
+		api("GET /vpc/v2.0/subnets", OpListNeutronSubnets, svcNeutron, s.handleListNeutronSubnets),
+		api("GET /vpc/v2.0/subnets/{id}", OpGetNeutronSubnet, svcNeutron, s.handleGetNeutronSubnet),
 
 		// Cloud Eye v1
 		api("GET "+ces+"/metric-data", OpShowMetricData, svcCES, s.handleShowMetricData),

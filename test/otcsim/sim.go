@@ -58,6 +58,7 @@ type Sim struct {
 // "default") and no instances.
 func New(opts Options) *Sim {
 	opts = opts.withDefaults()
+	opts.Endpoints = validEndpoints(opts.Endpoints, opts.Logger)
 	s := &Sim{
 		opts:           opts,
 		log:            opts.Logger,
@@ -118,6 +119,9 @@ func (s *Sim) advance(now time.Time) {
 				op.finish(in, op.end)
 			}
 			in.updated = op.end
+		}
+		if !in.endpointPinned {
+			in.endpointHost, in.endpointPort = s.endpointOf(in)
 		}
 	}
 	for id, b := range s.backups {

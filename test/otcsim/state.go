@@ -152,7 +152,7 @@ func (s *Sim) FailNextBackup(instanceID string) {
 
 // SetInstanceEndpoint backs an instance with a real database server: List then reports host as its
 // only private IP and port as its port, so SQL features can run against, e.g., a local MySQL on
-// 127.0.0.1:3307. An empty host removes the override.
+// 127.0.0.1:3307. It takes precedence over Options.Endpoints; an empty host removes it.
 func (s *Sim) SetInstanceEndpoint(id, host string, port int) error {
 	if host != "" && (port < 1 || port > 65535) {
 		return fmt.Errorf("port %d is out of range", port)
@@ -163,9 +163,9 @@ func (s *Sim) SetInstanceEndpoint(id, host string, port int) error {
 	if in == nil {
 		return fmt.Errorf("instance %s does not exist", id)
 	}
-	in.endpointHost, in.endpointPort = host, port
+	in.endpointHost, in.endpointPort, in.endpointPinned = host, port, host != ""
 	if host == "" {
-		in.endpointPort = 0
+		in.endpointHost, in.endpointPort = s.endpointOf(in)
 	}
 	return nil
 }
@@ -181,24 +181,6 @@ func ParseEndpoint(endpoint string) (host string, port int, err error) {
 		return "", 0, fmt.Errorf("endpoint %q: want host:port with a port from 1 to 65535", endpoint)
 	}
 	return h, n, nil
-}
-
-// endpointFor returns the real server Options.Endpoints assigns to an instance name ("*" matches
-// every name without an entry of its own).
-func (s *Sim) endpointFor(name string) (string, int) {
-	ep, ok := s.opts.Endpoints[name]
-	if !ok {
-		ep, ok = s.opts.Endpoints["*"]
-	}
-	if !ok {
-		return "", 0
-	}
-	host, port, err := ParseEndpoint(ep)
-	if err != nil {
-		s.log.Warn("otcsim ignores an invalid endpoint", "instance", name, "err", err.Error())
-		return "", 0
-	}
-	return host, port
 }
 
 // InstanceSpec describes an instance for AddInstance. Empty fields take defaults: MySQL 8.0, flavor
@@ -242,6 +224,7 @@ func (s *Sim) AddInstance(spec InstanceSpec) (string, error) {
 	in.updated = now
 	if spec.Endpoint != "" {
 		in.endpointHost, in.endpointPort, _ = ParseEndpoint(spec.Endpoint) // checked by createRequest
+		in.endpointPinned = true
 	}
 	for _, k := range slices.Sorted(maps.Keys(spec.Tags)) {
 		in.tags = append(in.tags, tag{Key: k, Value: spec.Tags[k]})
