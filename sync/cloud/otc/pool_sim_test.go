@@ -1,6 +1,7 @@
 package otc_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -215,4 +216,27 @@ func TestPoolRemembersARefusedLogin(t *testing.T) {
 	creds.Env["OS_PASSWORD"] = "Team-A-s3cret-pw" // the team fixed its Secret: another set, at once
 	_, err = e.pool.For(ctxT(t), creds)
 	require.NoError(t, err)
+}
+
+// BenchmarkPoolFor is the cost of a call's look-up of its namespace's client once logged in
+// (validation, digest and the LRU under one lock).
+func BenchmarkPoolFor(b *testing.B) {
+	srv := testutil.TwoProjects(b, nil)
+	env := srv.Env(testutil.ProjectController)
+	base, err := otc.ConfigFromEnv(func(k string) string { return env[k] })
+	require.NoError(b, err)
+	pool, err := otc.NewPool(otc.PoolConfig{Base: base})
+	require.NoError(b, err)
+	creds := &cloud.Credentials{Namespace: "team-a", Secret: "otc-credentials", Env: srv.Env(testutil.ProjectTeamA)}
+	ctx := context.Background()
+	_, err = pool.For(ctx, creds)
+	require.NoError(b, err)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := pool.For(ctx, creds); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
