@@ -28,6 +28,12 @@ type Reconciler interface {
 	Finalize(ctx context.Context, req *hook.Request) (*hook.FinalizeResponse, error)
 }
 
+// customizer is a Reconciler that answers customize calls itself (rdssync.Reconciler: it adds
+// the Secret of the object's OTC login); for any other, the package's Customize answers.
+type customizer interface {
+	Customize(req *hook.CustomizeRequest) *hook.CustomizeResponse
+}
+
 // Options configure the handler.
 type Options struct {
 	Reconciler Reconciler
@@ -203,6 +209,10 @@ func (s *Server) customize(c *gin.Context) {
 		c.AbortWithStatusJSON(http.StatusBadRequest, gin.H{"error": err.Error()})
 		return
 	}
-	c.JSON(http.StatusOK, rdssync.Customize(req))
+	answer := rdssync.Customize
+	if cz, ok := s.opts.Reconciler.(customizer); ok {
+		answer = cz.Customize
+	}
+	c.JSON(http.StatusOK, answer(req))
 	s.opts.Metrics.observeHook("customize", "ok", time.Since(start))
 }

@@ -52,6 +52,11 @@ func (r *Reconciler) Finalize(ctx context.Context, req *hook.Request) (*hook.Fin
 
 func (c *call) finalize(ctx context.Context) (bool, error) {
 	c.resync = c.r.cfg.ResyncPending
+	if ok, err := c.credentials(ctx); !ok || err != nil { // credentials.go: c.cloud from here on
+		// NOTE: the create is issued only once the connection Secret is stored (create): without
+		// an instance id and that Secret, nothing was ever created that could be left behind.
+		return err == nil && c.st.ID == "" && c.observedSecret() == nil, err
+	}
 	if c.spec.Deletionpolicy == v1alpha1.DeletionPolicyRetain {
 		return c.retain(), nil
 	}

@@ -31,6 +31,8 @@ type Config struct {
 	// Clouds, when set, hands out the clients for credentials from the objects' namespaces
 	// (see cloudFor). Nil: every call uses Cloud.
 	Clouds cloud.Clouds
+	// Credentials says which namespace Secret an object's login comes from (credentials.go).
+	Credentials CredentialsConfig
 	// Now is the clock for condition transition times. Default time.Now.
 	Now func() time.Time
 	// Random is the source for generated passwords when PasswordKey is empty. Default crypto/rand.
@@ -90,6 +92,7 @@ func New(cfg Config) *Reconciler {
 		cfg.ResyncSecret = 2 * time.Second
 	}
 	cfg.Databases = cfg.Databases.withDefaults(cfg.CallTimeout)
+	cfg.Credentials = cfg.Credentials.withDefaults()
 	if cfg.LogsRetention <= 0 {
 		cfg.LogsRetention = time.Hour
 	}
@@ -182,6 +185,9 @@ func (c *call) sync(ctx context.Context) error {
 	if id := c.spec.Instanceid; id != "" && c.st.ID != "" && id != c.st.ID {
 		c.invalid(fmt.Sprintf("instanceid %s is not the instance %s this object manages; instanceid cannot change.", id, c.st.ID))
 		return nil
+	}
+	if ok, err := c.credentials(ctx); !ok || err != nil { // credentials.go: c.cloud from here on
+		return err
 	}
 	inst, err := c.observe(ctx)
 	if err != nil {

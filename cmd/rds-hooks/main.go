@@ -66,6 +66,12 @@ type config struct {
 	jobImage      string
 	sqlDrift      time.Duration
 	passwordKey   string
+
+	// Namespace credentials (docs/credentials.md).
+	nsCredentials string
+	nsSecret      string
+	nsAuthURLs    string
+	nsIdle        time.Duration
 }
 
 // parseFlags reads the flags; each has an RDS_HOOKS_* variable as its default.
@@ -109,6 +115,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	dur(&c.resyncSteady, "resync-steady", 5*time.Minute, "how soon to look again when nothing is in flight")
 	dur(&c.sqlDrift, "sql-drift-check", time.Hour, "how often databases, users and grants are applied again to repair changes made behind the controller's back")
 	dur(&c.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight calls may finish after SIGTERM")
+	str(&c.nsCredentials, "namespace-credentials", rdssync.CredentialsOptional,
+		"OTC logins from the objects' namespaces: Optional (a namespace's Secret when there is one, else the controller's own login) or Required (the controller's own login serves no Rds)")
+	str(&c.nsSecret, "namespace-credentials-secret", rdssync.DefaultCredentialsSecret, "name of a namespace's default Secret with its OTC login (OS_* keys)")
+	str(&c.nsAuthURLs, "namespace-credentials-auth-urls", "", "comma-separated identity endpoints a namespace's OS_AUTH_URL may name (default: the controller's own)")
+	dur(&c.nsIdle, "namespace-credentials-idle", otc.DefaultPoolIdle, "how long a namespace's logged-in OTC client is kept unused")
 	if err := c.logLevel.UnmarshalText([]byte(env("log-level", "INFO"))); err != nil {
 		return c, fmt.Errorf("RDS_HOOKS_LOG_LEVEL: %w", err)
 	}
@@ -134,6 +145,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	}
 	if c.cloud != cloudOTC && c.cloud != cloudSim {
 		return c, fmt.Errorf("--cloud must be %q or %q, not %q", cloudOTC, cloudSim, c.cloud)
+	}
+	if c.nsCredentials != rdssync.CredentialsOptional && c.nsCredentials != rdssync.CredentialsRequired {
+		return c, fmt.Errorf("--namespace-credentials must be %q or %q, not %q", rdssync.CredentialsOptional, rdssync.CredentialsRequired, c.nsCredentials)
 	}
 	if c.hookTimeout <= c.callTimeout {
 		return c, fmt.Errorf("--hook-timeout (%s) must be longer than --call-timeout (%s)", c.hookTimeout, c.callTimeout)
@@ -179,6 +193,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logger.Info("logged in to OTC", "region", client.Region(), "cloud", cfg.cloud)
 
+	// The clients for the logins in the objects' namespaces: never the controller's own, which
+	// serves only objects without one (and none with --namespace-credentials Required).
+	var authURLs []string
+	for _, u := range strings.Split(cfg.nsAuthURLs, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			authURLs = append(authURLs, u)
+		}
+	}
+	pool, err := otc.NewPool(otc.PoolConfig{Base: occfg, AuthURLs: authURLs, Idle: cfg.nsIdle})
+	if err != nil {
+		return fmt.Errorf("namespace credentials: %w", err)
+	}
+
 	// NOTE: generated passwords derive from a stable secret, so that two calls for one object
 	// answer the same password (sync/password.go).
 	passwordKey := secret.New(cfg.passwordKey)
@@ -190,6 +217,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	reconciler := rdssync.New(rdssync.Config{
 		Cloud:         client,
+		Clouds:        pool,
+		Credentials:   rdssync.CredentialsConfig{Mode: cfg.nsCredentials, DefaultSecret: cfg.nsSecret},
 		PasswordKey:   passwordKey,
 		CallTimeout:   cfg.callTimeout,
 		ResyncPending: cfg.resyncPending,

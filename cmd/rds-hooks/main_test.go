@@ -144,6 +144,8 @@ func TestParseFlags(t *testing.T) {
 				assert.Equal(t, "127.0.0.1:8080", c.listen)
 				assert.Equal(t, 8*time.Second, c.hookTimeout)
 				assert.Equal(t, 4*time.Second, c.callTimeout)
+				assert.Equal(t, "Optional", c.nsCredentials)
+				assert.Equal(t, "otc-credentials", c.nsSecret)
 			},
 		},
 		"environment": {
@@ -161,6 +163,22 @@ func TestParseFlags(t *testing.T) {
 			args:   []string{"--listen", ":7000"},
 			env:    map[string]string{"RDS_HOOKS_LISTEN": ":9000"},
 			check:  func(t *testing.T, c config) { assert.Equal(t, ":7000", c.listen) },
+		},
+		"namespace credentials": {
+			reason: "Optional by default; the environment sets them like every flag",
+			env: map[string]string{"RDS_HOOKS_NAMESPACE_CREDENTIALS": "Required", "RDS_HOOKS_NAMESPACE_CREDENTIALS_SECRET": "team-otc",
+				"RDS_HOOKS_NAMESPACE_CREDENTIALS_AUTH_URLS": "https://a/v3,https://b/v3", "RDS_HOOKS_NAMESPACE_CREDENTIALS_IDLE": "5m"},
+			check: func(t *testing.T, c config) {
+				assert.Equal(t, "Required", c.nsCredentials)
+				assert.Equal(t, "team-otc", c.nsSecret)
+				assert.Equal(t, "https://a/v3,https://b/v3", c.nsAuthURLs)
+				assert.Equal(t, 5*time.Minute, c.nsIdle)
+			},
+		},
+		"unknown namespace credentials mode": {
+			reason:  "only Optional and Required exist",
+			args:    []string{"--namespace-credentials", "Sometimes"},
+			wantErr: `--namespace-credentials must be "Optional" or "Required"`,
 		},
 		"unknown cloud": {
 			reason:  "only otc and sim exist",
@@ -221,7 +239,36 @@ func TestUsageNamesEveryFlag(t *testing.T) {
 	var out bytes.Buffer
 	_, err := parseFlags([]string{"--help"}, noEnv, &out)
 	require.Error(t, err)
-	for _, f := range []string{"-listen", "-cloud", "-job-image", "-hook-timeout", "-call-timeout", "-resync-steady", "-log-level"} {
+	for _, f := range []string{"-listen", "-cloud", "-namespace-credentials", "-namespace-credentials-secret", "-job-image", "-hook-timeout", "-call-timeout", "-resync-steady", "-log-level"} {
 		assert.True(t, strings.Contains(out.String(), f), f)
 	}
+}
+
+// TestRunNamespaceCredentialsRequired: with --namespace-credentials Required, an object whose
+// namespace has no login is refused with a condition, and customize asks for the namespace's Secret.
+func TestRunNamespaceCredentialsRequired(t *testing.T) {
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		errc <- run(ctx, []string{"--cloud", "sim", "--listen", addr, "--namespace-credentials", "Required"}, noEnv, io.Discard, io.Discard)
+	}()
+	base := "http://" + addr
+	waitReady(t, base, errc)
+
+	body, err := os.ReadFile(filepath.Join(testdata.Dir(), "curl", "sync-create.json"))
+	require.NoError(t, err)
+	post := func(path string) string {
+		resp, err := http.Post(base+path, "application/json", bytes.NewReader(body))
+		require.NoError(t, err)
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, string(out))
+		return string(out)
+	}
+	assert.Contains(t, post("/sync"), `"reason":"CredentialsRequired"`)
+	assert.Contains(t, post("/customize"), `"names":["otc-credentials"]`)
+	cancel()
+	require.NoError(t, <-errc)
 }

@@ -2,8 +2,14 @@ package cloud
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 )
+
+// ErrCredentialsInvalid marks a credential set that Clouds refuses without asking OTC: incomplete,
+// or naming what a namespace may not use (OS_CLOUD, an identity endpoint outside the allowlist).
+// Its text names variables, never their values.
+var ErrCredentialsInvalid = errors.New("invalid OTC credentials")
 
 // Credentials is an OTC login read from a Secret in an Rds object's namespace: the Secret's keys as
 // OS_* variables (OS_USERNAME, OS_PASSWORD, OS_PROJECT_NAME, ...). Its LogValue shows where it came

@@ -18,6 +18,7 @@ type Server struct {
 	srv       *http.Server
 	done      chan struct{}
 	closeOnce sync.Once
+	onClose   []func() // further Sims to close (MultiServer)
 }
 
 // NewServer starts a Sim on 127.0.0.1 with a free port. It panics if it cannot listen, as
@@ -31,11 +32,14 @@ func NewServer(opts Options) *Server {
 }
 
 // Serve serves sim on l until Close.
-func Serve(l net.Listener, sim *Sim) *Server {
+func Serve(l net.Listener, sim *Sim) *Server { return serveHandler(l, sim, sim.Handler()) }
+
+// serveHandler serves h, which is sim's handler or routes to it, on l until Close.
+func serveHandler(l net.Listener, sim *Sim, h http.Handler) *Server {
 	s := &Server{
 		URL:  "http://" + l.Addr().String(),
 		Sim:  sim,
-		srv:  &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 10 * time.Second},
+		srv:  &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
 		done: make(chan struct{}),
 	}
 	go func() {
@@ -51,6 +55,9 @@ func Serve(l net.Listener, sim *Sim) *Server {
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		s.Sim.Close()
+		for _, f := range s.onClose {
+			f()
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := s.srv.Shutdown(ctx); err != nil {

@@ -78,6 +78,10 @@ type RdsSpec struct {
 	Password string `json:"password,omitempty"`
 	// Passwordsecretref names a Secret key in the same namespace that holds the root password.
 	Passwordsecretref *SecretKeyRef `json:"passwordsecretref,omitempty"`
+	// Credentialssecret names a Secret in the same namespace holding the OTC login (OS_* keys) this
+	// object works with, in its team's own OTC project. Empty: the namespace's default Secret if
+	// there is one, else the controller's own login (see docs/credentials.md).
+	Credentialssecret string `json:"credentialssecret,omitempty"`
 	// Databases to create on the instance (MySQL).
 	Databases []string `json:"databases,omitempty"`
 	// Users to create on the instance (MySQL).
@@ -169,6 +173,10 @@ type RdsStatus struct {
 	PasswordGenerated bool `json:"passwordGenerated,omitempty"`
 	// FinalBackup is the backup taken before deletion.
 	FinalBackup *Backup `json:"finalBackup,omitempty"`
+	// CredentialsSecret is the Secret in the object's namespace whose OTC login found or created
+	// the instance; empty for the controller's own login. An instance lives in one OTC project, so
+	// a later call that would use another login waits instead.
+	CredentialsSecret string `json:"credentialsSecret,omitempty"`
 
 	// Day-2 operations: what was handled, so that it runs once.
 

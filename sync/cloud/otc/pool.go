@@ -1,0 +1,271 @@
+package otc
+
+import (
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+)
+
+var _ cloud.Clouds = (*Pool)(nil)
+
+// Defaults of PoolConfig.
+const (
+	DefaultPoolIdle = 30 * time.Minute
+	DefaultPoolMax  = 1000
+)
+
+// PoolConfig configures a Pool.
+type PoolConfig struct {
+	// Base is the controller's own config: its tunables (timeouts, reauth backoffs, transport,
+	// observer) apply to every client of the pool, and its identity endpoint is the one a
+	// credential set without OS_AUTH_URL uses. Its credentials are never used.
+	Base Config
+	// AuthURLs are the identity endpoints a credential set may name in OS_AUTH_URL. Empty: only
+	// Base's. No other endpoint is ever contacted: a Secret cannot make the controller send a
+	// login (or anything else) to an address of its choosing.
+	AuthURLs []string
+	// Idle is how long a client nobody asked for is kept. Zero: DefaultPoolIdle.
+	Idle time.Duration
+	// Max bounds the number of clients; the least recently used goes first. Zero: DefaultPoolMax.
+	Max int
+	// Now is the pool's clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Pool hands out one logged-in Client per credential set (cloud.Clouds). A set is known by the
+// SHA-256 digest of its namespace and its login, which never leaves the pool. The first call for
+// a set logs in with its own deadline while later calls for the same set wait for that login (one
+// login, however many calls arrive at once); a refused login is remembered for Base's reauth
+// backoff, so that calls do not lock the IAM user with failed logins. A client unused for Idle is
+// dropped. The pool is safe for concurrent use.
+type Pool struct {
+	base      Config
+	defaultIn string          // Base's identity endpoint
+	allowed   map[string]bool // normalised identity endpoints
+	idle      time.Duration
+	max       int
+	now       func() time.Time
+	newClient func(ctx context.Context, cfg Config) (*Client, error)
+
+	mu      sync.Mutex
+	entries map[[sha256.Size]byte]*list.Element // of *poolEntry
+	lru     list.List                           // front: most recently used
+}
+
+type poolEntry struct {
+	key      [sha256.Size]byte
+	lastUsed time.Time
+	done     chan struct{} // closed when the login finished
+	client   *Client       // set before done closes, nil on failure
+	err      error         // the login's error
+	retryAt  time.Time     // a failed entry is dropped at its first use after retryAt
+}
+
+// NewPool returns an empty pool. Base needs an identity endpoint (set, or from its clouds.yaml
+// cloud) only when credential sets may omit OS_AUTH_URL.
+func NewPool(cfg PoolConfig) (*Pool, error) {
+	p := &Pool{
+		base: cfg.Base, idle: cfg.Idle, max: cfg.Max, now: cfg.Now, newClient: New,
+		allowed: map[string]bool{}, entries: map[[sha256.Size]byte]*list.Element{},
+	}
+	if p.idle <= 0 {
+		p.idle = DefaultPoolIdle
+	}
+	if p.max <= 0 {
+		p.max = DefaultPoolMax
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	// Every client shares one transport, so that their connections to OTC are pooled together.
+	if p.base.Transport == nil {
+		p.base.Transport = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	if opts, _, err := loginOptions(cfg.Base); err == nil {
+		p.defaultIn = normaliseURL(opts.GetIdentityEndpoint())
+	}
+	if p.defaultIn == "" {
+		p.defaultIn = normaliseURL(cfg.Base.AuthURL)
+	}
+	for _, u := range cfg.AuthURLs {
+		if u = normaliseURL(u); u != "" {
+			p.allowed[u] = true
+		}
+	}
+	if len(p.allowed) == 0 && p.defaultIn != "" {
+		p.allowed[p.defaultIn] = true
+	}
+	return p, nil
+}
+
+func normaliseURL(u string) string { return strings.TrimRight(strings.TrimSpace(u), "/") }
+
+// Len is the number of clients (and logins in flight or remembered as failed) in the pool.
+func (p *Pool) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.entries)
+}
+
+// For returns the client for creds, logging in if the pool has none. Errors are
+// cloud.ErrCredentialsInvalid (no OTC call was made) or the login's *cloud.Error.
+func (p *Pool) For(ctx context.Context, creds *cloud.Credentials) (cloud.Cloud, error) {
+	if creds == nil {
+		return nil, fmt.Errorf("%w: no credentials", cloud.ErrCredentialsInvalid)
+	}
+	cfg, err := p.config(creds)
+	if err != nil {
+		return nil, err
+	}
+	key := digest(creds.Namespace, cfg)
+
+	p.mu.Lock()
+	now := p.now()
+	p.sweep(now)
+	el, found := p.entries[key]
+	var e *poolEntry
+	if found {
+		e = el.Value.(*poolEntry)
+		select {
+		case <-e.done:
+			if e.client == nil && !now.Before(e.retryAt) {
+				p.remove(el) // the failure is old enough: log in again
+				found = false
+			}
+		default:
+		}
+	}
+	if found {
+		e.lastUsed = now
+		p.lru.MoveToFront(el)
+		p.mu.Unlock()
+		return e.wait(ctx)
+	}
+	e = &poolEntry{key: key, lastUsed: now, done: make(chan struct{})}
+	p.entries[key] = p.lru.PushFront(e)
+	for p.lru.Len() > p.max {
+		p.remove(p.lru.Back())
+	}
+	p.mu.Unlock()
+
+	// NOTE: the login runs under the first caller's deadline; callers arriving meanwhile wait for
+	// it (or their own deadline). A login cut short by that deadline is not remembered as failed.
+	client, err := p.newClient(ctx, cfg)
+	p.mu.Lock()
+	e.client = client
+	if err != nil {
+		e.err = loginFailure(err)
+		e.retryAt = p.now()
+		var ce *cloud.Error
+		if errors.As(e.err, &ce) && ctx.Err() == nil {
+			switch ce.Kind {
+			case cloud.KindUnauthorized, cloud.KindInvalid, cloud.KindNotFound:
+				e.retryAt = e.retryAt.Add(p.base.reauthBackoff())
+			default:
+				e.retryAt = e.retryAt.Add(p.base.reauthRetry())
+			}
+		}
+	}
+	close(e.done)
+	p.mu.Unlock()
+	if err != nil {
+		return nil, e.err
+	}
+	return client, nil
+}
+
+// wait returns the entry's client once its login finished, or ctx's error.
+func (e *poolEntry) wait(ctx context.Context) (cloud.Cloud, error) {
+	select {
+	case <-e.done:
+	case <-ctx.Done():
+		return nil, &cloud.Error{Kind: cloud.KindUnavailable, Op: "Authenticate", Message: "the login to OTC did not finish in time"}
+	}
+	if e.client == nil {
+		return nil, e.err
+	}
+	return e.client, nil
+}
+
+// loginFailure keeps a login's error to a *cloud.Error; anything else (no endpoint in the catalog,
+// no region) is the credential set's fault and reported without its text.
+func loginFailure(err error) error {
+	var ce *cloud.Error
+	if errors.As(err, &ce) {
+		return ce
+	}
+	return &cloud.Error{Kind: cloud.KindInvalid, Op: "Authenticate",
+		Message: "the login succeeded, but its project offers no RDS in the region"}
+}
+
+// sweep drops the clients idle for longer than p.idle. The caller holds p.mu.
+func (p *Pool) sweep(now time.Time) {
+	for el := p.lru.Back(); el != nil; {
+		e := el.Value.(*poolEntry)
+		if now.Sub(e.lastUsed) < p.idle {
+			return // the rest were used more recently
+		}
+		prev := el.Prev()
+		p.remove(el)
+		el = prev
+	}
+}
+
+func (p *Pool) remove(el *list.Element) {
+	delete(p.entries, el.Value.(*poolEntry).key)
+	p.lru.Remove(el)
+}
+
+// config turns a credential set into a Config with the pool's tunables, refusing what a namespace
+// may not use. Its errors name variables, never values.
+func (p *Pool) config(creds *cloud.Credentials) (Config, error) {
+	if v := strings.TrimSpace(creds.Env["OS_CLOUD"]); v != "" {
+		return Config{}, fmt.Errorf("%w: OS_CLOUD is not allowed (it names a cloud in the controller's own clouds.yaml)", cloud.ErrCredentialsInvalid)
+	}
+	cfg, err := ConfigFromEnv(func(k string) string { return creds.Env[k] })
+	if errors.Is(err, ErrNoCredentials) {
+		return Config{}, fmt.Errorf("%w: no OTC login (OS_USERNAME and OS_PASSWORD, or OS_ACCESS_KEY and OS_SECRET_KEY)", cloud.ErrCredentialsInvalid)
+	}
+	if cfg.AuthURL == "" {
+		cfg.AuthURL = p.defaultIn
+		if err != nil {
+			err = cfg.validate() // OS_AUTH_URL was only missing because it defaults to the controller's
+		}
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("%w: %s", cloud.ErrCredentialsInvalid, strings.TrimPrefix(err.Error(), "incomplete OTC credentials: "))
+	}
+	if !p.allowed[normaliseURL(cfg.AuthURL)] {
+		return Config{}, fmt.Errorf("%w: OS_AUTH_URL is not one of the identity endpoints the administrator allowed", cloud.ErrCredentialsInvalid)
+	}
+	cfg.RequestTimeout, cfg.RetryAfter = p.base.RequestTimeout, p.base.RetryAfter
+	cfg.ReauthBackoff, cfg.ReauthRetry = p.base.ReauthBackoff, p.base.ReauthRetry
+	cfg.Transport, cfg.Observe = p.base.Transport, p.base.Observe
+	return cfg, nil
+}
+
+// digest identifies a credential set: the namespace it was read in (a client is never handed to
+// another namespace's call) and everything the login depends on, each length-prefixed.
+func digest(namespace string, c Config) [sha256.Size]byte {
+	h := sha256.New()
+	for _, v := range []string{
+		namespace, normaliseURL(c.AuthURL), c.Username, c.UserID, c.Password.Reveal(), c.DomainName,
+		c.DomainID, c.ProjectName, c.ProjectID, c.Token.Reveal(), c.AccessKey, c.SecretKey.Reveal(),
+		c.SecurityToken.Reveal(), c.Region,
+	} {
+		_ = binary.Write(h, binary.BigEndian, uint64(len(v)))
+		h.Write([]byte(v))
+	}
+	var out [sha256.Size]byte
+	h.Sum(out[:0])
+	return out
+}

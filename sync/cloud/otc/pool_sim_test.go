@@ -1,0 +1,242 @@
+package otc_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
+	"github.com/mcsps/rds-lambda-controller/test/otcsim"
+	"github.com/mcsps/rds-lambda-controller/test/testutil"
+)
+
+// poolEnv is a pool over a simulator with the controller's project and two teams' projects.
+type poolEnv struct {
+	srv   *otcsim.MultiServer
+	clock *otcsim.ManualClock
+	pool  *otc.Pool
+}
+
+func newPoolEnv(t *testing.T, edit func(*otc.PoolConfig)) *poolEnv {
+	t.Helper()
+	clock := otcsim.NewManualClock(t0)
+	srv := testutil.TwoProjects(t, clock)
+	env := srv.Env(testutil.ProjectController)
+	base, err := otc.ConfigFromEnv(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	base.RequestTimeout = 5 * time.Second
+	pc := otc.PoolConfig{Base: base, Now: clock.Now}
+	if edit != nil {
+		edit(&pc)
+	}
+	pool, err := otc.NewPool(pc)
+	require.NoError(t, err)
+	return &poolEnv{srv: srv, clock: clock, pool: pool}
+}
+
+// creds is project i's login as a namespace's Secret holds it.
+func (e *poolEnv) creds(namespace string, i int) *cloud.Credentials {
+	return &cloud.Credentials{Namespace: namespace, Secret: "otc-credentials", Env: e.srv.Env(i)}
+}
+
+func (e *poolEnv) logins(i int) int { return e.srv.Sims[i].Calls(otcsim.OpCreateToken) }
+
+func TestPoolEachTeamSeesOnlyItsProject(t *testing.T) {
+	e := newPoolEnv(t, nil)
+	idA, err := e.srv.Sims[testutil.ProjectTeamA].AddInstance(otcsim.InstanceSpec{Name: "rds-team-a-db"})
+	require.NoError(t, err)
+
+	a, err := e.pool.For(ctxT(t), e.creds("team-a", testutil.ProjectTeamA))
+	require.NoError(t, err)
+	b, err := e.pool.For(ctxT(t), e.creds("team-b", testutil.ProjectTeamB))
+	require.NoError(t, err)
+
+	inst, err := a.FindInstanceByName(ctxT(t), "rds-team-a-db")
+	require.NoError(t, err)
+	assert.Equal(t, idA, inst.ID)
+
+	_, err = b.FindInstanceByName(ctxT(t), "rds-team-a-db")
+	assert.ErrorIs(t, err, cloud.ErrNotFound, "team B's project does not list team A's instance")
+	_, err = b.GetInstance(ctxT(t), idA)
+	assert.ErrorIs(t, err, cloud.ErrNotFound, "nor does it find it by id")
+	assert.Empty(t, e.srv.Sims[testutil.ProjectTeamB].Instances())
+	assert.Empty(t, e.srv.Sims[testutil.ProjectController].Instances())
+}
+
+func TestPoolLogsInOncePerCredentialSet(t *testing.T) {
+	e := newPoolEnv(t, nil)
+	var wg sync.WaitGroup
+	clients := make([]cloud.Cloud, 16)
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := e.pool.For(ctxT(t), e.creds("team-a", testutil.ProjectTeamA))
+			assert.NoError(t, err)
+			clients[i] = c
+		}()
+	}
+	wg.Wait()
+	for _, c := range clients[1:] {
+		assert.Same(t, clients[0], c, "one client per credential set")
+	}
+	for range 10 {
+		c, err := e.pool.For(ctxT(t), e.creds("team-a", testutil.ProjectTeamA))
+		require.NoError(t, err)
+		_, err = c.FindInstanceByName(ctxT(t), "x")
+		require.ErrorIs(t, err, cloud.ErrNotFound)
+	}
+	assert.Equal(t, 1, e.logins(testutil.ProjectTeamA), "one login for 26 calls, 16 of them at once")
+
+	// The same login read in another namespace gets a client of its own: a client never serves
+	// another namespace's call.
+	other, err := e.pool.For(ctxT(t), e.creds("team-a-copy", testutil.ProjectTeamA))
+	require.NoError(t, err)
+	assert.NotSame(t, clients[0], other)
+	assert.Equal(t, 2, e.logins(testutil.ProjectTeamA))
+	assert.Equal(t, 2, e.pool.Len())
+}
+
+func TestPoolEvictsIdleAndLeastRecentlyUsedClients(t *testing.T) {
+	e := newPoolEnv(t, func(pc *otc.PoolConfig) { pc.Idle, pc.Max = 30*time.Minute, 2 })
+	use := func(ns string, i int) cloud.Cloud {
+		c, err := e.pool.For(ctxT(t), e.creds(ns, i))
+		require.NoError(t, err)
+		return c
+	}
+	a := use("team-a", testutil.ProjectTeamA)
+	e.clock.Advance(29 * time.Minute)
+	assert.Same(t, a, use("team-a", testutil.ProjectTeamA), "used within the idle time: kept")
+	e.clock.Advance(29 * time.Minute)
+	assert.Same(t, a, use("team-a", testutil.ProjectTeamA), "each use starts the idle time again")
+	assert.Equal(t, 1, e.logins(testutil.ProjectTeamA))
+
+	e.clock.Advance(31 * time.Minute)
+	use("team-b", testutil.ProjectTeamB)
+	assert.Equal(t, 1, e.pool.Len(), "team A's client was idle for 31 minutes and is gone")
+	assert.NotSame(t, a, use("team-a", testutil.ProjectTeamA))
+	assert.Equal(t, 2, e.logins(testutil.ProjectTeamA), "a new login after eviction")
+
+	// Max 2: a third set pushes out the least recently used (team B's).
+	use("team-b2", testutil.ProjectTeamB)
+	assert.Equal(t, 2, e.pool.Len())
+	use("team-b", testutil.ProjectTeamB)
+	assert.Equal(t, 3, e.logins(testutil.ProjectTeamB), "team-b was the least recently used and logs in again")
+}
+
+func TestPoolRefusesWhatANamespaceMayNotUse(t *testing.T) {
+	var foreign atomic.Int32
+	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { foreign.Add(1) }))
+	t.Cleanup(attacker.Close)
+
+	for name, tc := range map[string]struct {
+		edit   func(env map[string]string)
+		reason string
+	}{
+		"OS_CLOUD reads the controller's clouds.yaml": {
+			edit: func(env map[string]string) { env["OS_CLOUD"] = "otc" }, reason: "OS_CLOUD",
+		},
+		"a foreign identity endpoint": {
+			edit: func(env map[string]string) { env["OS_AUTH_URL"] = attacker.URL + "/v3" }, reason: "OS_AUTH_URL",
+		},
+		"no password": {
+			edit: func(env map[string]string) { delete(env, "OS_PASSWORD") }, reason: "OS_PASSWORD",
+		},
+		"no project": {
+			edit: func(env map[string]string) { delete(env, "OS_PROJECT_NAME") }, reason: "OS_PROJECT_NAME",
+		},
+		"nothing at all": {
+			edit: func(env map[string]string) { clear(env) }, reason: "no OTC login",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newPoolEnv(t, nil)
+			creds := e.creds("team-a", testutil.ProjectTeamA)
+			tc.edit(creds.Env)
+			_, err := e.pool.For(ctxT(t), creds)
+			require.ErrorIs(t, err, cloud.ErrCredentialsInvalid)
+			assert.Contains(t, err.Error(), tc.reason)
+			assert.NotContains(t, err.Error(), "Team-A-s3cret-pw")
+			assert.NotContains(t, err.Error(), attacker.URL)
+			for i := range e.srv.Sims {
+				assert.Zero(t, e.logins(i), "no login anywhere")
+			}
+			assert.Zero(t, foreign.Load(), "nothing sent to the foreign endpoint")
+		})
+	}
+}
+
+func TestPoolAuthURL(t *testing.T) {
+	t.Run("missing means the controller's", func(t *testing.T) {
+		e := newPoolEnv(t, nil)
+		creds := e.creds("team-a", testutil.ProjectTeamA)
+		delete(creds.Env, "OS_AUTH_URL")
+		_, err := e.pool.For(ctxT(t), creds)
+		require.NoError(t, err)
+		assert.Equal(t, 1, e.logins(testutil.ProjectTeamA))
+	})
+	t.Run("an allowlisted one, trailing slash and all", func(t *testing.T) {
+		e := newPoolEnv(t, nil)
+		e2 := newPoolEnv(t, func(pc *otc.PoolConfig) { pc.AuthURLs = []string{e.srv.AuthURL() + "/"} })
+		creds := e.creds("team-a", testutil.ProjectTeamA)
+		_, err := e2.pool.For(ctxT(t), creds)
+		require.NoError(t, err)
+		creds = e2.creds("team-a", testutil.ProjectTeamA)
+		_, err = e2.pool.For(ctxT(t), creds)
+		require.ErrorIs(t, err, cloud.ErrCredentialsInvalid, "an allowlist replaces the default: the controller's own endpoint is not on it")
+	})
+}
+
+func TestPoolRemembersARefusedLogin(t *testing.T) {
+	e := newPoolEnv(t, nil)
+	creds := e.creds("team-a", testutil.ProjectTeamA)
+	creds.Env["OS_PASSWORD"] = "Wrong-passw0rd"
+	for range 5 {
+		_, err := e.pool.For(ctxT(t), creds)
+		var ce *cloud.Error
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, cloud.KindUnauthorized, ce.Kind)
+		assert.NotContains(t, err.Error(), "Wrong-passw0rd")
+	}
+	assert.Equal(t, 1, e.logins(testutil.ProjectTeamA), "a refused login is not tried again on every call (IAM locks users)")
+
+	e.clock.Advance(otc.DefaultReauthBackoff + time.Second)
+	_, err := e.pool.For(ctxT(t), creds)
+	require.Error(t, err)
+	assert.Equal(t, 2, e.logins(testutil.ProjectTeamA), "tried again after the backoff")
+
+	creds.Env["OS_PASSWORD"] = "Team-A-s3cret-pw" // the team fixed its Secret: another set, at once
+	_, err = e.pool.For(ctxT(t), creds)
+	require.NoError(t, err)
+}
+
+// BenchmarkPoolFor is the cost of a call's look-up of its namespace's client once logged in
+// (validation, digest and the LRU under one lock).
+func BenchmarkPoolFor(b *testing.B) {
+	srv := testutil.TwoProjects(b, nil)
+	env := srv.Env(testutil.ProjectController)
+	base, err := otc.ConfigFromEnv(func(k string) string { return env[k] })
+	require.NoError(b, err)
+	pool, err := otc.NewPool(otc.PoolConfig{Base: base})
+	require.NoError(b, err)
+	creds := &cloud.Credentials{Namespace: "team-a", Secret: "otc-credentials", Env: srv.Env(testutil.ProjectTeamA)}
+	ctx := context.Background()
+	_, err = pool.For(ctx, creds)
+	require.NoError(b, err)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := pool.For(ctx, creds); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
