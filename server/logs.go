@@ -69,6 +69,8 @@ func NewLogs(opts LogsOptions) *LogsServer {
 	s := &LogsServer{opts: opts, engine: gin.New(), slots: make(chan struct{}, opts.MaxInFlight)}
 	s.engine.ContextWithFallback = true
 	s.engine.HandleMethodNotAllowed = true
+	// NOTE: no proxy is trusted: a Job must not choose the client address the refusals log.
+	_ = s.engine.SetTrustedProxies(nil)
 	s.engine.Use(gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, err any) {
 		s.opts.Logger.Error("panic in logs handler", "panic", err)
 		c.AbortWithStatusJSON(http.StatusInternalServerError, logsapi.Error{Error: "internal error"})

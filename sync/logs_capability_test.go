@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/cloudtest"
+	"github.com/mcsps/rds-lambda-controller/sync/hook"
 	"github.com/mcsps/rds-lambda-controller/sync/logsapi"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
@@ -181,4 +183,49 @@ func TestReadLogsCloudErrors(t *testing.T) {
 			assert.Equal(t, tc.want, ce.Error())
 		})
 	}
+}
+
+// The capability carries the credential set of the call that issued it (the seam per-namespace
+// credentials fill in), and the read uses it.
+func TestLogsCapabilityCarriesTheCallsCredentials(t *testing.T) {
+	w := newLogsWorld(t)
+	req := request(w.spec, v1alpha1.RdsStatus{ID: "inst-1"}, storedSecret("A12345678+"))
+	c := w.r.begin(context.Background(), req)
+	c.creds = &cloud.Credentials{Namespace: "rds1", Secret: "otc-credentials", Env: map[string]string{"OS_PASSWORD": "team"}}
+	c.logs(activeInstance())
+	secrets, _ := logsChildren(&hook.SyncResponse{Children: c.logChildren()})
+	require.Len(t, secrets, 1)
+	got := w.capability(t, secrets[0])
+	assert.Equal(t, c.creds, got.Creds)
+	assert.NotContains(t, string(secrets[0].Data["RDS_LOGS_TOKEN"]), "team")
+
+	// A capability naming another namespace's credentials is never used.
+	forged := got
+	forged.Creds = &cloud.Credentials{Namespace: "other", Secret: "otc-credentials"}
+	_, err := w.r.ReadLogs(context.Background(), mustSeal(t, w.r.caps, forged), logsapi.Request{Instance: "inst-1", Type: "error"})
+	assert.ErrorIs(t, err, ErrCapabilityInvalid)
+}
+
+// BenchmarkCapability: sealing runs on every call that renders a log Secret, opening on every read.
+func BenchmarkCapability(b *testing.B) {
+	s, err := newCapabilitySealer(secret.New("bench key"))
+	require.NoError(b, err)
+	c := testCapability()
+	c.Creds = &cloud.Credentials{Namespace: "rds1", Secret: "otc-credentials", Env: map[string]string{"OS_USERNAME": "u", "OS_PASSWORD": "p"}}
+	token, err := s.seal(c)
+	require.NoError(b, err)
+	b.Run("seal", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.seal(c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("open", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.open(token); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -58,6 +58,9 @@ func (r *Reconciler) ReadLogs(ctx context.Context, token string, req logsapi.Req
 	if err != nil {
 		return nil, err
 	}
+	if capa.Creds != nil && capa.Creds.Namespace != capa.Namespace {
+		return nil, errCapabilityInvalid // never another namespace's credentials
+	}
 	now := r.cfg.Now().UTC()
 	if !now.Before(capa.expires()) {
 		return nil, &CapabilityExpiredError{At: capa.expires()}
