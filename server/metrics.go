@@ -11,6 +11,7 @@ type Metrics struct {
 	hookDuration *prometheus.HistogramVec
 	cloudCalls   *prometheus.CounterVec
 	cloudLatency *prometheus.HistogramVec
+	logsReads    *prometheus.HistogramVec
 }
 
 // NewMetrics registers the metrics with reg.
@@ -30,8 +31,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time of calls to the OTC API, by operation.",
 			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"operation"}),
+		logsReads: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "rds_hooks_logs_read_duration_seconds",
+			Help:    "Time to answer a log Job's read on the logs port, by outcome (ok, unauthorized, expired, forbidden, ...).",
+			Buckets: []float64{.01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"outcome"}),
 	}
-	reg.MustRegister(m.hookDuration, m.cloudCalls, m.cloudLatency)
+	reg.MustRegister(m.hookDuration, m.cloudCalls, m.cloudLatency, m.logsReads)
 	return m
 }
 
@@ -43,4 +49,8 @@ func (m *Metrics) ObserveCloudCall(op, result string, d time.Duration) {
 
 func (m *Metrics) observeHook(hook, outcome string, d time.Duration) {
 	m.hookDuration.WithLabelValues(hook, outcome).Observe(d.Seconds())
+}
+
+func (m *Metrics) observeLogsRead(outcome string, d time.Duration) {
+	m.logsReads.WithLabelValues(outcome).Observe(d.Seconds())
 }

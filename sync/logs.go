@@ -1,10 +1,8 @@
 package sync
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -18,23 +16,28 @@ import (
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/logsapi"
 )
 
 // A log request runs in three acts, one state each in status.logs, so that a lost response never
-// issues a second credential or starts a second Job:
+// starts a second Job:
 //
-//  1. Starting: the call that first sees a new spec.logs.request issues a temporary AK/SK (an IAM
-//     call, no change to the instance) and returns it in the Job's Secret. Later calls echo the
-//     observed Secret; the Job is returned only once the Secret is observed with a credential that
-//     outlives the Job's deadline (a stale one is replaced, once, before the Job starts).
+//  1. Starting: the call that first sees a new spec.logs.request records when the Job's capability
+//     expires (status.logs.credentialExpires); every call that observes the instance renders the
+//     Job's Secret holding the capability, a pure function of status.logs, the instance id, the
+//     object and the call's credentials (logs_capability.go), so two calls answer the same Secret
+//     and no cloud call is made. The Job is returned only once the Secret is observed with a
+//     capability that outlives the Job's deadline (a stale one is renewed before the Job starts).
 //  2. Running: the Job and its Secret are returned until the Job is observed Complete or Failed.
 //  3. Succeeded or Failed: the Secret is no longer returned (Metacontroller deletes it; the
-//     credential expires by itself within minutes), and the Job is kept for the retention, then no
+//     capability expires by itself within minutes), and the Job is kept for the retention, then no
 //     longer returned (Metacontroller deletes it). status.logs.request remembers the request.
 //
-// The logs step runs on every sync call that sees the instance, whichever step stopped before it
-// (logsStep). The rendering of the children (logChildren) reads only status.logs and the observed
-// children, so every call returns them, even one that failed to observe the instance, and finalize.
+// The Job holds no OTC credential: its capability reads one instance's logs through the hooks'
+// logs port (ReadLogs, docs/logs.md). The logs step runs on every sync call that sees the
+// instance, whichever step stopped before it (logsStep). The rendering of the children
+// (logChildren) reads only status.logs and the observed children, so every call returns them,
+// even one that failed to observe the instance, and finalize.
 
 // ReasonLogsUnavailable: the controller cannot run log Jobs.
 const ReasonLogsUnavailable = "LogsUnavailable"
@@ -43,8 +46,8 @@ const ReasonLogsUnavailable = "LogsUnavailable"
 const (
 	defaultLogsSince = "1h"
 	defaultLogsLines = 200
-	maxLogsLines     = 2000
-	maxLogsSince     = 30 * 24 * time.Hour // OTC serves at most a month per query
+	maxLogsLines     = logsapi.MaxLines
+	maxLogsSince     = logsapi.MaxSince
 	maxLogsRequest   = 63
 )
 
@@ -76,57 +79,55 @@ func validateLogs(r *v1alpha1.LogsRequest, engine string) []string {
 }
 
 // logsStep runs the logs step after the instance steps, whether or not one of them stopped the
-// call: it needs no root password and changes nothing on the instance (its credential is an IAM
-// call), so a restore or a day-2 change that holds the other steps for a long time, or an adopted
-// instance whose password is unknown, does not hold a log request. stopped says an earlier step
-// stopped the call: its resync and its record of a change issued in this call must survive.
-func (c *call) logsStep(ctx context.Context, inst *cloud.Instance, stopped bool) error {
+// call: it needs no root password, makes no cloud call and changes nothing on the instance, so a
+// restore or a day-2 change that holds the other steps for a long time, or an adopted instance
+// whose password is unknown, does not hold a log request. An earlier step's resync survives.
+func (c *call) logsStep(inst *cloud.Instance) {
 	resync := c.resync
-	err := c.logs(ctx, inst)
+	c.logs(inst)
 	c.resync = min(c.resync, resync)
-	var throttled *ThrottledError
-	if stopped && errors.As(err, &throttled) {
-		// NOTE: a 429 makes Metacontroller drop this whole answer, and with it the record of a change
-		// an earlier step may have issued. The credential is asked for again on the next call.
-		c.log.Info("log Job credential throttled; retried on the next call", "retryAfter", throttled.RetryAfter)
-		return nil
-	}
-	return err
 }
 
 // logs starts a new log request and follows the Job of the latest one.
-func (c *call) logs(ctx context.Context, inst *cloud.Instance) error {
+func (c *call) logs(inst *cloud.Instance) {
+	c.logsInstance = inst.ID
 	if want := c.spec.Logs; want != nil && (c.st.Logs == nil || c.st.Logs.Request != want.Request) {
 		if problems := validateLogs(want, inst.Engine); len(problems) > 0 {
 			c.invalid(joinSentences(problems))
-			return nil
+			return
 		}
 		if c.r.cfg.JobImage == "" {
 			c.setSynced(metav1.ConditionFalse, ReasonLogsUnavailable,
 				"The controller has no image for log Jobs; its operator must set --job-image.")
-			return nil
+			return
+		}
+		if c.r.caps == nil {
+			c.setSynced(metav1.ConditionFalse, ReasonLogsUnavailable, msgNoLogsKey)
+			return
 		}
 		c.st.Logs = c.acceptLogs(want, inst.Engine)
 		c.log.Info("log request accepted", "request", want.Request, "job", c.st.Logs.Job)
 	}
 	ls := c.st.Logs
 	if ls == nil {
-		return nil
+		return
 	}
 	switch ls.State {
 	case v1alpha1.LogsStarting:
-		return c.startLogs(ctx, ls)
+		c.startLogs(ls)
 	case v1alpha1.LogsRunning:
 		c.followLogs(ls)
 	case v1alpha1.LogsSucceeded, v1alpha1.LogsFailed:
 		c.retainLogs(ls)
 	}
-	return nil
 }
+
+// msgNoLogsKey: without a stable secret the replicas share no key to seal capabilities with.
+const msgNoLogsKey = "The controller has no stable key to seal log Job capabilities with (a token login); its operator must set --password-key."
 
 // finalizeLogs keeps status.logs true while the object is being deleted: a running Job is followed
 // to its end and kept for its retention (logChildren returns it), but no Job starts and no
-// credential is issued.
+// capability is issued.
 func (c *call) finalizeLogs() {
 	ls := c.st.Logs
 	if ls == nil {
@@ -164,53 +165,43 @@ func (c *call) acceptLogs(want *v1alpha1.LogsRequest, engine string) *v1alpha1.L
 			ls.Types = append(ls.Types, v1alpha1.LogTypeSlow)
 		}
 	}
-	ls.Message = "The log Job starts once its credentials are stored."
+	ls.Message = msgLogsStarting
 	return ls
 }
 
-// startLogs issues the Job's credential, once, and moves on when its Secret is observed with a
-// credential that outlives the Job's deadline.
-func (c *call) startLogs(ctx context.Context, ls *v1alpha1.LogsStatus) error {
-	observed := c.observedLogsSecret(ls)
-	var observedExp time.Time
-	if observed != nil {
-		observedExp = c.logsSecretExpires(observed, ls)
-		if c.now.Add(c.r.cfg.LogsJobDeadline).Before(observedExp) {
-			ls.State = v1alpha1.LogsRunning
-			ls.Message = c.logsCommand(ls)
-			c.followLogs(ls)
-			return nil
-		}
+const msgLogsStarting = "The log Job starts once its capability is stored."
+
+// startLogs moves on when the Job's Secret is observed with a capability that outlives the Job's
+// deadline, and otherwise (re)sets the capability's expiry so that the Secret this call renders
+// holds one that does.
+func (c *call) startLogs(ls *v1alpha1.LogsStatus) {
+	if c.r.caps == nil { // a replica started without the key
+		c.setSynced(metav1.ConditionFalse, ReasonLogsUnavailable, msgNoLogsKey)
+		return
+	}
+	if observed := c.observedLogsSecret(ls); observed != nil && c.now.Add(c.r.cfg.LogsJobDeadline).Before(c.logsSecretExpires(observed, ls)) {
+		ls.State = v1alpha1.LogsRunning
+		ls.Message = c.logsCommand(ls)
+		c.followLogs(ls)
+		return
 	}
 	c.resync = min(c.resync, c.r.cfg.ResyncSecret)
-	// NOTE: an issued credential cannot be looked up again, only stored. While the one a previous
-	// call issued may still be on its way into the Secret, wait for it; issue anew only when it
-	// would expire before the Job could use it (its Secret was never created), or when the one in
-	// the observed Secret would expire before the Job's deadline (the call that issued it was held
-	// up, say by a restore, before the Job could start). A response lost entirely loses its status
-	// too, and then the next call issues a new credential: the lost one expires unused.
-	if exp := ls.CredentialExpires; exp != nil && !exp.Time.Equal(observedExp) && c.now.Add(c.r.cfg.LogsCredentialTTL/2).Before(exp.Time) {
-		return nil
+	// NOTE: a capability costs no cloud call and is a function of status.logs: renewing it is only
+	// a new expiry. It is renewed when it would expire before the Job could end (its Secret never
+	// arrived in time, or the call that accepted the request was long ago); the Secret of the last
+	// expiry may still be on its way, and two calls answer the same one.
+	if exp := ls.CredentialExpires; exp == nil || !c.now.Add(c.r.cfg.LogsJobDeadline).Before(exp.Time) {
+		next := metav1.NewTime(c.now.Add(c.r.cfg.LogsCapabilityTTL))
+		ls.CredentialExpires = &next
+		c.log.Info("log Job capability issued", "job", ls.Job, "expires", next.Time)
 	}
-	var cred *cloud.TemporaryCredential
-	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		cred, err = c.cloud.CreateTemporaryCredential(ctx, c.r.cfg.LogsCredentialTTL)
-		return err
-	}); err != nil {
-		return c.cloudError(err)
-	}
-	c.log.Info("issued log Job credential", "job", ls.Job, "expires", cred.ExpiresAt)
-	exp := metav1.NewTime(cred.ExpiresAt.UTC().Truncate(time.Second))
-	ls.CredentialExpires = &exp
-	ls.Message = "The log Job starts once its credentials are stored."
-	c.logCred = cred
-	return nil
+	ls.Message = msgLogsStarting
 }
 
-// logsSecretExpires is when the credential in an observed log Secret expires: as its annotation
-// says, or for a Secret written before the annotation, as status.logs recorded.
+// logsSecretExpires is when the capability in an observed log Secret expires: as its annotation
+// says, or else as status.logs recorded.
 func (c *call) logsSecretExpires(s *corev1.Secret, ls *v1alpha1.LogsStatus) time.Time {
-	if t, err := time.Parse(time.RFC3339, s.Annotations[AnnotationCredentialExpires]); err == nil {
+	if t, err := time.Parse(time.RFC3339, s.Annotations[AnnotationCapabilityExpires]); err == nil {
 		return t
 	}
 	if ls.CredentialExpires != nil {
@@ -235,7 +226,7 @@ func (c *call) followLogs(ls *v1alpha1.LogsStatus) {
 		}
 	} else if exp := ls.CredentialExpires; exp != nil && !c.now.Time.Before(exp.Add(c.r.cfg.LogsJobDeadline)) {
 		// The Job was never seen (refused by a quota, say) and could no longer run with its
-		// credential: give up rather than keep its Secret for ever.
+		// capability: give up rather than keep its Secret for ever.
 		state = v1alpha1.LogsFailed
 	}
 	if state == "" {
@@ -282,8 +273,17 @@ func (c *call) logChildren() []any {
 	var out []any
 	switch ls.State {
 	case v1alpha1.LogsStarting, v1alpha1.LogsRunning:
-		if c.logCred != nil {
-			out = append(out, logsSecret(c.parent, ls, c.logCred))
+		// NOTE: only a call that observed the instance renders the capability, for the instance it
+		// observed; any other (a failed observation, finalize) echoes the observed Secret.
+		var rendered *corev1.Secret
+		if c.logsInstance != "" && ls.CredentialExpires != nil && c.r.caps != nil {
+			var err error
+			if rendered, err = c.logsSecret(ls); err != nil {
+				c.log.Error("cannot seal the log Job's capability", "job", ls.Job, "error", err.Error())
+			}
+		}
+		if rendered != nil {
+			out = append(out, rendered)
 		} else if s := c.observedLogsSecret(ls); s != nil {
 			out = append(out, echoLogsSecret(c.parent, s))
 		}
@@ -298,10 +298,11 @@ func (c *call) logChildren() []any {
 	return out
 }
 
-// observedLogsSecret is the Job's Secret if it is observed with a credential in it.
+// observedLogsSecret is the Job's Secret if it is observed with a capability in it (a Secret of
+// an earlier version, with an AK/SK, is not).
 func (c *call) observedLogsSecret(ls *v1alpha1.LogsStatus) *corev1.Secret {
 	s := c.req.Secrets[logsSecretName(ls.Job)]
-	if s == nil || len(s.Data[envAccessKey]) == 0 {
+	if s == nil || len(s.Data[logsapi.EnvToken]) == 0 {
 		return nil
 	}
 	return s

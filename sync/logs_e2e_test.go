@@ -19,9 +19,9 @@ import (
 	"github.com/mcsps/rds-lambda-controller/server"
 	"github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
-	"github.com/mcsps/rds-lambda-controller/sync/cloud"
-	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
+	"github.com/mcsps/rds-lambda-controller/sync/logsapi"
+	"github.com/mcsps/rds-lambda-controller/sync/secret"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
@@ -122,7 +122,7 @@ func testLogsEndToEnd(t *testing.T, overHTTP bool) {
 
 	port := intstr.FromInt32(3306)
 	k := &logsCluster{
-		r:        sync.New(sync.Config{Cloud: client, Now: clock.Now, JobImage: "ghcr.io/mcsps/rds-lambda-controller:e2e"}),
+		r:        sync.New(sync.Config{Cloud: client, Now: clock.Now, JobImage: "ghcr.io/mcsps/rds-lambda-controller:e2e", PasswordKey: secret.New("e2e key")}),
 		overHTTP: overHTTP,
 		parent: v1alpha1.Rds{
 			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.Kind},
@@ -149,7 +149,7 @@ func testLogsEndToEnd(t *testing.T, overHTTP bool) {
 	assert.Equal(t, v1alpha1.LogsStarting, ls.State)
 	cred := k.secrets[ls.Job+"-credentials"]
 	require.NotNil(t, cred)
-	assert.Equal(t, 1, srv.Sim.Calls(otcsim.OpCreateTemporaryCredential))
+	assert.Zero(t, srv.Sim.Calls(otcsim.OpCreateTemporaryCredential), "no OTC credential is issued")
 
 	// The Job starts; repeated calls change nothing in the cloud.
 	for range 3 {
@@ -161,21 +161,37 @@ func testLogsEndToEnd(t *testing.T, overHTTP bool) {
 	require.NotNil(t, job)
 	assert.Equal(t, []string{"--instance=" + id, "--since=1h", "--lines=200", "--types=error"}, job.Spec.Template.Spec.Containers[0].Args)
 
-	// What the Job's rds-logs does with its Secret: log in with the temporary AK/SK and read.
-	ctx := t.Context()
-	jobCfg, err := otc.ConfigFromEnv(func(key string) string { return string(cred.Data[key]) })
-	require.NoError(t, err)
-	jobClient, err := otc.New(ctx, jobCfg)
-	require.NoError(t, err)
-	entries, total, err := jobClient.ListErrorLogs(ctx, id, cloud.LogQuery{Start: clock.Now().Add(-time.Hour), End: clock.Now(), Max: 200})
-	require.NoError(t, err)
-	assert.Equal(t, 2, total, "ours and the simulator's start-up line")
-	require.Len(t, entries, 2)
-	assert.Contains(t, []string{entries[0].Content, entries[1].Content}, "Table 'orders' is full")
-	assert.NotEqual(t, srv.Env()["OS_PASSWORD"], string(cred.Data["OS_SECRET_KEY"]))
-	for key := range cred.Data {
-		assert.NotContains(t, []string{"OS_PASSWORD", "OS_USERNAME", "OS_TOKEN"}, key, "nothing of the controller's login")
+	// What the Job's rds-logs does with its Secret: present the capability to the logs port.
+	logs := httptest.NewServer(server.NewLogs(server.LogsOptions{Reader: k.r}))
+	t.Cleanup(logs.Close)
+	read := func(instance string) (int, logsapi.Response) {
+		body, err := json.Marshal(logsapi.Request{Instance: instance, Type: "error"})
+		require.NoError(t, err)
+		req, err := http.NewRequest(http.MethodPost, logs.URL+"/v1/logs", bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+string(cred.Data["RDS_LOGS_TOKEN"]))
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var out logsapi.Response
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
 	}
+	code, got := read(id)
+	require.Equal(t, http.StatusOK, code)
+	assert.Equal(t, 2, got.Total, "ours and the simulator's start-up line")
+	require.Len(t, got.Errors, 2)
+	assert.Contains(t, []string{got.Errors[0].Content, got.Errors[1].Content}, "Table 'orders' is full")
+	assert.Equal(t, clock.Now().Add(-time.Hour), got.Start, "the request's window, ending now")
+	for key := range cred.Data {
+		assert.Contains(t, []string{"RDS_LOGS_TOKEN", "RDS_LOGS_URL"}, key, "no OTC credential, nothing of the controller's login")
+	}
+	for _, v := range srv.Env() {
+		assert.NotContains(t, string(cred.Data["RDS_LOGS_TOKEN"]), v, "the controller's login is not readable in the token")
+	}
+	status, err := json.Marshal(k.parent.Status)
+	require.NoError(t, err)
+	assert.NotContains(t, string(status), string(cred.Data["RDS_LOGS_TOKEN"]), "the capability is not in status")
 
 	// Completed: the Secret goes, the Job stays, and goes after the retention.
 	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
@@ -186,8 +202,8 @@ func testLogsEndToEnd(t *testing.T, overHTTP bool) {
 	assert.Contains(t, k.jobs, ls.Job)
 
 	clock.Advance(16 * time.Minute)
-	_, _, err = jobClient.ListErrorLogs(ctx, id, cloud.LogQuery{Start: clock.Now().Add(-time.Hour), End: clock.Now()})
-	assert.ErrorIs(t, err, cloud.ErrUnauthorized, "the credential has expired")
+	code, _ = read(id)
+	assert.Equal(t, http.StatusUnauthorized, code, "the capability has expired")
 
 	clock.Advance(time.Hour)
 	k.sync(t)
@@ -195,6 +211,6 @@ func testLogsEndToEnd(t *testing.T, overHTTP bool) {
 	k.sync(t)
 	assert.Empty(t, k.jobs, "and never returned again")
 
-	assert.Equal(t, 1, srv.Sim.Calls(otcsim.OpCreateTemporaryCredential), "one credential for the request")
-	assert.Equal(t, 1, srv.Sim.MutatingCalls(), "and no other change in the cloud")
+	assert.Zero(t, srv.Sim.Calls(otcsim.OpCreateTemporaryCredential), "no credential for the request")
+	assert.Zero(t, srv.Sim.MutatingCalls(), "and no change in the cloud")
 }

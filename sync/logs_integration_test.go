@@ -17,11 +17,12 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
+	"github.com/mcsps/rds-lambda-controller/sync/secret"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
 
 // logsLoop plays Metacontroller for one Rds object against the simulator, with the log steps in
-// mind: it feeds each answer back and records, for each log Job, the credential expiry of the
+// mind: it feeds each answer back and records, for each log Job, the capability's expiry in the
 // Secret it was first returned with.
 type logsLoop struct {
 	t     *testing.T
@@ -29,7 +30,7 @@ type logsLoop struct {
 	clock *otcsim.ManualClock
 	r     *sync.Reconciler
 	req   *hook.Request
-	// jobCredential is the expiry of the Secret's credential when the Job first appeared.
+	// jobCredential is the expiry of the Secret's capability when the Job first appeared.
 	jobCredential map[string]time.Time
 }
 
@@ -43,7 +44,7 @@ func newLogsLoop(t *testing.T) *logsLoop {
 	client, err := otc.New(context.Background(), cfg)
 	require.NoError(t, err)
 	w := &logsLoop{t: t, sim: srv.Sim, clock: clock, jobCredential: map[string]time.Time{}}
-	w.r = sync.New(sync.Config{Cloud: client, Now: clock.Now, JobImage: "img:1",
+	w.r = sync.New(sync.Config{Cloud: client, Now: clock.Now, JobImage: "img:1", PasswordKey: secret.New("logs loop key"),
 		Databases: sync.DatabasesConfig{Apply: func(context.Context, dbusers.Conn, dbusers.Desired, dbusers.ManagedState) (dbusers.Result, error) {
 			return dbusers.Result{}, nil
 		}}})
@@ -78,10 +79,10 @@ func (w *logsLoop) feed(st *v1alpha1.RdsStatus, children []any) {
 		jobs[j.Name] = j.DeepCopy()
 		s := secrets[j.Name+"-credentials"]
 		require.NotNil(w.t, s, "a Job is returned with its Secret")
-		exp, err := time.Parse(time.RFC3339, s.Annotations[sync.AnnotationCredentialExpires])
-		require.NoError(w.t, err, "the log Secret says when its credential expires")
+		exp, err := time.Parse(time.RFC3339, s.Annotations[sync.AnnotationCapabilityExpires])
+		require.NoError(w.t, err, "the log Secret says when its capability expires")
 		w.jobCredential[j.Name] = exp
-		require.True(w.t, exp.After(w.clock.Now().Add(5*time.Minute)), "Job %s started with a credential expiring %s, at %s", j.Name, exp, w.clock.Now())
+		require.True(w.t, exp.After(w.clock.Now().Add(5*time.Minute)), "Job %s started with a capability expiring %s, at %s", j.Name, exp, w.clock.Now())
 	}
 	w.req.Secrets, w.req.Jobs = secrets, jobs
 }
@@ -135,8 +136,8 @@ func (w *logsLoop) finishJob(typ batchv1.JobConditionType) {
 }
 
 // A log request issued just before a restore runs while the restore holds the other steps, with
-// the credential it was issued; and a credential that went stale while the controller was away is
-// replaced, once, before the Job starts.
+// the capability it was issued; and a capability that went stale while the controller was away is
+// renewed before the Job starts. No log request makes an IAM call.
 func TestLogsCredentialExpiresBehindRestore(t *testing.T) {
 	t.Run("restore holds the other steps", func(t *testing.T) {
 		w := newLogsLoop(t)
@@ -166,7 +167,8 @@ func TestLogsCredentialExpiresBehindRestore(t *testing.T) {
 			w.clock.Advance(10 * time.Second)
 		}
 		assert.Equal(t, v1alpha1.LogsSucceeded, w.req.Parent.Status.Logs.State)
-		assert.Equal(t, 1, w.sim.Calls(otcsim.OpCreateTemporaryCredential), "one credential for one request")
+		assert.Len(t, w.jobCredential, 1, "one Job for one request")
+		assert.Zero(t, w.sim.Calls(otcsim.OpCreateTemporaryCredential), "no OTC credential for the log Job")
 	})
 	t.Run("credential stale before the Job starts", func(t *testing.T) {
 		w := newLogsLoop(t)
@@ -175,31 +177,28 @@ func TestLogsCredentialExpiresBehindRestore(t *testing.T) {
 		w.sync()
 		require.Equal(t, v1alpha1.LogsStarting, w.req.Parent.Status.Logs.State)
 		w.clock.Advance(20 * time.Minute) // no call in between: the controller was away
+		mutating := w.sim.MutatingCalls()
 		resp := w.sync()
 		ls := w.req.Parent.Status.Logs
 		assert.Equal(t, v1alpha1.LogsStarting, ls.State, "not Failed: no Job ever ran")
 		assert.Empty(t, w.req.Jobs, "no Job with an expired credential")
-		assert.True(t, ls.CredentialExpires.After(w.clock.Now().Add(10*time.Minute)), "a fresh credential")
-		assert.Equal(t, 2, w.sim.Calls(otcsim.OpCreateTemporaryCredential))
-		w.req.Secrets = map[string]*corev1.Secret{} // the new Secret is not stored yet
+		assert.True(t, ls.CredentialExpires.After(w.clock.Now().Add(10*time.Minute)), "a fresh capability")
+		w.req.Secrets = map[string]*corev1.Secret{} // the new Secret is not stored yet: an old one is observed
 		for _, c := range resp.Children {
 			if s, ok := c.(*corev1.Secret); ok && s.Name == ls.Job+"-credentials" {
 				stale := s.DeepCopy()
-				stale.Annotations[sync.AnnotationCredentialExpires] = w.clock.Now().Add(-5 * time.Minute).Format(time.RFC3339)
+				stale.Annotations[sync.AnnotationCapabilityExpires] = w.clock.Now().Add(-5 * time.Minute).Format(time.RFC3339)
 				w.req.Secrets[s.Name] = stale
 			}
 		}
-		w.sync() // echoes the stale Secret: the new one was lost on its way into it
-		assert.Equal(t, 2, w.sim.Calls(otcsim.OpCreateTemporaryCredential), "the new credential may still arrive: not issued again")
-		assert.Empty(t, w.req.Jobs)
-		w.clock.Advance(8 * time.Minute) // it never arrived, and would now expire too soon
-		w.sync()
-		assert.Equal(t, 3, w.sim.Calls(otcsim.OpCreateTemporaryCredential))
-		assert.Empty(t, w.req.Jobs)
-		w.sync() // the new Secret is observed now
+		w.sync() // observes the stale Secret, answers the fresh one
+		assert.Empty(t, w.req.Jobs, "no Job with an expired capability")
+		assert.Equal(t, ls.CredentialExpires, w.req.Parent.Status.Logs.CredentialExpires, "the fresh one may still arrive: not renewed again")
+		w.sync() // the fresh Secret is observed now
 		assert.Equal(t, v1alpha1.LogsRunning, w.req.Parent.Status.Logs.State)
 		assert.Contains(t, w.req.Jobs, ls.Job)
-		assert.Equal(t, 3, w.sim.Calls(otcsim.OpCreateTemporaryCredential))
+		assert.Zero(t, w.sim.Calls(otcsim.OpCreateTemporaryCredential))
+		assert.Zero(t, w.sim.MutatingCalls()-mutating, "a capability changes nothing in the cloud")
 	})
 }
 
@@ -227,8 +226,8 @@ func TestLogsFinalizeKeepsLogJob(t *testing.T) {
 	assert.Equal(t, v1alpha1.LogsSucceeded, ls.State, "status.logs follows the Job during the deletion")
 	assert.Equal(t, "kubectl logs -n team-a job/"+job, ls.Message)
 	assert.Contains(t, w.req.Jobs, job, "kept for kubectl logs")
-	assert.NotContains(t, w.req.Secrets, job+"-credentials", "its credential is no longer needed")
-	assert.Equal(t, 1, w.sim.Calls(otcsim.OpCreateTemporaryCredential))
+	assert.NotContains(t, w.req.Secrets, job+"-credentials", "its capability is no longer needed")
+	assert.Zero(t, w.sim.Calls(otcsim.OpCreateTemporaryCredential))
 }
 
 // An adopted instance whose root password is unknown still serves a log request: a log Job needs
@@ -258,25 +257,24 @@ func TestLogsRunWithPasswordUnknown(t *testing.T) {
 // The logs step after a step that stopped the call neither drops the answer nor delays the
 // earlier step's next look.
 func TestLogsAfterAStoppedStep(t *testing.T) {
-	t.Run("throttled credential", func(t *testing.T) {
+	t.Run("request with a resize", func(t *testing.T) {
 		w := newLogsLoop(t)
 		w.active()
-		w.sim.AddFault(otcsim.Fault{Op: otcsim.OpCreateTemporaryCredential, Kind: otcsim.FaultThrottle, Count: 1})
 		w.edit(func(s *v1alpha1.RdsSpec) {
 			s.Flavorref = "rds.mysql.n1.xlarge.2"
 			s.Logs = &v1alpha1.LogsRequest{Request: "r1"}
 		})
-		w.sync() // a 429 would lose the record of the resize this call issued
+		w.sync()
 		st := w.req.Parent.Status
 		require.NotNil(t, st.Operation, "the resize is recorded")
 		assert.Equal(t, "Resize", st.Operation.Type)
 		assert.Equal(t, v1alpha1.LogsStarting, st.Logs.State)
-		assert.Nil(t, st.Logs.CredentialExpires, "no credential yet")
+		assert.NotNil(t, st.Logs.CredentialExpires, "the capability comes with the call that issued the resize")
 		w.clock.Advance(5 * time.Second)
 		w.sync()
-		assert.Equal(t, 2, w.sim.Calls(otcsim.OpCreateTemporaryCredential), "asked again on the next call")
-		assert.NotNil(t, w.req.Parent.Status.Logs.CredentialExpires)
+		assert.Equal(t, v1alpha1.LogsRunning, w.req.Parent.Status.Logs.State)
 		assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
+		assert.Zero(t, w.sim.Calls(otcsim.OpCreateTemporaryCredential))
 	})
 	t.Run("invalid request during a resize", func(t *testing.T) {
 		w := newLogsLoop(t)

@@ -12,56 +12,50 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
-	"github.com/mcsps/rds-lambda-controller/sync/cloud"
-)
-
-// The variables of the log Job's Secret, as rds-logs (through otc.ConfigFromEnv) reads them.
-const (
-	envAuthURL       = "OS_AUTH_URL"
-	envProjectID     = "OS_PROJECT_ID"
-	envRegion        = "OS_REGION_NAME"
-	envAccessKey     = "OS_ACCESS_KEY"
-	envSecretKey     = "OS_SECRET_KEY"
-	envSecurityToken = "OS_SECURITY_TOKEN"
+	"github.com/mcsps/rds-lambda-controller/sync/logsapi"
 )
 
 // AnnotationLogsRequest on the log Job names the request it answers.
 const AnnotationLogsRequest = "otc.mcsps.de/logs-request"
 
-// AnnotationCredentialExpires on the log Job's Secret says when its credential expires (RFC 3339),
+// AnnotationCapabilityExpires on the log Job's Secret says when its capability expires (RFC 3339),
 // so that a Job is never started with one that would expire before the Job's deadline.
-const AnnotationCredentialExpires = "otc.mcsps.de/credential-expires"
+const AnnotationCapabilityExpires = "otc.mcsps.de/capability-expires"
 
 // logsUser is the distroless image's "nonroot" user.
 const logsUser = 65532
 
-// logsSecret holds the Job's temporary AK/SK and where to use it; nothing of the controller's own
-// login.
-func logsSecret(parent *v1alpha1.Rds, ls *v1alpha1.LogsStatus, cred *cloud.TemporaryCredential) *corev1.Secret {
+// logsSecret holds the Job's capability and where to present it; no OTC credential, nothing of the
+// controller's own login.
+func (c *call) logsSecret(ls *v1alpha1.LogsStatus) (*corev1.Secret, error) {
+	exp := ls.CredentialExpires.Time.UTC().Truncate(time.Second)
+	token, err := c.r.caps.seal(logsCapability{
+		Instance: c.logsInstance, Namespace: c.parent.Namespace, Name: c.parent.Name, UID: string(c.parent.UID),
+		Request: ls.Request, Types: ls.Types, Since: ls.Since, Lines: ls.Lines, Expires: exp.Unix(), Creds: c.creds,
+	})
+	if err != nil {
+		return nil, err
+	}
 	return &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: logsSecretName(ls.Job), Namespace: parent.Namespace, Labels: childLabels(parent),
-			Annotations: map[string]string{AnnotationCredentialExpires: cred.ExpiresAt.UTC().Truncate(time.Second).Format(time.RFC3339)},
+			Name: logsSecretName(ls.Job), Namespace: c.parent.Namespace, Labels: childLabels(c.parent),
+			Annotations: map[string]string{AnnotationCapabilityExpires: exp.Format(time.RFC3339)},
 		},
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{
-			envAuthURL:       []byte(cred.AuthURL),
-			envProjectID:     []byte(cred.ProjectID),
-			envRegion:        []byte(cred.Region),
-			envAccessKey:     []byte(cred.AccessKey),
-			envSecretKey:     []byte(cred.SecretKey.Reveal()),
-			envSecurityToken: []byte(cred.SecurityToken.Reveal()),
+			logsapi.EnvToken: []byte(token),
+			logsapi.EnvURL:   []byte(c.r.cfg.LogsURL),
 		},
-	}
+	}, nil
 }
 
 // echoLogsSecret returns the observed log Secret as we would have rendered it, with the expiry of
-// its credential.
+// its capability.
 func echoLogsSecret(parent *v1alpha1.Rds, observed *corev1.Secret) *corev1.Secret {
 	out := echoSecret(parent, observed)
-	if exp, ok := observed.Annotations[AnnotationCredentialExpires]; ok {
-		out.Annotations = map[string]string{AnnotationCredentialExpires: exp}
+	if exp, ok := observed.Annotations[AnnotationCapabilityExpires]; ok {
+		out.Annotations = map[string]string{AnnotationCapabilityExpires: exp}
 	}
 	return out
 }
@@ -71,7 +65,9 @@ func echoLogsSecret(parent *v1alpha1.Rds, observed *corev1.Secret) *corev1.Secre
 //
 // NOTE: Jobs are declared with updateStrategy Recreate (manifests/compositecontroller.yaml): any
 // difference between two renderings of the same request would delete the Job and run it again. So
-// nothing here may depend on the current spec or time, only on what status.logs recorded.
+// nothing here may depend on the current spec or time, only on what status.logs recorded. For the
+// same reason the Job reads its capability and the logs URL from its Secret (envFrom), as it read
+// its AK/SK before: the Job spec did not change with the capability, and an upgrade reruns no Job.
 func (c *call) logsJob(ls *v1alpha1.LogsStatus) *batchv1.Job {
 	labels := childLabels(c.parent)
 	cfg := c.r.cfg

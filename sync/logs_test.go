@@ -2,6 +2,8 @@ package sync
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -20,14 +22,13 @@ import (
 
 const testJobImage = "ghcr.io/mcsps/rds-lambda-controller:test"
 
-// logsWorld is one Rds object with an ACTIVE instance, a fake cloud that counts credentials, and a
+// logsWorld is one Rds object with an ACTIVE instance, a fake cloud that records its calls, and a
 // clock the test moves.
 type logsWorld struct {
-	fake  *cloudtest.Fake
-	r     *Reconciler
-	now   time.Time
-	creds int
-	spec  v1alpha1.RdsSpec
+	fake *cloudtest.Fake
+	r    *Reconciler
+	now  time.Time
+	spec v1alpha1.RdsSpec
 }
 
 func newLogsWorld(t *testing.T) *logsWorld {
@@ -35,18 +36,26 @@ func newLogsWorld(t *testing.T) *logsWorld {
 	w.spec.Logs = &v1alpha1.LogsRequest{Request: "r1"}
 	w.fake = &cloudtest.Fake{
 		GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return activeInstance(), nil },
-		LogsFns: cloudtest.LogsFns{
-			CreateTemporaryCredentialFn: func(_ context.Context, ttl time.Duration) (*cloud.TemporaryCredential, error) {
-				w.creds++
-				return &cloud.TemporaryCredential{
-					AccessKey: "AK" + string(rune('0'+w.creds)), SecretKey: secret.New("SK-secret"), SecurityToken: secret.New("ST-token"),
-					ExpiresAt: w.now.Add(ttl), AuthURL: "https://iam.example/v3", ProjectID: "p1", Region: "eu-de",
-				}, nil
-			},
-		},
 	}
-	w.r = New(Config{Cloud: w.fake, Now: func() time.Time { return w.now }, JobImage: testJobImage})
+	w.r = New(Config{Cloud: w.fake, Now: func() time.Time { return w.now }, JobImage: testJobImage, PasswordKey: secret.New("logs test key")})
 	return w
+}
+
+// requireOnlyObserved checks that the log steps made no cloud call: the calls only observed the
+// instance (a capability costs none).
+func (w *logsWorld) requireOnlyObserved(t *testing.T) {
+	t.Helper()
+	for _, call := range w.fake.Calls() {
+		require.Equal(t, "GetInstance", call, "a log request makes no cloud call")
+	}
+}
+
+// capability opens the token of a log Secret.
+func (w *logsWorld) capability(t *testing.T, s *corev1.Secret) logsCapability {
+	t.Helper()
+	c, err := w.r.caps.open(string(s.Data["RDS_LOGS_TOKEN"]))
+	require.NoError(t, err)
+	return c
 }
 
 // observed is what Metacontroller would show the next call: the last answer's status and the
@@ -108,7 +117,7 @@ func finish(job *batchv1.Job, typ batchv1.JobConditionType) *batchv1.Job {
 func TestLogsLifecycle(t *testing.T) {
 	w := newLogsWorld(t)
 
-	// Requested: the credential is issued once and stored in the Job's Secret; no Job yet.
+	// Requested: the capability is stored in the Job's Secret; no Job yet.
 	resp, o := w.sync(t, w.first())
 	ls := o.status.Logs
 	require.NotNil(t, ls)
@@ -117,28 +126,32 @@ func TestLogsLifecycle(t *testing.T) {
 	assert.Equal(t, v1alpha1.LogsStatus{
 		Request: "r1", Job: jobName, State: v1alpha1.LogsStarting, Since: "1h", Lines: 200, Types: []string{"error", "slow"},
 		CredentialExpires: &metav1.Time{Time: t0.Add(15 * time.Minute)},
-		Message:           "The log Job starts once its credentials are stored.",
+		Message:           "The log Job starts once its capability is stored.",
 	}, *ls)
 	secrets, jobs := logsChildren(resp)
 	require.Len(t, secrets, 1)
 	assert.Empty(t, jobs, "the Job waits for its Secret")
 	cred := secrets[0]
 	assert.Equal(t, jobName+"-credentials", cred.Name)
-	assert.Equal(t, map[string][]byte{
-		"OS_AUTH_URL": []byte("https://iam.example/v3"), "OS_PROJECT_ID": []byte("p1"), "OS_REGION_NAME": []byte("eu-de"),
-		"OS_ACCESS_KEY": []byte("AK1"), "OS_SECRET_KEY": []byte("SK-secret"), "OS_SECURITY_TOKEN": []byte("ST-token"),
-	}, cred.Data, "the temporary AK/SK and nothing of the controller's login")
-	assert.Equal(t, 1, w.creds)
+	assert.ElementsMatch(t, []string{"RDS_LOGS_TOKEN", "RDS_LOGS_URL"}, slices.Collect(maps.Keys(cred.Data)),
+		"the capability and where to present it; no OTC credential, nothing of the controller's login")
+	assert.Equal(t, "http://rds-hooks.rds-system.svc:8081", string(cred.Data["RDS_LOGS_URL"]))
+	assert.Equal(t, "2026-11-22T10:15:00Z", cred.Annotations[AnnotationCapabilityExpires])
+	assert.Equal(t, logsCapability{
+		Instance: "inst-1", Namespace: "rds1", Name: "my-rds-single", UID: string(request(w.spec, o.status).Parent.UID),
+		Request: "r1", Types: []string{"error", "slow"}, Since: "1h", Lines: 200, Expires: t0.Add(15 * time.Minute).Unix(),
+	}, w.capability(t, cred), "bound to the instance, the object, the request and its expiry; the controller's own login")
 	assert.Equal(t, 2.0, resp.ResyncAfterSeconds)
+	w.requireOnlyObserved(t)
 
-	// The informer has not seen the Secret yet: wait, issue nothing, return nothing new.
+	// The informer has not seen the Secret yet: the same Secret again, no Job.
 	lagging := o
 	lagging.secrets = map[string]*corev1.Secret{"my-rds-single-connection": o.secrets["my-rds-single-connection"]}
 	resp, _ = w.sync(t, lagging)
 	secrets, jobs = logsChildren(resp)
-	assert.Empty(t, secrets, "a Secret this call cannot render is not returned (and, unobserved, not deleted)")
+	require.Len(t, secrets, 1)
+	assert.Equal(t, cred, secrets[0], "two calls answer the same Secret")
 	assert.Empty(t, jobs)
-	assert.Equal(t, 1, w.creds, "no second credential while the first is on its way")
 
 	// The Secret is observed: the Job is returned.
 	w.now = w.now.Add(2 * time.Second)
@@ -147,11 +160,10 @@ func TestLogsLifecycle(t *testing.T) {
 	assert.Equal(t, "kubectl logs -n rds1 job/"+jobName, o.status.Logs.Message)
 	secrets, jobs = logsChildren(resp)
 	require.Len(t, secrets, 1)
-	assert.Equal(t, cred.Data, secrets[0].Data, "the observed Secret is echoed")
+	assert.Equal(t, cred.Data, secrets[0].Data, "the same Secret")
 	require.Len(t, jobs, 1)
 	job := jobs[0]
 	assert.Equal(t, jobName, job.Name)
-	assert.Equal(t, 1, w.creds)
 
 	// Running: a repeated call gives the same answer; a spec edit of the options does not touch
 	// the Job (Recreate would run it again).
@@ -162,7 +174,6 @@ func TestLogsLifecycle(t *testing.T) {
 	_, jobs = logsChildren(resp2)
 	require.Len(t, jobs, 1)
 	assert.Equal(t, job, jobs[0], "the same Job, whatever the time or spec")
-	assert.Equal(t, 1, w.creds)
 
 	// Completed: the Secret is no longer returned, the Job is kept.
 	o.jobs[jobName] = finish(o.jobs[jobName], batchv1.JobComplete)
@@ -172,12 +183,12 @@ func TestLogsLifecycle(t *testing.T) {
 	assert.Equal(t, v1alpha1.LogsSucceeded, o.status.Logs.State)
 	assert.Equal(t, finishedAt, o.status.Logs.Finished.Time)
 	secrets, jobs = logsChildren(resp)
-	assert.Empty(t, secrets, "the credential's Secret goes with the Job's end")
+	assert.Empty(t, secrets, "the capability's Secret goes with the Job's end")
 	require.Len(t, jobs, 1)
 	assert.Equal(t, job, jobs[0])
 	assert.LessOrEqual(t, resp.ResyncAfterSeconds, (time.Hour + time.Second).Seconds())
 
-	// The credential has expired by now; the Job is still kept for kubectl logs.
+	// The capability has expired by now; the Job is still kept for kubectl logs.
 	w.now = finishedAt.Add(30 * time.Minute)
 	resp, o2 = w.sync(t, o)
 	assert.Equal(t, o.status, o2.status)
@@ -196,19 +207,22 @@ func TestLogsLifecycle(t *testing.T) {
 	secrets, jobs = logsChildren(resp)
 	assert.Empty(t, secrets)
 	assert.Empty(t, jobs)
-	assert.Equal(t, 1, w.creds, "one credential for the whole request")
+	w.requireOnlyObserved(t)
 
-	// A new request value is a new Job with a new credential.
+	// A new request value is a new Job with a new capability.
 	w.spec.Logs = &v1alpha1.LogsRequest{Request: "r2", Types: []string{"slow"}}
 	req2 := o
 	resp, o = w.sync(t, req2)
 	assert.Equal(t, "r2", o.status.Logs.Request)
 	assert.NotEqual(t, jobName, o.status.Logs.Job)
 	assert.Equal(t, []string{"slow"}, o.status.Logs.Types)
-	assert.Equal(t, 2, w.creds)
 	secrets, _ = logsChildren(resp)
 	require.Len(t, secrets, 1)
-	assert.Equal(t, "AK2", string(secrets[0].Data["OS_ACCESS_KEY"]))
+	c2 := w.capability(t, secrets[0])
+	assert.Equal(t, "r2", c2.Request)
+	assert.Equal(t, []string{"slow"}, c2.Types)
+	assert.NotEqual(t, cred.Data["RDS_LOGS_TOKEN"], secrets[0].Data["RDS_LOGS_TOKEN"])
+	w.requireOnlyObserved(t)
 }
 
 func TestLogsJobIsLockedDown(t *testing.T) {
@@ -222,7 +236,7 @@ func TestLogsJobIsLockedDown(t *testing.T) {
 
 	assert.Equal(t, "ticket-42", job.Annotations[AnnotationLogsRequest])
 	assert.Equal(t, int32(1), *job.Spec.BackoffLimit)
-	assert.Equal(t, int64(300), *job.Spec.ActiveDeadlineSeconds, "ends well before its 15-minute credential")
+	assert.Equal(t, int64(300), *job.Spec.ActiveDeadlineSeconds, "ends well before its 15-minute capability")
 	assert.Equal(t, int32(7200), *job.Spec.TTLSecondsAfterFinished, "a backstop after the hooks' own retention")
 	pod := job.Spec.Template.Spec
 	assert.Equal(t, corev1.RestartPolicyNever, pod.RestartPolicy)
@@ -255,7 +269,8 @@ func TestLogsFailedJob(t *testing.T) {
 	secrets, jobs := logsChildren(resp)
 	assert.Empty(t, secrets)
 	assert.Len(t, jobs, 1, "kept, so that its log can be read")
-	assert.Equal(t, 1, w.creds, "a failed request is not retried: a new request value is")
+	_, o2 := w.sync(t, o)
+	assert.Equal(t, o.status, o2.status, "a failed request is not retried: a new request value is")
 }
 
 func TestLogsReissueWhenSecretNeverArrived(t *testing.T) {
@@ -264,16 +279,27 @@ func TestLogsReissueWhenSecretNeverArrived(t *testing.T) {
 	lost := o
 	lost.secrets = map[string]*corev1.Secret{"my-rds-single-connection": o.secrets["my-rds-single-connection"]}
 
-	w.now = t0.Add(7 * time.Minute)
-	w.sync(t, lost)
-	assert.Equal(t, 1, w.creds, "the first credential may still arrive")
+	w.now = t0.Add(9 * time.Minute)
+	_, o = w.sync(t, lost)
+	assert.Equal(t, t0.Add(15*time.Minute), o.status.Logs.CredentialExpires.Time, "the first capability may still arrive in time")
 
-	w.now = t0.Add(8 * time.Minute)
+	w.now = t0.Add(10 * time.Minute)
 	resp, o := w.sync(t, lost)
-	assert.Equal(t, 2, w.creds, "too close to its expiry to be of use: issue a fresh one")
-	assert.Equal(t, t0.Add(23*time.Minute), o.status.Logs.CredentialExpires.Time)
-	secrets, _ := logsChildren(resp)
+	assert.Equal(t, t0.Add(25*time.Minute), o.status.Logs.CredentialExpires.Time, "too close to its expiry to be of use: renewed")
+	assert.Equal(t, v1alpha1.LogsStarting, o.status.Logs.State)
+	secrets, jobs := logsChildren(resp)
 	require.Len(t, secrets, 1)
+	assert.Empty(t, jobs)
+	assert.Equal(t, t0.Add(25*time.Minute).Unix(), w.capability(t, secrets[0]).Expires)
+
+	// A stale Secret observed (the renewed one is on its way): no Job yet; the renewed one: the Job.
+	resp, o2 := w.sync(t, lost)
+	_, jobs = logsChildren(resp)
+	assert.Empty(t, jobs)
+	assert.Equal(t, o.status, o2.status)
+	_, o = w.sync(t, o)
+	assert.Equal(t, v1alpha1.LogsRunning, o.status.Logs.State)
+	w.requireOnlyObserved(t)
 }
 
 func TestLogsJobNeverSeen(t *testing.T) {
@@ -292,7 +318,7 @@ func TestLogsJobNeverSeen(t *testing.T) {
 
 	w.now = t0.Add(20 * time.Minute)
 	resp, o2 = w.sync(t, noJob)
-	assert.Equal(t, v1alpha1.LogsFailed, o2.status.Logs.State, "its credential and deadline are past")
+	assert.Equal(t, v1alpha1.LogsFailed, o2.status.Logs.State, "its capability and deadline are past")
 	assert.Equal(t, "The log Job is gone; set a new logs.request to read the logs again.", o2.status.Logs.Message)
 	secrets, jobs := logsChildren(resp)
 	assert.Empty(t, secrets)
@@ -320,7 +346,7 @@ func TestLogsRefused(t *testing.T) {
 		logs      *v1alpha1.LogsRequest
 		engine    string
 		noImage   bool
-		credErr   error
+		noKey     bool
 		wantCond  v1alpha1.Condition
 		wantState string
 	}{
@@ -347,12 +373,12 @@ func TestLogsRefused(t *testing.T) {
 			noImage:  true,
 			wantCond: v1alpha1.Condition{Status: metav1.ConditionFalse, Reason: ReasonLogsUnavailable, Message: "The controller has no image for log Jobs; its operator must set --job-image."},
 		},
-		"IAM unavailable": {
-			reason:    "accepted, the credential is retried on the next call",
-			logs:      &v1alpha1.LogsRequest{Request: "r1"},
-			credErr:   &cloud.Error{Kind: cloud.KindUnavailable, Op: "CreateTemporaryCredential"},
-			wantCond:  v1alpha1.Condition{Status: metav1.ConditionFalse, Reason: ReasonCloudUnavailable, Message: "OTC did not answer as expected; the call will be retried."},
-			wantState: v1alpha1.LogsStarting,
+		"no stable key": {
+			reason: "a token login without --password-key: the replicas share no key to seal capabilities with",
+			logs:   &v1alpha1.LogsRequest{Request: "r1"},
+			noKey:  true,
+			wantCond: v1alpha1.Condition{Status: metav1.ConditionFalse, Reason: ReasonLogsUnavailable,
+				Message: "The controller has no stable key to seal log Job capabilities with (a token login); its operator must set --password-key."},
 		},
 	}
 	for name, tc := range cases {
@@ -365,8 +391,8 @@ func TestLogsRefused(t *testing.T) {
 			if tc.noImage {
 				w.r.cfg.JobImage = ""
 			}
-			if tc.credErr != nil {
-				w.fake.CreateTemporaryCredentialFn = func(context.Context, time.Duration) (*cloud.TemporaryCredential, error) { return nil, tc.credErr }
+			if tc.noKey {
+				w.r = New(Config{Cloud: w.fake, Now: func() time.Time { return w.now }, JobImage: testJobImage})
 			}
 			resp, o := w.sync(t, w.first())
 			got := condition(t, &o.status, v1alpha1.ConditionSynced)
@@ -380,7 +406,6 @@ func TestLogsRefused(t *testing.T) {
 			secrets, jobs := logsChildren(resp)
 			assert.Empty(t, secrets, tc.reason)
 			assert.Empty(t, jobs, tc.reason)
-			assert.Zero(t, w.creds, tc.reason)
 			w.now = w.now.Add(time.Minute)
 			resp2, o2 := w.sync(t, o)
 			assert.Equal(t, o.status, o2.status, "the same problem writes the same status: "+tc.reason)

@@ -56,19 +56,29 @@ type Config struct {
 	JobImage string
 	// LogsRetention is how long a finished log Job is kept for kubectl logs. Default 1h.
 	LogsRetention time.Duration
-	// LogsCredentialTTL is the lifetime of a log Job's temporary AK/SK (OTC: at least 15m).
-	// Default 15m.
-	LogsCredentialTTL time.Duration
-	// LogsJobDeadline is the log Job's activeDeadlineSeconds, shorter than LogsCredentialTTL.
+	// LogsCapabilityTTL is the lifetime of a log Job's capability (logs_capability.go), longer
+	// than LogsJobDeadline. Default 15m.
+	LogsCapabilityTTL time.Duration
+	// LogsJobDeadline is the log Job's activeDeadlineSeconds, shorter than LogsCapabilityTTL.
 	// Default 5m.
 	LogsJobDeadline time.Duration
+	// LogsURL is where log Jobs reach the hooks' logs port (ReadLogs). Default
+	// http://rds-hooks.rds-system.svc:8081.
+	LogsURL string
+	// LogsReadTimeout bounds one read of the logs port (the pages of one log). Default 45s.
+	LogsReadTimeout time.Duration
 }
+
+// DefaultLogsURL is the logs port of the hooks' Service in manifests/.
+const DefaultLogsURL = "http://rds-hooks.rds-system.svc:8081"
 
 // Reconciler answers sync and finalize calls. It is safe for concurrent use and keeps no state
 // an answer depends on, but for the ledger of one-shot requests it sent (ledger.go).
 type Reconciler struct {
 	cfg  Config
 	sent *ledger
+	// caps seals and opens log Job capabilities; nil without a PasswordKey (log Jobs are refused).
+	caps *capabilitySealer
 }
 
 // New returns a Reconciler with defaults filled in.
@@ -96,13 +106,23 @@ func New(cfg Config) *Reconciler {
 	if cfg.LogsRetention <= 0 {
 		cfg.LogsRetention = time.Hour
 	}
-	if cfg.LogsCredentialTTL <= 0 {
-		cfg.LogsCredentialTTL = 15 * time.Minute
-	}
 	if cfg.LogsJobDeadline <= 0 {
 		cfg.LogsJobDeadline = 5 * time.Minute
 	}
-	return &Reconciler{cfg: cfg, sent: newLedger(time.Hour, cfg.Now)}
+	if cfg.LogsCapabilityTTL <= cfg.LogsJobDeadline {
+		cfg.LogsCapabilityTTL = max(15*time.Minute, cfg.LogsJobDeadline+time.Minute)
+	}
+	if cfg.LogsURL == "" {
+		cfg.LogsURL = DefaultLogsURL
+	}
+	if cfg.LogsReadTimeout <= 0 {
+		cfg.LogsReadTimeout = 45 * time.Second
+	}
+	r := &Reconciler{cfg: cfg, sent: newLedger(time.Hour, cfg.Now)}
+	// Without a stable secret there is no key every replica shares: log requests are refused
+	// with LogsUnavailable (logs.go) rather than sealed with a key of this process alone.
+	r.caps, _ = newCapabilitySealer(cfg.PasswordKey)
+	return r
 }
 
 // cloudFor returns the client for a credential set; nil is the controller's own.
@@ -142,8 +162,9 @@ type call struct {
 	conn *connection
 	// extra are further children the steps return (user Secrets, the log Job and its Secret).
 	extra []any
-	// logCred is the log Job's credential this call issued, for its Secret (logs.go).
-	logCred *cloud.TemporaryCredential
+	// logsInstance is the instance id this call observed and gave the logs step; only such a call
+	// renders the log Job's capability (logs.go), any other echoes the observed Secret.
+	logsInstance string
 }
 
 func (r *Reconciler) begin(ctx context.Context, req *hook.Request) *call {
@@ -225,9 +246,10 @@ func (c *call) sync(ctx context.Context) error {
 			return err
 		}
 	}
-	// The log Job and its short-lived credentials change nothing on the instance: they follow
-	// every call that sees it, whichever step stopped (logs.go).
-	return c.logsStep(ctx, inst, stopped)
+	// The log Job and its capability change nothing on the instance: they follow every call that
+	// sees it, whichever step stopped (logs.go).
+	c.logsStep(inst)
+	return nil
 }
 
 // observe finds the instance by the id the last call remembered, or else by its deterministic

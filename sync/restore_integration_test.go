@@ -11,13 +11,14 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
+	"github.com/mcsps/rds-lambda-controller/sync/secret"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
 
 // A restore waiting on a STORAGE FULL instance does not hold the storage growth (the way out of
 // STORAGE FULL) nor a log request; once the instance is ACTIVE again the restore runs.
 func TestE2ERestoreWaitingOnStorageFullLetsLaterStepsRun(t *testing.T) {
-	w := newRestoreWorldWith(t, func(c *sync.Config) { c.JobImage = "img:1" })
+	w := newRestoreWorldWith(t, func(c *sync.Config) { c.JobImage, c.PasswordKey = "img:1", secret.New("restore key") })
 	id := w.created()
 	w.clock.Advance(time.Hour)
 	w.sync()

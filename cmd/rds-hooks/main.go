@@ -1,5 +1,6 @@
 // Command rds-hooks serves the Metacontroller hooks of the Rds controller: POST /sync, /finalize and
-// /customize, and GET /healthz, /readyz and /metrics.
+// /customize, and GET /healthz, /readyz and /metrics. A second port (--logs-listen) serves the log
+// Jobs: POST /v1/logs and nothing else (docs/logs.md).
 //
 // By default it manages the real OTC with the credentials in the OS_* variables (or OS_CLOUD and
 // clouds.yaml); without credentials it exits with a clear message. `--cloud sim` embeds the OTC
@@ -64,6 +65,9 @@ type config struct {
 	resyncSteady  time.Duration
 	shutdownGrace time.Duration
 	jobImage      string
+	logsListen    string
+	logsURL       string
+	logsTTL       time.Duration
 	sqlDrift      time.Duration
 	passwordKey   string
 
@@ -108,6 +112,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	str(&c.simListen, "sim-listen", "127.0.0.1:0", "with --cloud sim: where the embedded simulator listens")
 	str(&c.passwordKey, "password-key", "", "secret key that makes generated passwords reproducible per object (default: derived from the OTC password or secret key)")
 	str(&c.jobImage, "job-image", "ghcr.io/mcsps/rds-lambda-controller:latest", "image of the log Job (it runs /rds-logs)")
+	str(&c.logsListen, "logs-listen", "127.0.0.1:8081", "address to serve the log Jobs on, POST /v1/logs only (\":8081\" in a pod)")
+	str(&c.logsURL, "logs-url", rdssync.DefaultLogsURL, "where log Jobs reach --logs-listen (the hooks' Service)")
+	dur(&c.logsTTL, "logs-ttl", 15*time.Minute, "lifetime of a log Job's capability; longer than the Job's 5m deadline")
 	dur(&c.hookTimeout, "hook-timeout", 8*time.Second, "deadline of one hook call; keep it under Metacontroller's webhook timeout (10s)")
 	dur(&c.callTimeout, "call-timeout", 4*time.Second, "deadline of one OTC call inside a hook call")
 	dur(&c.requestTO, "request-timeout", otc.DefaultRequestTimeout, "cap of one HTTP request to OTC, whatever the caller's deadline")
@@ -148,6 +155,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	}
 	if c.nsCredentials != rdssync.CredentialsOptional && c.nsCredentials != rdssync.CredentialsRequired {
 		return c, fmt.Errorf("--namespace-credentials must be %q or %q, not %q", rdssync.CredentialsOptional, rdssync.CredentialsRequired, c.nsCredentials)
+	}
+	if c.logsTTL <= 5*time.Minute {
+		return c, fmt.Errorf("--logs-ttl (%s) must be longer than the log Job's deadline (5m)", c.logsTTL)
 	}
 	if c.hookTimeout <= c.callTimeout {
 		return c, fmt.Errorf("--hook-timeout (%s) must be longer than --call-timeout (%s)", c.hookTimeout, c.callTimeout)
@@ -213,7 +223,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		passwordKey = occfg.StableSecret()
 	}
 	if passwordKey.Empty() {
-		logger.Warn("no stable secret for generated passwords (token login): set --password-key")
+		logger.Warn("no stable secret for generated passwords and log Job capabilities (token login): set --password-key; log requests are refused until then")
 	}
 	reconciler := rdssync.New(rdssync.Config{
 		Cloud:         client,
@@ -225,6 +235,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ResyncSteady:  cfg.resyncSteady,
 		Databases:     rdssync.DatabasesConfig{DriftCheck: cfg.sqlDrift},
 		JobImage:      cfg.jobImage,
+		LogsURL:       cfg.logsURL,
+
+		LogsCapabilityTTL: cfg.logsTTL,
 	})
 	handler := server.New(server.Options{
 		Reconciler:  reconciler,
@@ -238,6 +251,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
+	ll, err := net.Listen("tcp", cfg.logsListen)
+	if err != nil {
+		l.Close()
+		return fmt.Errorf("--logs-listen: %w", err)
+	}
+	const logsReadTimeout = 60 * time.Second
+	logsSrv := &http.Server{
+		Handler: server.NewLogs(server.LogsOptions{
+			Reader: reconciler, Logger: logger.With("port", "logs"), Metrics: metrics, Timeout: logsReadTimeout,
+		}),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      logsReadTimeout + 15*time.Second,
+		IdleTimeout:       time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -246,27 +276,43 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	logger.Info("rds-hooks listening", "addr", l.Addr().String())
+	logger.Info("rds-hooks listening", "addr", l.Addr().String(), "logsAddr", ll.Addr().String())
 	if cfg.cloud == cloudSim {
 		printTryIt(stderr, l.Addr())
 	}
 
-	errc := make(chan error, 1)
+	errc, logsErrc := make(chan error, 1), make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
+	go func() { logsErrc <- logsSrv.Serve(ll) }()
+	var served error
 	select {
-	case err := <-errc:
-		return err
+	case served = <-errc:
+		errc <- served
+	case served = <-logsErrc:
+		logsErrc <- served
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down", "grace", cfg.shutdownGrace.String())
+	if served != nil {
+		logger.Error("a listener failed; shutting down", "error", served.Error())
+	} else {
+		logger.Info("shutting down", "grace", cfg.shutdownGrace.String())
+	}
 	handler.Drain()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.shutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
+	// Both ports drain in parallel: in-flight hook calls and log reads finish within the grace.
+	shutdownErrs := make(chan error, 2)
+	go func() { shutdownErrs <- srv.Shutdown(shutdownCtx) }()
+	go func() { shutdownErrs <- logsSrv.Shutdown(shutdownCtx) }()
+	for range 2 {
+		if err := <-shutdownErrs; err != nil {
+			return fmt.Errorf("shutdown: %w", err)
+		}
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
+	for _, c := range []chan error{errc, logsErrc} {
+		if err := <-c; !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
 	}
 	logger.Info("stopped")
 	return nil

@@ -58,12 +58,14 @@ func waitReady(t *testing.T, base string, errc <-chan error) {
 // sync call with the sample object answers with a status and the connection Secret, and SIGTERM
 // (the context) stops the server cleanly.
 func TestRunWithEmbeddedSimulator(t *testing.T) {
-	addr := freeAddr(t)
+	addr, logsAddr := freeAddr(t), freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stdout, stderr := &testutil.Buffer{}, &testutil.Buffer{}
 	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, []string{"--cloud", "sim", "--listen", addr}, noEnv, stdout, stderr) }()
+	go func() {
+		errc <- run(ctx, []string{"--cloud", "sim", "--listen", addr, "--logs-listen", logsAddr}, noEnv, stdout, stderr)
+	}()
 	base := "http://" + addr
 	waitReady(t, base, errc)
 
@@ -94,6 +96,24 @@ func TestRunWithEmbeddedSimulator(t *testing.T) {
 		assert.True(t, strings.Contains(string(text), want), "/metrics has %s", want)
 	}
 
+	// The logs port serves POST /v1/logs to a capability and nothing else.
+	for _, tc := range []struct {
+		method, path string
+		want         int
+	}{
+		{http.MethodPost, "/v1/logs", http.StatusUnauthorized},
+		{http.MethodGet, "/v1/logs", http.StatusMethodNotAllowed},
+		{http.MethodPost, "/sync", http.StatusNotFound},
+		{http.MethodGet, "/metrics", http.StatusNotFound},
+	} {
+		req, err := http.NewRequest(tc.method, "http://"+logsAddr+tc.path, strings.NewReader(`{"instance":"x","type":"error"}`))
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, tc.want, resp.StatusCode, "%s %s on the logs port", tc.method, tc.path)
+	}
+
 	assert.Contains(t, stderr.String(), "curl -s -XPOST "+base+"/sync", "it tells a person how to try it")
 	assert.Contains(t, stdout.String(), `"msg":"rds-hooks listening"`)
 	assert.NotContains(t, stdout.String(), "A12345678+", "no password in the logs")
@@ -111,7 +131,7 @@ func TestRunWithEmbeddedSimulator(t *testing.T) {
 // TestRunRefusesWithoutCredentials: the default is the real OTC; without credentials the binary
 // says so and exits, never falling back to the simulator.
 func TestRunRefusesWithoutCredentials(t *testing.T) {
-	err := run(context.Background(), []string{"--listen", freeAddr(t)}, noEnv, io.Discard, io.Discard)
+	err := run(context.Background(), []string{"--listen", freeAddr(t), "--logs-listen", freeAddr(t)}, noEnv, io.Discard, io.Discard)
 	require.ErrorIs(t, err, otc.ErrNoCredentials)
 	assert.Contains(t, err.Error(), "OS_AUTH_URL")
 	assert.Contains(t, err.Error(), "--cloud sim")
@@ -146,7 +166,15 @@ func TestParseFlags(t *testing.T) {
 				assert.Equal(t, 4*time.Second, c.callTimeout)
 				assert.Equal(t, "Optional", c.nsCredentials)
 				assert.Equal(t, "otc-credentials", c.nsSecret)
+				assert.Equal(t, "127.0.0.1:8081", c.logsListen)
+				assert.Equal(t, "http://rds-hooks.rds-system.svc:8081", c.logsURL)
+				assert.Equal(t, 15*time.Minute, c.logsTTL)
 			},
+		},
+		"capability shorter than the Job": {
+			reason:  "a log Job must be able to use its capability until its deadline",
+			args:    []string{"--logs-ttl", "4m"},
+			wantErr: "--logs-ttl (4m0s) must be longer",
 		},
 		"environment": {
 			reason: "every flag has an RDS_HOOKS_ variable",
@@ -239,7 +267,7 @@ func TestUsageNamesEveryFlag(t *testing.T) {
 	var out bytes.Buffer
 	_, err := parseFlags([]string{"--help"}, noEnv, &out)
 	require.Error(t, err)
-	for _, f := range []string{"-listen", "-cloud", "-namespace-credentials", "-namespace-credentials-secret", "-job-image", "-hook-timeout", "-call-timeout", "-resync-steady", "-log-level"} {
+	for _, f := range []string{"-listen", "-cloud", "-namespace-credentials", "-namespace-credentials-secret", "-job-image", "-hook-timeout", "-call-timeout", "-resync-steady", "-log-level", "-logs-listen", "-logs-url", "-logs-ttl"} {
 		assert.True(t, strings.Contains(out.String(), f), f)
 	}
 }

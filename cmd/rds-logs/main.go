@@ -1,34 +1,38 @@
 // Command rds-logs prints an RDS instance's error and slow query logs for a time window. It is what
-// the log Job of the hooks runs, so that `kubectl logs job/<name>` shows the logs; it logs in with
-// the short-lived AK/SK in the Job's Secret, mounted as environment variables or as files.
+// the log Job of the hooks runs, so that `kubectl logs job/<name>` shows the logs. It holds no OTC
+// credential: it presents the capability from the Job's Secret to the hooks' logs port, which reads
+// the logs of the one instance the capability names (docs/logs.md).
 //
 // Usage:
 //
 //	rds-logs --instance <id> [--since 1h] [--lines 200] [--types error,slow] [--max-bytes 1048576]
 //
-// Credentials: OS_AUTH_URL, OS_PROJECT_ID (or OS_PROJECT_NAME), OS_REGION_NAME, OS_ACCESS_KEY,
-// OS_SECRET_KEY and OS_SECURITY_TOKEN, from the environment or, with --credentials-dir, from files
-// of those names. A failure prints one line to stderr and exits 1.
+// The capability comes from RDS_LOGS_TOKEN (the Job's Secret, as an environment variable) or from
+// the file --token-file names (the Secret mounted as a volume); the logs port's URL from --url or
+// RDS_LOGS_URL. A failure prints one line to stderr and exits 1; --help prints the usage and
+// exits 0.
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
-	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
+	"github.com/mcsps/rds-lambda-controller/sync/logsapi"
 )
 
 func main() {
@@ -42,35 +46,43 @@ func main() {
 
 // Log types, as the Rds spec names them.
 const (
-	TypeError = "error"
-	TypeSlow  = "slow"
+	TypeError = logsapi.TypeError
+	TypeSlow  = logsapi.TypeSlow
 )
 
 // Bounds of the options; the hooks validate the spec against the same ones.
 const (
-	MaxSince = 30 * 24 * time.Hour // OTC serves at most one month per query
-	MaxLines = 2000                // OTC keeps the latest 2000 entries of each log
+	MaxSince = logsapi.MaxSince
+	MaxLines = logsapi.MaxLines
 )
 
 const (
 	defaultSince    = time.Hour
 	defaultLines    = 200
 	defaultMaxBytes = 1 << 20
-	// maxEntryBytes caps one printed entry: a single huge statement must not fill the output.
-	maxEntryBytes = 4096
+	// maxResponseBytes bounds one answer of the hooks: 2000 entries of a few KiB each.
+	maxResponseBytes = 32 << 20
+	// attempts is how often a read is tried while the hooks are busy, throttled or rolling out.
+	attempts = 5
 )
 
 // config is what the flags say.
 type config struct {
-	instance string
-	since    time.Duration
-	until    time.Time
-	lines    int
-	types    []string
-	maxBytes int
-	timeout  time.Duration
-	credDir  string
+	instance  string
+	since     time.Duration
+	until     time.Time
+	lines     int
+	types     []string
+	maxBytes  int
+	timeout   time.Duration
+	url       string
+	tokenFile string
 }
+
+// errHelp carries the usage --help asked for.
+type errHelp struct{ usage string }
+
+func (e *errHelp) Error() string { return e.usage }
 
 func parseFlags(args []string, getenv func(string) string) (config, error) {
 	fs := flag.NewFlagSet("rds-logs", flag.ContinueOnError)
@@ -84,7 +96,8 @@ func parseFlags(args []string, getenv func(string) string) (config, error) {
 	fs.StringVar(&types, "types", TypeError+","+TypeSlow, "logs to print: error, slow")
 	fs.IntVar(&cfg.maxBytes, "max-bytes", defaultMaxBytes, "cap on the whole output")
 	fs.DurationVar(&cfg.timeout, "timeout", 2*time.Minute, "cap on the whole run")
-	fs.StringVar(&cfg.credDir, "credentials-dir", getenv("RDS_LOGS_CREDENTIALS_DIR"), "directory with one file per OS_* variable (a mounted Secret)")
+	fs.StringVar(&cfg.url, "url", getenv(logsapi.EnvURL), "the hooks' logs port (default $"+logsapi.EnvURL+")")
+	fs.StringVar(&cfg.tokenFile, "token-file", getenv("RDS_LOGS_TOKEN_FILE"), "file holding the capability, e.g. the Job's Secret mounted as a volume (default $RDS_LOGS_TOKEN_FILE, else $"+logsapi.EnvToken+")")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, usage(fs)
@@ -134,78 +147,75 @@ func parseFlags(args []string, getenv func(string) string) (config, error) {
 	return cfg, nil
 }
 
-// usage is the answer to --help: what the Job runs, the credentials it needs, and the flags.
+// usage is the answer to --help: what the Job runs, what it needs, and the flags.
 func usage(fs *flag.FlagSet) error {
 	var b strings.Builder
 	b.WriteString("usage: rds-logs --instance <id> [flags]\n\n" +
 		"Prints an RDS instance's error and slow query logs; it is what the hooks' log Job runs.\n" +
-		"Credentials: OS_AUTH_URL, OS_PROJECT_ID (or OS_PROJECT_NAME), OS_REGION_NAME, OS_ACCESS_KEY,\n" +
-		"OS_SECRET_KEY and OS_SECURITY_TOKEN, from the environment or from files in --credentials-dir.\n\nFlags:\n")
+		"It holds no OTC credential: it presents the capability from the Job's Secret ($" + logsapi.EnvToken + ",\n" +
+		"or the file --token-file names) to the hooks' logs port ($" + logsapi.EnvURL + " or --url), which\n" +
+		"reads the logs of the one instance the capability names, until it expires.\n\nFlags:\n")
 	fs.SetOutput(&b)
 	fs.PrintDefaults()
-	return errors.New(strings.TrimRight(b.String(), "\n"))
+	return &errHelp{usage: b.String()}
 }
 
-// credentialsEnv reads the OS_* variables from files in dir when it is set (a Secret mounted as a
-// volume), else from the environment.
-func credentialsEnv(dir string, getenv func(string) string) func(string) string {
-	if dir == "" {
-		return getenv
-	}
-	return func(k string) string {
-		if !strings.HasPrefix(k, "OS_") {
-			return ""
+// token is the capability: from --token-file when set, else from the environment.
+func (cfg config) token(getenv func(string) string) (string, error) {
+	if cfg.tokenFile == "" {
+		if t := strings.TrimSpace(getenv(logsapi.EnvToken)); t != "" {
+			return t, nil
 		}
-		b, err := os.ReadFile(filepath.Join(dir, k))
-		if err != nil {
-			return ""
-		}
-		return strings.TrimSpace(string(b))
+		return "", errors.New("no capability: " + logsapi.EnvToken + " is not set (is the Job's Secret mounted?)")
 	}
+	b, err := os.ReadFile(cfg.tokenFile)
+	if err != nil {
+		return "", errors.New("no capability: cannot read --token-file (is the Job's Secret mounted?)")
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseFlags(args, getenv)
+	var help *errHelp
+	if errors.As(err, &help) {
+		_, err := io.WriteString(stdout, help.usage)
+		return err
+	}
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 
-	env := credentialsEnv(cfg.credDir, getenv)
-	if env("OS_ACCESS_KEY") == "" {
-		return errors.New("no credentials: OS_ACCESS_KEY is not set (is the Job's Secret mounted?)")
-	}
-	occ, err := otc.ConfigFromEnv(env)
+	token, err := cfg.token(getenv)
 	if err != nil {
 		return err
 	}
-	client, err := otc.New(ctx, occ)
-	if err != nil {
-		return fmt.Errorf("cannot log in to OTC: %s", describe(err))
+	u, err := url.Parse(cfg.url)
+	if cfg.url == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("no logs port: --url (or " + logsapi.EnvURL + ") must name the hooks' logs port (is the Job's Secret mounted?)")
 	}
+	hooks := &hooksClient{url: strings.TrimRight(cfg.url, "/") + logsapi.Path, token: token, http: &http.Client{}}
 
 	end := cfg.until
 	if end.IsZero() {
 		end = time.Now()
 	}
-	q := cloud.LogQuery{Start: end.Add(-cfg.since).UTC().Truncate(time.Second), End: end.UTC().Truncate(time.Second), Max: cfg.lines}
 	out := &boundedWriter{w: stdout, left: cfg.maxBytes}
-	p := printer{w: out, instance: cfg.instance, q: q}
 	for _, t := range cfg.types {
+		resp, err := hooks.read(ctx, logsapi.Request{
+			Instance: cfg.instance, Type: t, Since: cfg.since.String(), Until: end.UTC(), Lines: cfg.lines,
+		})
+		if err != nil {
+			return err
+		}
+		p := printer{w: out, instance: cfg.instance, q: cloud.LogQuery{Start: resp.Start, End: resp.End}}
 		switch t {
 		case TypeError:
-			entries, total, err := client.ListErrorLogs(ctx, cfg.instance, q)
-			if err != nil {
-				return fmt.Errorf("cannot read the error log: %s", describe(err))
-			}
-			p.errorLog(entries, total)
+			p.errorLog(resp.Errors, resp.Total)
 		case TypeSlow:
-			entries, total, err := client.ListSlowLogs(ctx, cfg.instance, q)
-			if err != nil {
-				return fmt.Errorf("cannot read the slow query log: %s", describe(err))
-			}
-			p.slowLog(entries, total)
+			p.slowLog(resp.Slow, resp.Total)
 		}
 	}
 	if out.truncated {
@@ -214,32 +224,89 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return out.err
 }
 
-// describe is a cloud error as one sentence for a person reading the Job's log.
-func describe(err error) string {
-	var ce *cloud.Error
-	if !errors.As(err, &ce) {
-		return err.Error()
+// hooksClient reads logs from the hooks' logs port with the capability.
+type hooksClient struct {
+	url, token string
+	http       *http.Client
+}
+
+// logName is how the output names a log type.
+func logName(t string) string {
+	if t == TypeSlow {
+		return "slow query log"
 	}
-	var s string
-	switch ce.Kind {
-	case cloud.KindUnauthorized:
-		s = "OTC refused the credentials; they may have expired (ask again with a new request)"
-	case cloud.KindNotFound:
-		s = "OTC does not know the instance"
-	case cloud.KindThrottled:
-		s = "OTC is throttling requests; try again later"
-	case cloud.KindUnavailable:
-		s = "OTC did not answer"
-	default:
-		s = "OTC refused the request"
+	return "error log"
+}
+
+// read asks for one log; it tries again while the hooks are busy, throttled or out of reach.
+func (h *hooksClient) read(ctx context.Context, req logsapi.Request) (*logsapi.Response, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
 	}
-	if ce.Message != "" {
-		s += ": " + ce.Message
+	for attempt := 1; ; attempt++ {
+		resp, wait, err := h.once(ctx, body, req)
+		if err == nil || wait <= 0 || attempt == attempts {
+			return resp, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
 	}
-	if ce.Code != "" {
-		s += " (" + ce.Code + ")"
+}
+
+// once makes one request; wait > 0 says the error may pass if tried again after it.
+func (h *hooksClient) once(ctx context.Context, body []byte, req logsapi.Request) (*logsapi.Response, time.Duration, error) {
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, 0, errors.New("no logs port: the URL is not usable")
 	}
-	return s
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Authorization", "Bearer "+h.token)
+	resp, err := h.http.Do(r)
+	if err != nil {
+		cause := err
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			cause = ue.Err // without the URL
+		}
+		return nil, 2 * time.Second, fmt.Errorf("cannot reach the hooks' logs port (does a NetworkPolicy block it?): %s", cause)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+	if err != nil || len(data) > maxResponseBytes {
+		return nil, 0, fmt.Errorf("cannot read the %s: the hooks' answer was cut or too large", logName(req.Type))
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e logsapi.Error
+		if json.Unmarshal(data, &e) != nil || e.Error == "" {
+			e.Error = "HTTP " + strconv.Itoa(resp.StatusCode)
+		}
+		switch resp.StatusCode {
+		case http.StatusUnauthorized:
+			return nil, 0, errors.New("the hooks refused the capability: " + e.Error)
+		case http.StatusForbidden:
+			return nil, 0, errors.New("the hooks refused the request: " + e.Error)
+		case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+			wait := 2 * time.Second
+			if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+				wait = min(time.Duration(s)*time.Second, 30*time.Second)
+			}
+			return nil, wait, fmt.Errorf("cannot read the %s: %s", logName(req.Type), e.Error)
+		default:
+			return nil, 0, fmt.Errorf("cannot read the %s: %s", logName(req.Type), e.Error)
+		}
+	}
+	var out logsapi.Response
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, 0, fmt.Errorf("cannot read the %s: the hooks' answer is not a log", logName(req.Type))
+	}
+	if out.Instance != req.Instance || out.Type != req.Type {
+		return nil, 0, fmt.Errorf("cannot read the %s: the hooks answered for another instance or log", logName(req.Type))
+	}
+	return &out, 0, nil
 }
 
 // printer writes the logs as plain text, oldest entry first.
@@ -290,25 +357,9 @@ func (p printer) slowLog(entries []cloud.SlowLogEntry, total int) {
 	fmt.Fprintln(p.w)
 }
 
-// clean makes text from the database safe to print on one line of a terminal: control characters
-// (escape sequences, carriage returns) become spaces or are dropped, and it is cut at maxEntryBytes.
-func clean(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if b.Len() >= maxEntryBytes {
-			b.WriteString(" [...]")
-			break
-		}
-		switch {
-		case r == '\n' || r == '\t' || r == '\r':
-			b.WriteByte(' ')
-		case r == utf8.RuneError, unicode.IsControl(r):
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// clean makes text from the database safe to print on one line (logsapi.Clean; the hooks clean
+// what they send too).
+func clean(s string) string { return logsapi.Clean(s) }
 
 // boundedWriter passes writes through until the next one would pass the cap; that one and all after
 // it are dropped. The printer writes whole entries, so the output ends with a whole entry.

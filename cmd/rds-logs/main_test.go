@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,20 +14,33 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
+	"github.com/mcsps/rds-lambda-controller/server"
+	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/secret"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
+	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
 
 var t0 = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 
-// jobEnv is a simulator with one MySQL instance, and the environment the log Job gets: a temporary
-// AK/SK the controller's own login issued.
+// jobEnv is a simulator with two MySQL instances, the hooks (logged in to it) serving their logs
+// port, and the environment the log Job of the object that adopted the first instance gets: its
+// Secret's data, as the hooks answered it to a sync call.
 type jobEnv struct {
+	srv   *otcsim.Server
 	sim   *otcsim.Sim
 	clock *otcsim.ManualClock
+	r     *rdssync.Reconciler
+	logs  *httptest.Server
 	id    string
+	other string // another object's instance
+	job   testutil.LogJobInput
 	env   map[string]string
 }
+
+// jobRequest is the request the Job answers: wide enough for every test's flags.
+var jobRequest = v1alpha1.LogsRequest{Request: "r1", Since: "6h", Lines: 2000}
 
 func newJobEnv(t *testing.T) *jobEnv {
 	t.Helper()
@@ -35,22 +49,23 @@ func newJobEnv(t *testing.T) *jobEnv {
 	t.Cleanup(srv.Close)
 	id, err := srv.Sim.AddInstance(otcsim.InstanceSpec{Name: "shop-db"})
 	require.NoError(t, err)
+	other, err := srv.Sim.AddInstance(otcsim.InstanceSpec{Name: "other-db"})
+	require.NoError(t, err)
 
-	simEnv := srv.Env()
-	cfg, err := otc.ConfigFromEnv(func(k string) string { return simEnv[k] })
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	controller, err := otc.New(ctx, cfg)
-	require.NoError(t, err)
-	cred, err := controller.CreateTemporaryCredential(ctx, 15*time.Minute)
-	require.NoError(t, err)
+	client := testutil.Login(t, srv, nil)
+	r := rdssync.New(rdssync.Config{Cloud: client, Now: clock.Now, JobImage: "img:1", PasswordKey: secret.New("hooks key")})
+	logs := httptest.NewServer(server.NewLogs(server.LogsOptions{Reader: r}))
+	t.Cleanup(logs.Close)
+	job := testutil.LogJob(t, r, testutil.AdoptingRds("shop", "orders", id, jobRequest))
+
+	env := map[string]string{"RDS_INSTANCE_ID": id}
+	for k, v := range job.Env {
+		env[k] = v
+	}
+	require.Equal(t, "http://rds-hooks.rds-system.svc:8081", env["RDS_LOGS_URL"], "the in-cluster Service")
+	env["RDS_LOGS_URL"] = logs.URL // the same port, reached from the test
 	srv.Sim.ResetCounters()
-	return &jobEnv{sim: srv.Sim, clock: clock, id: id, env: map[string]string{
-		"OS_AUTH_URL": cred.AuthURL, "OS_PROJECT_ID": cred.ProjectID, "OS_REGION_NAME": cred.Region,
-		"OS_ACCESS_KEY": cred.AccessKey, "OS_SECRET_KEY": cred.SecretKey.Reveal(), "OS_SECURITY_TOKEN": cred.SecurityToken.Reveal(),
-		"RDS_INSTANCE_ID": id,
-	}}
+	return &jobEnv{srv: srv, sim: srv.Sim, clock: clock, r: r, logs: logs, id: id, other: other, job: job, env: env}
 }
 
 // runJob runs rds-logs with the window ending at t0 (before the simulator's start-up lines).
@@ -97,7 +112,8 @@ func TestPrintsBothLogsOldestFirst(t *testing.T) {
 
 `, e.id)
 	assert.Equal(t, want, out)
-	assert.Equal(t, 0, e.sim.Calls(otcsim.OpCreateToken), "the Job never logs in with a password")
+	assert.Equal(t, 0, e.sim.Calls(otcsim.OpCreateToken), "nothing logs in: the hooks read with their own client")
+	assert.Zero(t, e.sim.MutatingCalls())
 }
 
 func TestPaging(t *testing.T) {
@@ -167,20 +183,36 @@ func TestFailures(t *testing.T) {
 			},
 			want: "cannot read the slow query log: OTC did not answer",
 		},
-		"expired credential": {
-			reason: "the temporary AK/SK lives 15 minutes",
+		"expired capability": {
+			reason: "the capability lives 15 minutes",
 			setup:  func(e *jobEnv) { e.clock.Advance(16 * time.Minute) },
-			want:   "OTC refused the credentials; they may have expired (ask again with a new request): The security token has expired. (IAM.1108)",
+			want:   "the hooks refused the capability: the capability expired at 2026-05-01T10:15:00Z; set a new logs.request to read the logs again",
 		},
-		"unknown instance": {
-			reason: "the instance is gone",
-			setup:  func(e *jobEnv) { e.env["RDS_INSTANCE_ID"] = "0123456789abcdef0123456789abcdefin01" },
-			want:   "cannot read the error log: OTC does not know the instance",
+		"another instance": {
+			reason: "the capability names one instance",
+			setup:  func(e *jobEnv) { e.env["RDS_INSTANCE_ID"] = e.other },
+			want:   "the hooks refused the request: the capability is for another instance",
 		},
-		"no credentials": {
+		"wider than the request": {
+			reason: "a read may only narrow the request",
+			args:   []string{"--since", "7h"},
+			want:   "the hooks refused the request: since must be a duration up to 6h",
+		},
+		"no capability": {
 			reason: "the Secret is not mounted",
-			setup:  func(e *jobEnv) { delete(e.env, "OS_ACCESS_KEY") },
-			want:   "no credentials: OS_ACCESS_KEY is not set",
+			setup:  func(e *jobEnv) { delete(e.env, "RDS_LOGS_TOKEN") },
+			want:   "no capability: RDS_LOGS_TOKEN is not set",
+		},
+		"no URL": {
+			reason: "the Secret is not mounted",
+			setup:  func(e *jobEnv) { delete(e.env, "RDS_LOGS_URL") },
+			want:   "no logs port: --url (or RDS_LOGS_URL) must name the hooks' logs port",
+		},
+		"hooks out of reach": {
+			reason: "a NetworkPolicy or a rollout",
+			setup:  func(e *jobEnv) { e.env["RDS_LOGS_URL"] = "http://127.0.0.1:1" },
+			args:   []string{"--timeout", "3s"},
+			want:   "cannot reach the hooks' logs port (does a NetworkPolicy block it?): dial tcp 127.0.0.1:1",
 		},
 		"bad arguments": {
 			reason: "all problems in one line",
@@ -196,35 +228,36 @@ func TestFailures(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			e := newJobEnv(t)
+			token := e.env["RDS_LOGS_TOKEN"]
 			if tc.setup != nil {
 				tc.setup(e)
 			}
 			out, err := e.runJob(t, tc.args...)
 			requireOneLine(t, err, tc.want)
-			assert.NotContains(t, out, e.env["OS_SECRET_KEY"], tc.reason)
+			assert.NotContains(t, out, token, tc.reason)
+			assert.NotContains(t, err.Error(), token, tc.reason)
 		})
 	}
 }
 
-func TestCredentialsFromFiles(t *testing.T) {
+func TestTokenFromFile(t *testing.T) {
 	e := newJobEnv(t)
 	require.NoError(t, e.sim.AddErrorLog(e.id, t0.Add(-time.Minute), "ERROR", "from a mounted Secret"))
-	dir := t.TempDir()
-	for k, v := range e.env {
-		if strings.HasPrefix(k, "OS_") {
-			require.NoError(t, os.WriteFile(filepath.Join(dir, k), []byte(v+"\n"), 0o600))
-			delete(e.env, k)
-		}
-	}
-	out, err := e.runJob(t, "--credentials-dir", dir, "--types", "error")
+	file := filepath.Join(t.TempDir(), "RDS_LOGS_TOKEN")
+	require.NoError(t, os.WriteFile(file, []byte(e.env["RDS_LOGS_TOKEN"]+"\n"), 0o600))
+	delete(e.env, "RDS_LOGS_TOKEN")
+	out, err := e.runJob(t, "--token-file", file, "--types", "error")
 	require.NoError(t, err)
 	assert.Contains(t, out, "from a mounted Secret")
 }
 
 func TestHelp(t *testing.T) {
-	_, err := parseFlags([]string{"--help"}, func(string) string { return "" })
-	require.Error(t, err, "--help ends the run")
-	for _, want := range []string{"usage: rds-logs --instance <id>", "OS_SECURITY_TOKEN", "-since duration", "-credentials-dir"} {
-		assert.Contains(t, err.Error(), want, "--help prints the usage, the credentials and the flags")
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), []string{"--help"}, func(string) string { return "" }, &out, &errOut)
+	require.NoError(t, err, "--help exits 0")
+	for _, want := range []string{"usage: rds-logs --instance <id>", "RDS_LOGS_TOKEN", "RDS_LOGS_URL", "-since duration", "-token-file"} {
+		assert.Contains(t, out.String(), want, "--help prints the usage, what the Job needs and the flags")
 	}
+	assert.NotContains(t, out.String(), "OS_ACCESS_KEY", "the Job holds no OTC credential")
+	assert.Empty(t, errOut.String())
 }

@@ -155,7 +155,7 @@ type Cloud interface {
 	Core
 	Operations // day2.go: changes to a running instance
 	Restores   // restore.go: point-in-time restore, restore into a new instance
-	Logs       // logs.go: error and slow logs, short-lived credentials for the log Job
+	Logs       // logs.go: error and slow logs
 }
 
 // Core is what creating, observing and deleting an instance needs.

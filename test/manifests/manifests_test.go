@@ -124,7 +124,7 @@ func TestDeploymentIsHardened(t *testing.T) {
 
 	require.Len(t, pod.Containers, 1)
 	c := pod.Containers[0]
-	assert.Equal(t, []string{"--listen=:8080"}, c.Args)
+	assert.Equal(t, []string{"--listen=:8080", "--logs-listen=:8081"}, c.Args)
 	sc := c.SecurityContext
 	require.NotNil(t, sc)
 	require.NotNil(t, sc.RunAsNonRoot)
@@ -141,9 +141,11 @@ func TestDeploymentIsHardened(t *testing.T) {
 	require.NotNil(t, sc.SeccompProfile)
 	assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, sc.SeccompProfile.Type)
 
-	require.Len(t, c.Ports, 1)
+	require.Len(t, c.Ports, 2)
 	assert.Equal(t, int32(8080), c.Ports[0].ContainerPort)
 	assert.Equal(t, "http", c.Ports[0].Name)
+	assert.Equal(t, int32(8081), c.Ports[1].ContainerPort, "the log Jobs' port")
+	assert.Equal(t, "logs", c.Ports[1].Name)
 	for name, probe := range map[string]*corev1.Probe{"/readyz": c.ReadinessProbe, "/healthz": c.LivenessProbe} {
 		require.NotNil(t, probe, name)
 		require.NotNil(t, probe.HTTPGet, name)
@@ -174,7 +176,8 @@ func TestDeploymentIsHardened(t *testing.T) {
 }
 
 // TestServiceAndNetworkPolicy: the Service the CompositeController calls selects the hook pods on
-// 8080, and only Metacontroller's namespace may reach them.
+// 8080, and only Metacontroller's namespace may reach them; every namespace's log Jobs may reach
+// port 8081 (the logs port) and nothing else.
 func TestServiceAndNetworkPolicy(t *testing.T) {
 	var d appsv1.Deployment
 	readSingle(t, "deployment.yaml", &d)
@@ -188,8 +191,10 @@ func TestServiceAndNetworkPolicy(t *testing.T) {
 	for k, v := range svc.Spec.Selector {
 		assert.Equal(t, v, podLabels[k], "service selector %s", k)
 	}
-	require.Len(t, svc.Spec.Ports, 1)
+	require.Len(t, svc.Spec.Ports, 2)
 	assert.Equal(t, int32(8080), svc.Spec.Ports[0].Port)
+	assert.Equal(t, int32(8081), svc.Spec.Ports[1].Port)
+	assert.Equal(t, intstr.FromString("logs"), svc.Spec.Ports[1].TargetPort)
 
 	var np networkingv1.NetworkPolicy
 	readSingle(t, "networkpolicy.yaml", &np)
@@ -198,7 +203,7 @@ func TestServiceAndNetworkPolicy(t *testing.T) {
 		assert.Equal(t, v, podLabels[k], "policy selector %s", k)
 	}
 	assert.Equal(t, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, np.Spec.PolicyTypes)
-	require.Len(t, np.Spec.Ingress, 1)
+	require.Len(t, np.Spec.Ingress, 2)
 	rule := np.Spec.Ingress[0]
 	require.Len(t, rule.From, 1)
 	require.NotNil(t, rule.From[0].NamespaceSelector)
@@ -206,6 +211,17 @@ func TestServiceAndNetworkPolicy(t *testing.T) {
 	require.Len(t, rule.Ports, 1)
 	require.NotNil(t, rule.Ports[0].Port)
 	assert.Equal(t, intstr.FromInt32(8080), *rule.Ports[0].Port)
+
+	logs := np.Spec.Ingress[1]
+	require.Len(t, logs.From, 1)
+	require.NotNil(t, logs.From[0].NamespaceSelector, "pods of every namespace: the log Jobs")
+	assert.Empty(t, logs.From[0].NamespaceSelector.MatchLabels)
+	assert.Empty(t, logs.From[0].NamespaceSelector.MatchExpressions)
+	assert.Nil(t, logs.From[0].IPBlock, "pods only")
+	require.Len(t, logs.Ports, 1, "the logs port and nothing else")
+	require.NotNil(t, logs.Ports[0].Port)
+	assert.Equal(t, intstr.FromInt32(8081), *logs.Ports[0].Port)
+	assert.Nil(t, logs.Ports[0].EndPort)
 }
 
 // TestCredentialsTemplate: the template names every variable the hooks need and holds no real

@@ -10,7 +10,7 @@ const (
 
 // States of a log request.
 const (
-	// LogsStarting: the short-lived credential is being stored in the Job's Secret; the Job is
+	// LogsStarting: the short-lived capability is being stored in the Job's Secret; the Job is
 	// created once the Secret is observed.
 	LogsStarting = "Starting"
 	// LogsRunning: the Job has been created and has not finished.
@@ -47,7 +47,8 @@ type LogsStatus struct {
 	Since string   `json:"since"`
 	Lines int      `json:"lines"`
 	Types []string `json:"types"`
-	// CredentialExpires is when the Job's temporary credential expires.
+	// CredentialExpires is when the log Job's capability expires (it reads the logs through the
+	// hooks' logs port until then; docs/logs.md).
 	CredentialExpires *metav1.Time `json:"credentialExpires,omitempty"`
 	// Finished is when the Job was first seen finished.
 	Finished *metav1.Time `json:"finished,omitempty"`

@@ -2,25 +2,14 @@ package cloudtest
 
 import (
 	"context"
-	"time"
 
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 )
 
 // LogsFns are the function fields of cloud.Logs; Fake embeds them.
 type LogsFns struct {
-	CreateTemporaryCredentialFn func(ctx context.Context, ttl time.Duration) (*cloud.TemporaryCredential, error)
-	ListErrorLogsFn             func(ctx context.Context, instanceID string, q cloud.LogQuery) ([]cloud.ErrorLogEntry, int, error)
-	ListSlowLogsFn              func(ctx context.Context, instanceID string, q cloud.LogQuery) ([]cloud.SlowLogEntry, int, error)
-}
-
-// CreateTemporaryCredential implements cloud.Cloud.
-func (f *Fake) CreateTemporaryCredential(ctx context.Context, ttl time.Duration) (*cloud.TemporaryCredential, error) {
-	f.record("CreateTemporaryCredential")
-	if f.CreateTemporaryCredentialFn == nil {
-		return nil, unexpected("CreateTemporaryCredential")
-	}
-	return f.CreateTemporaryCredentialFn(ctx, ttl)
+	ListErrorLogsFn func(ctx context.Context, instanceID string, q cloud.LogQuery) ([]cloud.ErrorLogEntry, int, error)
+	ListSlowLogsFn  func(ctx context.Context, instanceID string, q cloud.LogQuery) ([]cloud.SlowLogEntry, int, error)
 }
 
 // ListErrorLogs implements cloud.Cloud.

@@ -5,13 +5,9 @@ import (
 	"strconv"
 	"time"
 
-	golangsdk "github.com/opentelekomcloud/gophertelekomcloud"
-	"github.com/opentelekomcloud/gophertelekomcloud/openstack"
-	"github.com/opentelekomcloud/gophertelekomcloud/openstack/identity/v3/credentials"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/logs"
 
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
-	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
 
 // logDateLayout is the format of the log APIs' start_date and end_date.
@@ -22,50 +18,6 @@ const logPageSize = 100
 
 // maxLogEntries is how many entries of each log OTC keeps; no window holds more.
 const maxLogEntries = 2000
-
-// Bounds of a temporary credential's lifetime (DOC:iam obtaining a temporary AK/SK).
-const (
-	minCredentialTTL = 15 * time.Minute
-	maxCredentialTTL = 24 * time.Hour
-)
-
-// CreateTemporaryCredential exchanges the client's token for a temporary AK/SK.
-//
-// NOTE: the credential carries the permissions of the controller's own user; OTC offers no way to
-// narrow it in v0.9.8's API, so its short life is what limits it. It cannot be revoked.
-func (c *Client) CreateTemporaryCredential(ctx context.Context, ttl time.Duration) (*cloud.TemporaryCredential, error) {
-	const op = "CreateTemporaryCredential"
-	if c.auth.aksk() {
-		// NOTE: IAM exchanges a token for a temporary AK/SK; an AK/SK login has none.
-		return nil, cloud.Errorf(cloud.KindUnauthorized, op, "", "temporary credentials need a password or token login")
-	}
-	secs := int(min(max(ttl, minCredentialTTL), maxCredentialTTL) / time.Second)
-	return call(ctx, c, op, func(s services) (*cloud.TemporaryCredential, error) {
-		id, err := openstack.NewIdentityV3(s.rds.ProviderClient, golangsdk.EndpointOpts{})
-		if err != nil {
-			return nil, err
-		}
-		id.MoreHeaders = s.rds.MoreHeaders // the call's tag, for its deadline
-		// NOTE: the SDK posts to <identity>/v3.0/OS-CREDENTIAL/securitytokens; X-Auth-Token (our token)
-		// wins over the empty token id of the body.
-		cred, err := credentials.CreateTemporary(id, credentials.CreateTemporaryOpts{Methods: []string{"token"}, Duration: secs}).Extract()
-		if err != nil {
-			return nil, err
-		}
-		if cred == nil || cred.AccessKey == "" || cred.SecretKey == "" || cred.SecurityToken == "" {
-			return nil, cloud.Errorf(cloud.KindUnknown, op, "", "IAM returned an incomplete credential")
-		}
-		return &cloud.TemporaryCredential{
-			AccessKey:     cred.AccessKey,
-			SecretKey:     secret.New(cred.SecretKey),
-			SecurityToken: secret.New(cred.SecurityToken),
-			ExpiresAt:     parseTime(cred.ExpiresAt),
-			AuthURL:       c.auth.opts.GetIdentityEndpoint(),
-			ProjectID:     s.rds.ProviderClient.ProjectID,
-			Region:        c.region,
-		}, nil
-	})
-}
 
 // ListErrorLogs returns the error log entries of the window, newest first, up to q.Max.
 func (c *Client) ListErrorLogs(ctx context.Context, instanceID string, q cloud.LogQuery) ([]cloud.ErrorLogEntry, int, error) {

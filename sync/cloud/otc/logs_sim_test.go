@@ -1,7 +1,6 @@
 package otc_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
-	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
 
@@ -25,57 +23,6 @@ func logsInstance(t *testing.T, e *simEnv, engine string) string {
 	id, err := e.sim.AddInstance(spec)
 	require.NoError(t, err)
 	return id
-}
-
-// akskClient logs in with a temporary credential the way the log Job does.
-func akskClient(t *testing.T, cred *cloud.TemporaryCredential) *otc.Client {
-	t.Helper()
-	env := map[string]string{
-		"OS_AUTH_URL": cred.AuthURL, "OS_PROJECT_ID": cred.ProjectID, "OS_REGION_NAME": cred.Region,
-		"OS_ACCESS_KEY": cred.AccessKey, "OS_SECRET_KEY": cred.SecretKey.Reveal(), "OS_SECURITY_TOKEN": cred.SecurityToken.Reveal(),
-	}
-	cfg, err := otc.ConfigFromEnv(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	cfg.RequestTimeout = 5 * time.Second
-	c, err := otc.New(context.Background(), cfg)
-	require.NoError(t, err)
-	return c
-}
-
-func TestSimTemporaryCredential(t *testing.T) {
-	e := newSimEnv(t)
-	ctx := ctxT(t)
-	id := logsInstance(t, e, "MySQL")
-	require.NoError(t, e.sim.AddErrorLog(id, t0.Add(-time.Hour), "ERROR", "disk almost full"))
-
-	cred, err := e.c.CreateTemporaryCredential(ctx, 15*time.Minute)
-	require.NoError(t, err)
-	assert.Equal(t, 1, e.sim.Calls(otcsim.OpCreateTemporaryCredential))
-	assert.NotEmpty(t, cred.AccessKey)
-	assert.False(t, cred.SecretKey.Empty())
-	assert.False(t, cred.SecurityToken.Empty())
-	assert.Equal(t, t0.Add(15*time.Minute), cred.ExpiresAt.UTC(), "the shortest lifetime OTC grants")
-	assert.Equal(t, otcsim.DefaultProjectID, cred.ProjectID)
-	assert.Equal(t, "eu-de", cred.Region)
-	assert.Equal(t, e.srv.Env()["OS_AUTH_URL"], cred.AuthURL)
-	assert.NotContains(t, fmt.Sprintf("%v %+v", cred, *cred), cred.SecretKey.Reveal(), "the secret never prints")
-
-	job := akskClient(t, cred)
-	q := cloud.LogQuery{Start: t0.Add(-2 * time.Hour), End: t0.Add(-time.Minute)}
-	entries, total, err := job.ListErrorLogs(ctx, id, q)
-	require.NoError(t, err, "the temporary AK/SK reads the logs")
-	assert.Equal(t, 1, total)
-	assert.Equal(t, []cloud.ErrorLogEntry{{Time: t0.Add(-time.Hour).Format("2006-01-02T15:04:05"), Level: "ERROR", Content: "disk almost full"}}, entries)
-	assert.Equal(t, 0, e.sim.Calls(otcsim.OpCreateToken)-1, "the Job's client never logs in with a password")
-
-	_, err = job.CreateTemporaryCredential(ctx, 15*time.Minute)
-	requireKind(t, cloud.KindUnauthorized, err)
-	assert.Equal(t, 1, e.sim.Calls(otcsim.OpCreateTemporaryCredential), "a temporary credential cannot beget another")
-
-	e.clock.Advance(16 * time.Minute)
-	_, _, err = job.ListErrorLogs(ctx, id, q)
-	ce := requireKind(t, cloud.KindUnauthorized, err)
-	assert.Equal(t, "IAM.1108", ce.Code, "an expired credential is refused")
 }
 
 func TestSimLogPaging(t *testing.T) {
@@ -155,9 +102,5 @@ func TestSimLogErrors(t *testing.T) {
 
 	e.sim.AddFault(otcsim.Fault{Op: otcsim.OpListErrorLogs, Kind: otcsim.FaultStatus, Status: 500, Count: 1})
 	_, _, err = e.c.ListErrorLogs(ctx, id, q)
-	requireKind(t, cloud.KindUnavailable, err)
-
-	e.sim.AddFault(otcsim.Fault{Op: otcsim.OpCreateTemporaryCredential, Kind: otcsim.FaultStatus, Status: 503, Count: 1})
-	_, err = e.c.CreateTemporaryCredential(ctx, 15*time.Minute)
 	requireKind(t, cloud.KindUnavailable, err)
 }

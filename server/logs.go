@@ -1,0 +1,177 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+
+	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/logsapi"
+)
+
+// LogsReader is what the logs port calls (sync.Reconciler.ReadLogs).
+type LogsReader interface {
+	ReadLogs(ctx context.Context, token string, req logsapi.Request) (*logsapi.Response, error)
+}
+
+// LogsOptions configure the logs port's handler.
+type LogsOptions struct {
+	Reader  LogsReader
+	Logger  *slog.Logger
+	Metrics *Metrics
+	// Timeout bounds one read (the pages of one log). Default 60s.
+	Timeout time.Duration
+	// MaxBodyBytes limits request bodies. Default 32 KiB (a capability is a few KiB).
+	MaxBodyBytes int64
+	// MaxInFlight caps the reads served at once, each holding up to 2000 entries in memory; more
+	// are answered 503 with Retry-After. Default 4.
+	MaxInFlight int
+}
+
+// LogsServer serves the log Jobs on a port of its own: POST /v1/logs and nothing else. A Job
+// presents its capability and gets one log of the one instance the capability names; no endpoint
+// here reads an instance's details or changes anything.
+type LogsServer struct {
+	opts   LogsOptions
+	engine *gin.Engine
+	slots  chan struct{}
+}
+
+// NewLogs builds the logs port's handler.
+func NewLogs(opts LogsOptions) *LogsServer {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 60 * time.Second
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 32 << 10
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = 4
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics(prometheus.NewRegistry())
+	}
+	gin.SetMode(gin.ReleaseMode)
+	s := &LogsServer{opts: opts, engine: gin.New(), slots: make(chan struct{}, opts.MaxInFlight)}
+	s.engine.ContextWithFallback = true
+	s.engine.HandleMethodNotAllowed = true
+	// NOTE: no proxy is trusted: a Job must not choose the client address the refusals log.
+	_ = s.engine.SetTrustedProxies(nil)
+	s.engine.Use(gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, err any) {
+		s.opts.Logger.Error("panic in logs handler", "panic", err)
+		c.AbortWithStatusJSON(http.StatusInternalServerError, logsapi.Error{Error: "internal error"})
+	}))
+	s.engine.POST(logsapi.Path, s.read)
+	s.engine.NoRoute(func(c *gin.Context) {
+		c.AbortWithStatusJSON(http.StatusNotFound, logsapi.Error{Error: "not found: this port serves only POST " + logsapi.Path})
+	})
+	s.engine.NoMethod(func(c *gin.Context) {
+		c.AbortWithStatusJSON(http.StatusMethodNotAllowed, logsapi.Error{Error: "method not allowed: this port serves only POST " + logsapi.Path})
+	})
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *LogsServer) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.ServeHTTP(w, r) }
+
+func (s *LogsServer) read(c *gin.Context) {
+	start := time.Now()
+	outcome := "ok"
+	defer func() { s.opts.Metrics.observeLogsRead(outcome, time.Since(start)) }()
+	fail := func(status int, out, msg string) {
+		outcome = out
+		// NOTE: never the token or the body; the client's address helps to trace a refused Job.
+		s.opts.Logger.Warn("log read refused", "outcome", out, "status", status, "client", c.ClientIP(), "reason", msg)
+		c.AbortWithStatusJSON(status, logsapi.Error{Error: msg})
+	}
+
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	default:
+		c.Header("Retry-After", "2")
+		fail(http.StatusServiceUnavailable, "busy", "the hooks are serving other log reads; try again shortly")
+		return
+	}
+
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			fail(http.StatusRequestEntityTooLarge, "bad_request", "request body exceeds "+strconv.FormatInt(s.opts.MaxBodyBytes, 10)+" bytes")
+			return
+		}
+		fail(http.StatusBadRequest, "bad_request", "could not read request body")
+		return
+	}
+	var req logsapi.Request
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		fail(http.StatusBadRequest, "bad_request", "the body is not a log request")
+		return
+	}
+	if req.Type != logsapi.TypeError && req.Type != logsapi.TypeSlow {
+		fail(http.StatusBadRequest, "bad_request", "type must be error or slow")
+		return
+	}
+	token := req.Token
+	if h := c.GetHeader("Authorization"); h != "" {
+		var ok bool
+		if token, ok = strings.CutPrefix(h, "Bearer "); !ok {
+			fail(http.StatusUnauthorized, "unauthorized", "the Authorization header must be Bearer <capability>")
+			return
+		}
+	}
+	if token == "" {
+		fail(http.StatusUnauthorized, "unauthorized", "no capability: send the log Job's token as Authorization: Bearer <token>")
+		return
+	}
+
+	ctx, cancel := context.WithTimeout(rdssync.WithLogger(c.Request.Context(), s.opts.Logger), s.opts.Timeout)
+	defer cancel()
+	resp, err := s.opts.Reader.ReadLogs(ctx, token, req)
+	var (
+		expired *rdssync.CapabilityExpiredError
+		refused *rdssync.LogsRefusedError
+		ce      *rdssync.LogsCloudError
+	)
+	switch {
+	case err == nil:
+		c.PureJSON(http.StatusOK, resp) // no HTML escaping: it would swell the entries
+	case errors.Is(err, rdssync.ErrLogsUnavailable):
+		fail(http.StatusServiceUnavailable, "unavailable", err.Error())
+	case errors.Is(err, rdssync.ErrCapabilityInvalid):
+		fail(http.StatusUnauthorized, "unauthorized", err.Error())
+	case errors.As(err, &expired):
+		fail(http.StatusUnauthorized, "expired", err.Error())
+	case errors.As(err, &refused):
+		fail(http.StatusForbidden, "forbidden", err.Error())
+	case errors.As(err, &ce) && ce.Kind == cloud.KindThrottled:
+		retry := ce.RetryAfter
+		if retry <= 0 {
+			retry = 30 * time.Second
+		}
+		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
+		fail(http.StatusTooManyRequests, "throttled", err.Error())
+	case errors.As(err, &ce):
+		fail(http.StatusBadGateway, "cloud_error", err.Error())
+	default:
+		s.opts.Logger.Error("log read failed", "error", err.Error())
+		fail(http.StatusInternalServerError, "error", "internal error")
+	}
+}

@@ -1,0 +1,231 @@
+package sync
+
+import (
+	"context"
+	"encoding/base64"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/cloudtest"
+	"github.com/mcsps/rds-lambda-controller/sync/hook"
+	"github.com/mcsps/rds-lambda-controller/sync/logsapi"
+	"github.com/mcsps/rds-lambda-controller/sync/secret"
+)
+
+func testCapability() logsCapability {
+	return logsCapability{
+		Instance: "inst-1", Namespace: "rds1", Name: "db", UID: "uid-1", Request: "r1",
+		Types: []string{"error", "slow"}, Since: "1h", Lines: 200, Expires: t0.Add(15 * time.Minute).Unix(),
+	}
+}
+
+func TestCapabilitySealing(t *testing.T) {
+	s, err := newCapabilitySealer(secret.New("key one"))
+	require.NoError(t, err)
+	c := testCapability()
+	c.Creds = &cloud.Credentials{Namespace: "rds1", Secret: "otc-credentials", Env: map[string]string{"OS_PASSWORD": "team-password"}}
+	token, err := s.seal(c)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(token, "rdslogs.v1."))
+	again, err := s.seal(c)
+	require.NoError(t, err)
+	assert.Equal(t, token, again, "the same capability, the same token: two calls render the same Secret")
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(token, "rdslogs.v1."))
+	require.NoError(t, err)
+	for _, plain := range []string{"team-password", "inst-1", "otc-credentials", "rds1"} {
+		assert.NotContains(t, string(raw), plain, "sealed: the Job reads nothing in its token")
+	}
+	got, err := s.open(token)
+	require.NoError(t, err)
+	assert.Equal(t, c, got)
+
+	other := testCapability()
+	other.Instance = "inst-2"
+	otherToken, err := s.seal(other)
+	require.NoError(t, err)
+	assert.NotEqual(t, token[:30], otherToken[:30], "another capability, another nonce")
+
+	s2, err := newCapabilitySealer(secret.New("key two"))
+	require.NoError(t, err)
+	cases := map[string]string{
+		"another key":    mustSeal(t, s2, c),
+		"a flipped byte": flip(token, len(token)/2),
+		"cut":            token[:len(token)-4],
+		"no prefix":      strings.TrimPrefix(token, "rdslogs.v1."),
+		"empty":          "",
+		"not base64":     "rdslogs.v1.!!!",
+		"too long":       "rdslogs.v1." + strings.Repeat("A", 20000),
+		"an OTC token":   "MIIDkgYJKoZIhvcNAQcCoIIDgzCCA38CAQExDTALBglghkgBZQMEAgEwgg",
+	}
+	for name, tok := range cases {
+		_, err := s.open(tok)
+		assert.ErrorIs(t, err, errCapabilityInvalid, name)
+	}
+
+	_, err = newCapabilitySealer(secret.Value{})
+	assert.Error(t, err, "no stable secret, no key")
+}
+
+func mustSeal(t *testing.T, s *capabilitySealer, c logsCapability) string {
+	t.Helper()
+	tok, err := s.seal(c)
+	require.NoError(t, err)
+	return tok
+}
+
+func flip(s string, i int) string {
+	b := []byte(s)
+	if b[i] == 'A' {
+		b[i] = 'B'
+	} else {
+		b[i] = 'A'
+	}
+	return string(b)
+}
+
+// fakeClouds hands out one client and records the credentials it was asked for.
+type fakeClouds struct {
+	cloud cloud.Cloud
+	asked []*cloud.Credentials
+}
+
+func (f *fakeClouds) For(_ context.Context, creds *cloud.Credentials) (cloud.Cloud, error) {
+	f.asked = append(f.asked, creds)
+	return f.cloud, nil
+}
+
+func TestReadLogs(t *testing.T) {
+	now := t0.Add(time.Minute)
+	own := &cloudtest.Fake{}
+	team := &cloudtest.Fake{LogsFns: cloudtest.LogsFns{
+		ListErrorLogsFn: func(_ context.Context, id string, q cloud.LogQuery) ([]cloud.ErrorLogEntry, int, error) {
+			return []cloud.ErrorLogEntry{{Time: "2026-11-22T09:59:00", Level: "ERROR", Content: "a\x1b[31m\nb"}}, 3, nil
+		},
+	}}
+	clouds := &fakeClouds{cloud: team}
+	r := New(Config{Cloud: own, Clouds: clouds, Now: func() time.Time { return now }, PasswordKey: secret.New("k")})
+	c := testCapability()
+	c.Creds = &cloud.Credentials{Namespace: "rds1", Secret: "otc-credentials", Env: map[string]string{"OS_PASSWORD": "p"}}
+	token := mustSeal(t, r.caps, c)
+
+	resp, err := r.ReadLogs(context.Background(), token, logsapi.Request{Instance: "inst-1", Type: "error", Since: "30m", Lines: 50})
+	require.NoError(t, err)
+	assert.Equal(t, &logsapi.Response{
+		Instance: "inst-1", Type: "error", Start: now.Add(-30 * time.Minute), End: now, Total: 3,
+		Errors: []cloud.ErrorLogEntry{{Time: "2026-11-22T09:59:00", Level: "ERROR", Content: "a[31m b"}},
+	}, resp, "cleaned entries of the window asked for")
+	assert.Equal(t, []*cloud.Credentials{c.Creds}, clouds.asked, "read with the credentials the issuing call used")
+	assert.Equal(t, []string{"ListErrorLogs"}, team.Calls())
+	assert.Empty(t, own.Calls(), "not with the controller's own")
+
+	refusals := map[string]struct {
+		req  logsapi.Request
+		want string
+	}{
+		"another instance": {logsapi.Request{Instance: "inst-2", Type: "error"}, "the capability is for another instance"},
+		"another log":      {logsapi.Request{Instance: "inst-1", Type: "general"}, `the capability does not cover the "general" log`},
+		"more lines":       {logsapi.Request{Instance: "inst-1", Type: "error", Lines: 201}, "lines must be between 1 and 200"},
+		"a longer window":  {logsapi.Request{Instance: "inst-1", Type: "error", Since: "2h"}, "since must be a duration up to 1h"},
+		"a bad window":     {logsapi.Request{Instance: "inst-1", Type: "error", Since: "-1h"}, "since must be a duration up to 1h"},
+	}
+	for name, tc := range refusals {
+		_, err := r.ReadLogs(context.Background(), token, tc.req)
+		var refused *LogsRefusedError
+		require.ErrorAs(t, err, &refused, name)
+		assert.Equal(t, tc.want, refused.Reason, name)
+	}
+
+	future, err := r.ReadLogs(context.Background(), token, logsapi.Request{Instance: "inst-1", Type: "error", Until: now.Add(time.Hour)})
+	require.NoError(t, err)
+	assert.Equal(t, now, future.End, "a window ending in the future ends now")
+
+	now = t0.Add(15 * time.Minute)
+	_, err = r.ReadLogs(context.Background(), token, logsapi.Request{Instance: "inst-1", Type: "error"})
+	var expired *CapabilityExpiredError
+	require.ErrorAs(t, err, &expired)
+	assert.Equal(t, t0.Add(15*time.Minute), expired.At)
+	assert.Len(t, team.Calls(), 2, "an expired capability reads nothing")
+
+	noKey := New(Config{Cloud: own})
+	_, err = noKey.ReadLogs(context.Background(), token, logsapi.Request{Instance: "inst-1", Type: "error"})
+	assert.ErrorIs(t, err, ErrLogsUnavailable)
+}
+
+func TestReadLogsCloudErrors(t *testing.T) {
+	cases := map[string]struct {
+		err  error
+		kind cloud.Kind
+		want string
+	}{
+		"gone":      {&cloud.Error{Kind: cloud.KindNotFound, Code: "DBS.200823", Message: "The DB instance does not exist."}, cloud.KindNotFound, "OTC does not know the instance: The DB instance does not exist. (DBS.200823)"},
+		"throttled": {&cloud.Error{Kind: cloud.KindThrottled, RetryAfter: 5 * time.Second}, cloud.KindThrottled, "OTC is throttling requests; try again later"},
+		"deadline":  {context.DeadlineExceeded, cloud.KindUnavailable, "OTC did not answer"},
+		"refused":   {&cloud.Error{Kind: cloud.KindUnauthorized}, cloud.KindUnauthorized, "OTC refused the credentials the controller reads the logs with"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := &cloudtest.Fake{LogsFns: cloudtest.LogsFns{
+				ListSlowLogsFn: func(context.Context, string, cloud.LogQuery) ([]cloud.SlowLogEntry, int, error) {
+					return nil, 0, tc.err
+				},
+			}}
+			r := New(Config{Cloud: f, Now: func() time.Time { return t0 }, PasswordKey: secret.New("k")})
+			_, err := r.ReadLogs(context.Background(), mustSeal(t, r.caps, testCapability()), logsapi.Request{Instance: "inst-1", Type: "slow"})
+			var ce *LogsCloudError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, tc.kind, ce.Kind)
+			assert.Equal(t, tc.want, ce.Error())
+		})
+	}
+}
+
+// The capability carries the credential set of the call that issued it (the seam per-namespace
+// credentials fill in), and the read uses it.
+func TestLogsCapabilityCarriesTheCallsCredentials(t *testing.T) {
+	w := newLogsWorld(t)
+	req := request(w.spec, v1alpha1.RdsStatus{ID: "inst-1"}, storedSecret("A12345678+"))
+	c := w.r.begin(context.Background(), req)
+	c.creds = &cloud.Credentials{Namespace: "rds1", Secret: "otc-credentials", Env: map[string]string{"OS_PASSWORD": "team"}}
+	c.logs(activeInstance())
+	secrets, _ := logsChildren(&hook.SyncResponse{Children: c.logChildren()})
+	require.Len(t, secrets, 1)
+	got := w.capability(t, secrets[0])
+	assert.Equal(t, c.creds, got.Creds)
+	assert.NotContains(t, string(secrets[0].Data["RDS_LOGS_TOKEN"]), "team")
+
+	// A capability naming another namespace's credentials is never used.
+	forged := got
+	forged.Creds = &cloud.Credentials{Namespace: "other", Secret: "otc-credentials"}
+	_, err := w.r.ReadLogs(context.Background(), mustSeal(t, w.r.caps, forged), logsapi.Request{Instance: "inst-1", Type: "error"})
+	assert.ErrorIs(t, err, ErrCapabilityInvalid)
+}
+
+// BenchmarkCapability: sealing runs on every call that renders a log Secret, opening on every read.
+func BenchmarkCapability(b *testing.B) {
+	s, err := newCapabilitySealer(secret.New("bench key"))
+	require.NoError(b, err)
+	c := testCapability()
+	c.Creds = &cloud.Credentials{Namespace: "rds1", Secret: "otc-credentials", Env: map[string]string{"OS_USERNAME": "u", "OS_PASSWORD": "p"}}
+	token, err := s.seal(c)
+	require.NoError(b, err)
+	b.Run("seal", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.seal(c); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("open", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.open(token); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
