@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/mcsps/rds-lambda-controller/internal/version"
 	"github.com/mcsps/rds-lambda-controller/server"
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
@@ -36,7 +38,7 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(2)
+			return // the usage is printed; asking for it is no failure
 		}
 		fmt.Fprintln(os.Stderr, "rds-hooks:", err)
 		os.Exit(1)
@@ -64,9 +66,23 @@ type config struct {
 	jobImage      string
 	sqlDrift      time.Duration
 	passwordKey   string
+	version       bool
 }
 
-// parseFlags reads the flags; each has an RDS_HOOKS_* variable as its default.
+// metacontrollerTimeout is Metacontroller's default webhook timeout (manifests/compositecontroller.yaml):
+// a hook call must answer before it.
+const metacontrollerTimeout = 10 * time.Second
+
+// envName is the variable that sets a flag: RDS_HOOKS_<FLAG>, upper case, - as _.
+func envName(flagName string) string {
+	return "RDS_HOOKS_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// setting names a flag and its variable, for messages.
+func setting(flagName string) string { return "--" + flagName + " (" + envName(flagName) + ")" }
+
+// parseFlags reads the flags; each has an RDS_HOOKS_* variable as its default. A value that does not
+// parse, in a flag or a variable, is refused naming it.
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("rds-hooks", flag.ContinueOnError)
@@ -78,48 +94,51 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 			"Every flag can also be set as RDS_HOOKS_<FLAG> (upper case, - as _).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	env := func(name, def string) string {
-		if v := getenv("RDS_HOOKS_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))); v != "" {
-			return v
-		}
-		return def
-	}
-	str := func(p *string, name, def, usage string) { fs.StringVar(p, name, env(name, def), usage) }
-	dur := func(p *time.Duration, name string, def time.Duration, usage string) {
-		*p = def
-		if v := env(name, ""); v != "" {
-			if d, err := time.ParseDuration(v); err == nil {
-				*p = d
-			}
-		}
-		fs.DurationVar(p, name, *p, usage)
-	}
-
+	// applyEnv below sets every declared flag from its variable, through the flag's own parser: a
+	// new flag is validated in both forms without more code.
+	str, dur := flagSet{fs}.str, flagSet{fs}.dur
 	str(&c.listen, "listen", "127.0.0.1:8080", "address to serve the hooks on (\":8080\" in a pod)")
 	str(&c.cloud, "cloud", cloudOTC, "the cloud to manage: otc (credentials from OS_* or OS_CLOUD) or sim (embedded simulator)")
 	str(&c.simListen, "sim-listen", "127.0.0.1:0", "with --cloud sim: where the embedded simulator listens")
 	str(&c.passwordKey, "password-key", "", "secret key that makes generated passwords reproducible per object (default: derived from the OTC password or secret key)")
-	str(&c.jobImage, "job-image", "ghcr.io/mcsps/rds-lambda-controller:latest", "image of the log Job (it runs /rds-logs)")
-	dur(&c.hookTimeout, "hook-timeout", 8*time.Second, "deadline of one hook call; keep it under Metacontroller's webhook timeout (10s)")
+	str(&c.jobImage, "job-image", "ghcr.io/mcsps/rds-lambda-controller:"+version.Version, "image of the log Job (it runs /rds-logs)")
+	dur(&c.hookTimeout, "hook-timeout", 8*time.Second, "deadline of one hook call; under Metacontroller's webhook timeout (10s)")
 	dur(&c.callTimeout, "call-timeout", 4*time.Second, "deadline of one OTC call inside a hook call")
 	dur(&c.requestTO, "request-timeout", otc.DefaultRequestTimeout, "cap of one HTTP request to OTC, whatever the caller's deadline")
 	dur(&c.resyncPending, "resync-pending", 10*time.Second, "how soon to look again while OTC works on a change")
 	dur(&c.resyncSteady, "resync-steady", 5*time.Minute, "how soon to look again when nothing is in flight")
 	dur(&c.sqlDrift, "sql-drift-check", time.Hour, "how often databases, users and grants are applied again to repair changes made behind the controller's back")
 	dur(&c.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight calls may finish after SIGTERM")
-	if err := c.logLevel.UnmarshalText([]byte(env("log-level", "INFO"))); err != nil {
-		return c, fmt.Errorf("RDS_HOOKS_LOG_LEVEL: %w", err)
-	}
+	c.logLevel = slog.LevelInfo
 	fs.TextVar(&c.logLevel, "log-level", c.logLevel, "log level: DEBUG, INFO, WARN or ERROR")
+	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 
+	envErr := applyEnv(fs, getenv)
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if c.version {
+		return c, nil
+	}
+	if envErr != nil {
+		return c, envErr
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	if c.cloud != cloudOTC && c.cloud != cloudSim {
-		return c, fmt.Errorf("--cloud must be %q or %q, not %q", cloudOTC, cloudSim, c.cloud)
+		return c, fmt.Errorf("%s must be %q or %q, not %q", setting("cloud"), cloudOTC, cloudSim, c.cloud)
+	}
+	for _, a := range []struct{ name, addr string }{{"listen", c.listen}, {"sim-listen", c.simListen}} {
+		if _, _, err := net.SplitHostPort(a.addr); err != nil {
+			return c, fmt.Errorf("%s %q: want HOST:PORT or :PORT", setting(a.name), a.addr)
+		}
+	}
+	if c.jobImage == "" || strings.ContainsAny(c.jobImage, " \t\n") {
+		return c, fmt.Errorf("%s %q: want an image reference", setting("job-image"), c.jobImage)
+	}
+	if c.hookTimeout >= metacontrollerTimeout {
+		return c, fmt.Errorf("%s %s: must be under Metacontroller's webhook timeout (%s), or Metacontroller gives up before the answer", setting("hook-timeout"), c.hookTimeout, metacontrollerTimeout)
 	}
 	if c.hookTimeout <= c.callTimeout {
 		return c, fmt.Errorf("--hook-timeout (%s) must be longer than --call-timeout (%s)", c.hookTimeout, c.callTimeout)
@@ -127,11 +146,84 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	return c, nil
 }
 
+// flagSet declares flags of the kinds rds-hooks takes. Their variables are read by applyEnv.
+type flagSet struct{ *flag.FlagSet }
+
+func (fs flagSet) str(p *string, name, def, usage string) { fs.StringVar(p, name, def, usage) }
+
+// dur declares a duration above zero.
+func (fs flagSet) dur(p *time.Duration, name string, def time.Duration, usage string) {
+	*p = def
+	fs.Var((*positiveDuration)(p), name, usage)
+}
+
+// num declares a whole number above zero.
+func (fs flagSet) num(p *int, name string, def int, usage string) {
+	*p = def
+	fs.Var((*positiveInt)(p), name, usage)
+}
+
+// applyEnv sets every flag but --version from its RDS_HOOKS_* variable, if that is set, and
+// returns one error naming each variable whose value the flag refuses.
+func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "version" {
+			return
+		}
+		name := envName(f.Name)
+		if v := getenv(name); v != "" {
+			if err := f.Value.Set(v); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: %w", name, v, err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// positiveDuration is a flag.Value for a duration above zero.
+type positiveDuration time.Duration
+
+func (d *positiveDuration) String() string { return time.Duration(*d).String() }
+
+func (d *positiveDuration) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("want a duration such as 500ms, 8s or 5m")
+	}
+	if v <= 0 {
+		return errors.New("must be more than 0")
+	}
+	*d = positiveDuration(v)
+	return nil
+}
+
+// positiveInt is a flag.Value for a whole number above zero.
+type positiveInt int
+
+func (n *positiveInt) String() string { return strconv.Itoa(int(*n)) }
+
+func (n *positiveInt) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("want a whole number")
+	}
+	if v <= 0 {
+		return errors.New("must be more than 0")
+	}
+	*n = positiveInt(v)
+	return nil
+}
+
 // run serves until ctx ends (SIGTERM), then drains: /readyz turns 503, in-flight calls finish.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseFlags(args, getenv, stderr)
 	if err != nil {
 		return err
+	}
+	if cfg.version {
+		fmt.Fprintln(stdout, version.String("rds-hooks"))
+		return nil
 	}
 	logger := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.logLevel}))
 

@@ -27,6 +27,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mcsps/rds-lambda-controller/internal/version"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 )
@@ -35,6 +36,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, err.Error()) // the usage; asking for it is no failure
+			return
+		}
 		fmt.Fprintln(os.Stderr, "rds-logs: "+err.Error())
 		os.Exit(1)
 	}
@@ -70,6 +75,7 @@ type config struct {
 	maxBytes int
 	timeout  time.Duration
 	credDir  string
+	version  bool
 }
 
 func parseFlags(args []string, getenv func(string) string) (config, error) {
@@ -85,11 +91,15 @@ func parseFlags(args []string, getenv func(string) string) (config, error) {
 	fs.IntVar(&cfg.maxBytes, "max-bytes", defaultMaxBytes, "cap on the whole output")
 	fs.DurationVar(&cfg.timeout, "timeout", 2*time.Minute, "cap on the whole run")
 	fs.StringVar(&cfg.credDir, "credentials-dir", getenv("RDS_LOGS_CREDENTIALS_DIR"), "directory with one file per OS_* variable (a mounted Secret)")
+	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, usage(fs)
 		}
 		return cfg, fmt.Errorf("bad arguments: %w", err)
+	}
+	if cfg.version {
+		return cfg, nil
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("bad arguments: unexpected %q", fs.Arg(0))
@@ -143,8 +153,14 @@ func usage(fs *flag.FlagSet) error {
 		"OS_SECRET_KEY and OS_SECURITY_TOKEN, from the environment or from files in --credentials-dir.\n\nFlags:\n")
 	fs.SetOutput(&b)
 	fs.PrintDefaults()
-	return errors.New(strings.TrimRight(b.String(), "\n"))
+	return helpError(strings.TrimRight(b.String(), "\n"))
 }
+
+// helpError is the usage, answered to --help: an error that ends the run, but no failure.
+type helpError string
+
+func (e helpError) Error() string { return string(e) }
+func (e helpError) Unwrap() error { return flag.ErrHelp }
 
 // credentialsEnv reads the OS_* variables from files in dir when it is set (a Secret mounted as a
 // volume), else from the environment.
@@ -168,6 +184,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg, err := parseFlags(args, getenv)
 	if err != nil {
 		return err
+	}
+	if cfg.version {
+		fmt.Fprintln(stdout, version.String("rds-logs"))
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()

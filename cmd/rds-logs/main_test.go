@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcsps/rds-lambda-controller/internal/version"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
@@ -224,7 +227,15 @@ func TestCredentialsFromFiles(t *testing.T) {
 func TestHelp(t *testing.T) {
 	_, err := parseFlags([]string{"--help"}, func(string) string { return "" })
 	require.Error(t, err, "--help ends the run")
+	assert.ErrorIs(t, err, flag.ErrHelp, "main prints it and exits 0")
 	for _, want := range []string{"usage: rds-logs --instance <id>", "OS_SECURITY_TOKEN", "-since duration", "-credentials-dir"} {
 		assert.Contains(t, err.Error(), want, "--help prints the usage, the credentials and the flags")
 	}
+}
+
+// TestVersion: --version prints the build's version, whatever else is missing.
+func TestVersion(t *testing.T) {
+	var stdout strings.Builder
+	require.NoError(t, run(context.Background(), []string{"--version"}, func(string) string { return "" }, &stdout, io.Discard))
+	assert.Equal(t, "rds-logs "+version.Version+"\n", stdout.String())
 }
