@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -94,9 +93,13 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 			"Every flag can also be set as RDS_HOOKS_<FLAG> (upper case, - as _).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	// applyEnv below sets every declared flag from its variable, through the flag's own parser: a
-	// new flag is validated in both forms without more code.
-	str, dur := flagSet{fs}.str, flagSet{fs}.dur
+	// applyEnv below sets every flag declared on fs (with these helpers or fs.IntVar, fs.BoolVar, ...)
+	// from its variable, through the flag's own parser, and checkFlags refuses durations of 0: a new
+	// flag is validated in both forms without more code.
+	str := func(p *string, name, def, usage string) { fs.StringVar(p, name, def, usage) }
+	dur := func(p *time.Duration, name string, def time.Duration, usage string) {
+		fs.DurationVar(p, name, def, usage)
+	}
 	str(&c.listen, "listen", "127.0.0.1:8080", "address to serve the hooks on (\":8080\" in a pod)")
 	str(&c.cloud, "cloud", cloudOTC, "the cloud to manage: otc (credentials from OS_* or OS_CLOUD) or sim (embedded simulator)")
 	str(&c.simListen, "sim-listen", "127.0.0.1:0", "with --cloud sim: where the embedded simulator listens")
@@ -120,8 +123,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	if c.version {
 		return c, nil
 	}
-	if envErr != nil {
-		return c, envErr
+	if err := errors.Join(envErr, checkFlags(fs)); err != nil {
+		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
@@ -146,23 +149,6 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	return c, nil
 }
 
-// flagSet declares flags of the kinds rds-hooks takes. Their variables are read by applyEnv.
-type flagSet struct{ *flag.FlagSet }
-
-func (fs flagSet) str(p *string, name, def, usage string) { fs.StringVar(p, name, def, usage) }
-
-// dur declares a duration above zero.
-func (fs flagSet) dur(p *time.Duration, name string, def time.Duration, usage string) {
-	*p = def
-	fs.Var((*positiveDuration)(p), name, usage)
-}
-
-// num declares a whole number above zero.
-func (fs flagSet) num(p *int, name string, def int, usage string) {
-	*p = def
-	fs.Var((*positiveInt)(p), name, usage)
-}
-
 // applyEnv sets every flag but --version from its RDS_HOOKS_* variable, if that is set, and
 // returns one error naming each variable whose value the flag refuses.
 func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
@@ -174,6 +160,9 @@ func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
 		name := envName(f.Name)
 		if v := getenv(name); v != "" {
 			if err := f.Value.Set(v); err != nil {
+				if _, ok := durationOf(f); ok {
+					err = errors.New("want a duration such as 500ms, 8s or 5m") // the flag package says "parse error"
+				}
 				errs = append(errs, fmt.Errorf("%s=%q: %w", name, v, err))
 			}
 		}
@@ -181,38 +170,25 @@ func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
 	return errors.Join(errs...)
 }
 
-// positiveDuration is a flag.Value for a duration above zero.
-type positiveDuration time.Duration
-
-func (d *positiveDuration) String() string { return time.Duration(*d).String() }
-
-func (d *positiveDuration) Set(s string) error {
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return errors.New("want a duration such as 500ms, 8s or 5m")
+// durationOf returns the value of a duration flag.
+func durationOf(f *flag.Flag) (time.Duration, bool) {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return 0, false
 	}
-	if v <= 0 {
-		return errors.New("must be more than 0")
-	}
-	*d = positiveDuration(v)
-	return nil
+	d, ok := g.Get().(time.Duration)
+	return d, ok
 }
 
-// positiveInt is a flag.Value for a whole number above zero.
-type positiveInt int
-
-func (n *positiveInt) String() string { return strconv.Itoa(int(*n)) }
-
-func (n *positiveInt) Set(s string) error {
-	v, err := strconv.Atoi(s)
-	if err != nil {
-		return errors.New("want a whole number")
-	}
-	if v <= 0 {
-		return errors.New("must be more than 0")
-	}
-	*n = positiveInt(v)
-	return nil
+// checkFlags refuses a duration flag of 0 or less: no deadline, period or grace is meant so.
+func checkFlags(fs *flag.FlagSet) error {
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if d, ok := durationOf(f); ok && d <= 0 {
+			errs = append(errs, fmt.Errorf("%s %s: must be more than 0", setting(f.Name), d))
+		}
+	})
+	return errors.Join(errs...)
 }
 
 // run serves until ctx ends (SIGTERM), then drains: /readyz turns 503, in-flight calls finish.

@@ -180,13 +180,18 @@ func TestParseFlags(t *testing.T) {
 		},
 		"every invalid variable is named": {
 			reason:  "one start-up tells every mistake",
-			env:     map[string]string{"RDS_HOOKS_RESYNC_STEADY": "0s", "RDS_HOOKS_LOG_LEVEL": "loud"},
-			wantErr: `RDS_HOOKS_LOG_LEVEL="loud": slog: level string "loud": unknown name` + "\n" + `RDS_HOOKS_RESYNC_STEADY="0s": must be more than 0`,
+			env:     map[string]string{"RDS_HOOKS_RESYNC_STEADY": "soon", "RDS_HOOKS_LOG_LEVEL": "loud"},
+			wantErr: `RDS_HOOKS_LOG_LEVEL="loud": slog: level string "loud": unknown name` + "\n" + `RDS_HOOKS_RESYNC_STEADY="soon": want a duration`,
 		},
 		"zero duration flag": {
 			reason:  "a zero deadline or period is never meant",
 			args:    []string{"--resync-pending", "0s"},
-			wantErr: `invalid value "0s" for flag -resync-pending: must be more than 0`,
+			wantErr: `--resync-pending (RDS_HOOKS_RESYNC_PENDING) 0s: must be more than 0`,
+		},
+		"negative duration variable": {
+			reason:  "the variable is checked like the flag",
+			env:     map[string]string{"RDS_HOOKS_SHUTDOWN_GRACE": "-1s"},
+			wantErr: `--shutdown-grace (RDS_HOOKS_SHUTDOWN_GRACE) -1s: must be more than 0`,
 		},
 		"invalid duration flag": {
 			reason:  "the flag parser names the flag",
