@@ -76,7 +76,7 @@ fi
 ensure_tools() {
 	local missing=()
 	command -v podman >/dev/null 2>&1 || missing+=(podman)
-	command -v runc >/dev/null 2>&1 || missing+=(runc)
+	command -v runc >/dev/null 2>&1 || [[ -x /usr/sbin/runc ]] || missing+=(runc)
 	command -v curl >/dev/null 2>&1 || missing+=(curl)
 	command -v unshare >/dev/null 2>&1 || missing+=(util-linux)
 	((${#missing[@]} == 0)) && return 0
@@ -92,7 +92,7 @@ ensure_tools() {
 		log "apt-get failed (try $try); retrying in 10 s"
 		sleep 10
 	done
-	command -v podman >/dev/null 2>&1 && command -v runc >/dev/null 2>&1 ||
+	command -v podman >/dev/null 2>&1 && { command -v runc >/dev/null 2>&1 || [[ -x /usr/sbin/runc ]]; } ||
 		die "podman or runc could not be installed with apt-get: the image cannot be proven on this machine"
 }
 
