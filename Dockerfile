@@ -5,8 +5,10 @@
 #   /rds-logs   the log fetcher the hooks' Job runs (RDS_HOOKS_JOB_IMAGE points at this image)
 #   /otcsim     the OTC API simulator, for local trials: docker run --entrypoint /otcsim ...
 #
-# Build: docker build -t ghcr.io/mcsps/rds-lambda-controller:dev .
+# Build: make docker-build (docker build --build-arg VERSION=dev -t ghcr.io/mcsps/rds-lambda-controller:dev .)
 # Multi-arch: docker buildx build --platform linux/amd64,linux/arm64 ... (cross-compiled, no emulation)
+# test/image.sh builds this final stage's layout offline (FROM scratch, the same binaries, paths,
+# user, entrypoint and arguments) and runs it as in a pod; keep the final stage in that shape.
 
 FROM --platform=$BUILDPLATFORM golang:1.26-bookworm AS build
 WORKDIR /src
@@ -18,9 +20,11 @@ RUN go mod download && go mod verify
 COPY . .
 ARG TARGETOS=linux
 ARG TARGETARCH
+# What --version prints: make docker-build passes the Makefile's VERSION.
+ARG VERSION=dev
 RUN --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
-    go build -trimpath -ldflags="-s -w" -o /out/ ./cmd/...
+    go build -trimpath -ldflags="-s -w -X github.com/mcsps/rds-lambda-controller/internal/version.Version=${VERSION}" -o /out/ ./cmd/...
 
 # Static binaries on distroless: no shell, no package manager, CA certificates and tzdata included.
 FROM gcr.io/distroless/static-debian12:nonroot

@@ -4,7 +4,13 @@
 SHELL       := bash
 GO          ?= go
 BIN         ?= bin
-IMAGE       ?= ghcr.io/mcsps/rds-lambda-controller:dev
+# VERSION is what --version prints and the image's tag; manifests/kustomization.yaml deploys the
+# same default tag (images: newTag). Release: make docker-build docker-push VERSION=v1.2.3.
+VERSION     ?= dev
+IMAGE_REPO  ?= ghcr.io/mcsps/rds-lambda-controller
+IMAGE       ?= $(IMAGE_REPO):$(VERSION)
+CONTAINER   ?= docker
+LDFLAGS     := -X github.com/mcsps/rds-lambda-controller/internal/version.Version=$(VERSION)
 LISTEN      ?= 127.0.0.1:8080
 KUBECTL     ?= kubectl
 
@@ -13,10 +19,16 @@ KUBECTL     ?= kubectl
 .PHONY: help
 help: ## List the targets.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@printf '\nNow (override with make VAR=value): VERSION=%s IMAGE=%s CONTAINER=%s BIN=%s\n' \
+		'$(VERSION)' '$(IMAGE)' '$(CONTAINER)' '$(BIN)'
 
 .PHONY: build
-build: ## Build rds-hooks, rds-logs and otcsim into ./bin.
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
+build: ## Build static rds-hooks, rds-logs and otcsim into $(BIN)/, stamped with $(VERSION).
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
+
+.PHONY: version
+version: ## Print $(VERSION), the version and image tag builds get.
+	@echo $(VERSION)
 
 .PHONY: run
 run: ## Run rds-hooks on $(LISTEN) against the embedded OTC simulator (DB=HOST:PORT: a real MySQL/MariaDB behind every instance).
@@ -27,11 +39,15 @@ sim: ## Run the OTC API simulator alone on 127.0.0.1:8790 (prints the OS_* expor
 	$(GO) run ./cmd/otcsim
 
 .PHONY: test
-test: ## Run all tests (starts a throwaway MariaDB, installing it if missing).
+test: ## Run all tests (starts a throwaway MariaDB and builds and runs the image with podman, installing them if missing).
 	bash test/run.sh
 
+.PHONY: image-test
+image-test: ## Build the image's layout offline and run it with podman as in a pod (test/image.sh).
+	bash test/image.sh
+
 .PHONY: test-short
-test-short: ## Run the tests that need no MariaDB.
+test-short: ## Run the tests that need no MariaDB (and not the image test).
 	$(GO) test -short ./...
 
 .PHONY: bench
@@ -48,8 +64,12 @@ vet: ## go vet ./...
 	$(GO) vet ./...
 
 .PHONY: docker-build
-docker-build: ## Build the container image $(IMAGE) (needs a Docker engine).
-	docker build -t $(IMAGE) .
+docker-build: ## Build the image $(IMAGE) from the Dockerfile (CONTAINER=podman for podman).
+	$(CONTAINER) build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
+
+.PHONY: docker-push
+docker-push: ## Push the image $(IMAGE) (log in to the registry first).
+	$(CONTAINER) push $(IMAGE)
 
 .PHONY: deploy
 deploy: ## Apply the CRD, the hooks and the CompositeController with kubectl (Metacontroller first).

@@ -2,8 +2,10 @@
 # test/run.sh - every test of the project, as `make test` and CI run them.
 #
 # It starts (installing it first if needed) a throwaway MariaDB on 127.0.0.1 for the SQL tests
-# (test/mariadb.sh), vets the code and runs all Go tests. Extra arguments go to `go test`
-# (e.g. `bash test/run.sh -run TestE2E ./test/e2e/`); without any, all packages are tested.
+# (test/mariadb.sh), vets the code and runs all Go tests; among them test/image builds and runs the
+# container image with podman (test/image.sh, installing podman and runc if needed). Extra
+# arguments go to `go test` (e.g. `bash test/run.sh -run TestE2E ./test/e2e/`); without any, all
+# packages are tested.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcsps/rds-lambda-controller/internal/version"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
 
@@ -26,7 +27,7 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(2)
+			return // the usage is printed; asking for it is no failure
 		}
 		fmt.Fprintln(os.Stderr, "otcsim:", err)
 		os.Exit(1)
@@ -63,6 +64,7 @@ type config struct {
 	faults      faultFlags
 	manualClock bool
 	logLevel    slog.Level
+	version     bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -90,23 +92,35 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Var(endpoints, "endpoint", "back instances with a real MySQL-compatible server: NAMESPACE/NAME=HOST:PORT for the instance of that Rds object (its owner tags), NAME=HOST:PORT for the OTC instance NAME, HOST:PORT for every other instance (repeatable)")
 	fs.Var(&c.faults, "fault", "inject a fault, OP:KIND[:key=value,...], e.g. 'CreateInstance:commit-drop:rate=0.5' (repeatable; kinds: status, throttle, latency, hang, commit-drop; keys: rate, count, status, retry-after, delay)")
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log level (DEBUG logs every request)")
+	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 
 	d := otcsim.DefaultDurations()
-	for _, x := range []struct {
+	type durationFlag struct {
 		name string
 		p    *time.Duration
-	}{
+	}
+	durations := []durationFlag{{"latency", &c.opts.Latency}}
+	for _, x := range []durationFlag{
 		{"create", &d.Create}, {"delete", &d.Delete}, {"backup", &d.Backup}, {"resize", &d.Resize},
 		{"enlarge", &d.Enlarge}, {"restart", &d.Restart}, {"single-to-ha", &d.SingleToHA},
 		{"upgrade", &d.Upgrade}, {"restore", &d.Restore},
 	} {
 		fs.DurationVar(x.p, "duration-"+x.name, *x.p, "how long the "+x.name+" operation's transient state lasts")
+		durations = append(durations, durationFlag{"duration-" + x.name, x.p})
 	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	if c.version {
+		return c, nil
+	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	for _, x := range durations {
+		if *x.p < 0 {
+			return c, fmt.Errorf("--%s %s: must not be negative", x.name, *x.p)
+		}
 	}
 	if c.manualClock && !c.opts.EnableControl {
 		return c, errors.New("--manual-clock needs --control to move the clock")
@@ -122,6 +136,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
+	}
+	if cfg.version {
+		fmt.Fprintln(stdout, version.String("otcsim"))
+		return nil
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
 	cfg.opts.Logger = logger

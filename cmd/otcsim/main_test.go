@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"flag"
 	"io"
 	"net/http"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcsps/rds-lambda-controller/internal/version"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
@@ -54,6 +56,15 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	}
 }
 
+// TestVersionAndHelp: --version prints the build's version; --help ends the run without a failure
+// (main exits 0 on flag.ErrHelp).
+func TestVersionAndHelp(t *testing.T) {
+	var stdout strings.Builder
+	require.NoError(t, run(context.Background(), []string{"--version"}, &stdout, io.Discard))
+	assert.Equal(t, "otcsim "+version.Version+"\n", stdout.String())
+	assert.ErrorIs(t, run(context.Background(), []string{"--help"}, io.Discard, io.Discard), flag.ErrHelp)
+}
+
 func TestParseFlags(t *testing.T) {
 	cfg, err := parseFlags([]string{
 		"--fault", "CreateInstance:commit-drop:rate=0.5", "--fault", "*:latency:delay=10ms",
@@ -78,6 +89,17 @@ func TestParseFlags(t *testing.T) {
 
 	_, err = parseFlags([]string{"--fault", "CreateInstance:explode"}, io.Discard)
 	require.Error(t, err)
+	_, err = parseFlags([]string{"--fault", "Bogus:status"}, io.Discard)
+	require.Error(t, err, "a fault on an operation that does not exist would never fire")
+	assert.Contains(t, err.Error(), `unknown operation "Bogus"`)
+	assert.Contains(t, err.Error(), "CreateInstance, CreateTemporaryCredential", "it names the valid operations")
+	cfg, err = parseFlags([]string{"--fault", "CreateToken:throttle:retry-after=7"}, io.Discard)
+	require.NoError(t, err, "a bare number of seconds, as HTTP's Retry-After")
+	assert.Equal(t, 7*time.Second, cfg.faults[0].RetryAfter)
+	_, err = parseFlags([]string{"--latency", "-1s"}, io.Discard)
+	require.ErrorContains(t, err, "--latency -1s: must not be negative")
+	_, err = parseFlags([]string{"--duration-create", "-5s"}, io.Discard)
+	require.ErrorContains(t, err, "--duration-create -5s: must not be negative")
 	_, err = parseFlags([]string{"--manual-clock"}, io.Discard)
 	require.Error(t, err)
 }

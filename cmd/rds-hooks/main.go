@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/mcsps/rds-lambda-controller/internal/version"
 	"github.com/mcsps/rds-lambda-controller/server"
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
@@ -38,7 +39,7 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(2)
+			return // the usage is printed; asking for it is no failure
 		}
 		fmt.Fprintln(os.Stderr, "rds-hooks:", err)
 		os.Exit(1)
@@ -70,6 +71,7 @@ type config struct {
 	logsTTL       time.Duration
 	sqlDrift      time.Duration
 	passwordKey   string
+	version       bool
 
 	// Namespace credentials (docs/credentials.md).
 	nsCredentials string
@@ -78,7 +80,20 @@ type config struct {
 	nsIdle        time.Duration
 }
 
-// parseFlags reads the flags; each has an RDS_HOOKS_* variable as its default.
+// metacontrollerTimeout is Metacontroller's default webhook timeout (manifests/compositecontroller.yaml):
+// a hook call must answer before it.
+const metacontrollerTimeout = 10 * time.Second
+
+// envName is the variable that sets a flag: RDS_HOOKS_<FLAG>, upper case, - as _.
+func envName(flagName string) string {
+	return "RDS_HOOKS_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// setting names a flag and its variable, for messages.
+func setting(flagName string) string { return "--" + flagName + " (" + envName(flagName) + ")" }
+
+// parseFlags reads the flags; each has an RDS_HOOKS_* variable as its default. A value that does not
+// parse, in a flag or a variable, is refused naming it.
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("rds-hooks", flag.ContinueOnError)
@@ -90,32 +105,22 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 			"Every flag can also be set as RDS_HOOKS_<FLAG> (upper case, - as _).\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	env := func(name, def string) string {
-		if v := getenv("RDS_HOOKS_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))); v != "" {
-			return v
-		}
-		return def
-	}
-	str := func(p *string, name, def, usage string) { fs.StringVar(p, name, env(name, def), usage) }
+	// applyEnv below sets every flag declared on fs (with these helpers or fs.IntVar, fs.BoolVar, ...)
+	// from its variable, through the flag's own parser, and checkFlags refuses durations of 0: a new
+	// flag is validated in both forms without more code.
+	str := func(p *string, name, def, usage string) { fs.StringVar(p, name, def, usage) }
 	dur := func(p *time.Duration, name string, def time.Duration, usage string) {
-		*p = def
-		if v := env(name, ""); v != "" {
-			if d, err := time.ParseDuration(v); err == nil {
-				*p = d
-			}
-		}
-		fs.DurationVar(p, name, *p, usage)
+		fs.DurationVar(p, name, def, usage)
 	}
-
 	str(&c.listen, "listen", "127.0.0.1:8080", "address to serve the hooks on (\":8080\" in a pod)")
 	str(&c.cloud, "cloud", cloudOTC, "the cloud to manage: otc (credentials from OS_* or OS_CLOUD) or sim (embedded simulator)")
 	str(&c.simListen, "sim-listen", "127.0.0.1:0", "with --cloud sim: where the embedded simulator listens")
 	str(&c.passwordKey, "password-key", "", "secret key that makes generated passwords reproducible per object (default: derived from the OTC password or secret key)")
-	str(&c.jobImage, "job-image", "ghcr.io/mcsps/rds-lambda-controller:latest", "image of the log Job (it runs /rds-logs)")
+	str(&c.jobImage, "job-image", "ghcr.io/mcsps/rds-lambda-controller:"+version.Version, "image of the log Job (it runs /rds-logs)")
 	str(&c.logsListen, "logs-listen", "127.0.0.1:8081", "address to serve the log Jobs on, POST /v1/logs only (\":8081\" in a pod)")
 	str(&c.logsURL, "logs-url", rdssync.DefaultLogsURL, "where log Jobs reach --logs-listen (the hooks' Service)")
 	dur(&c.logsTTL, "logs-ttl", 15*time.Minute, "lifetime of a log Job's capability; longer than the Job's 5m deadline")
-	dur(&c.hookTimeout, "hook-timeout", 8*time.Second, "deadline of one hook call; keep it under Metacontroller's webhook timeout (10s)")
+	dur(&c.hookTimeout, "hook-timeout", 8*time.Second, "deadline of one hook call; under Metacontroller's webhook timeout (10s)")
 	dur(&c.callTimeout, "call-timeout", 4*time.Second, "deadline of one OTC call inside a hook call")
 	dur(&c.requestTO, "request-timeout", otc.DefaultRequestTimeout, "cap of one HTTP request to OTC, whatever the caller's deadline")
 	dur(&c.resyncPending, "resync-pending", 10*time.Second, "how soon to look again while OTC works on a change")
@@ -127,31 +132,41 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	str(&c.nsSecret, "namespace-credentials-secret", rdssync.DefaultCredentialsSecret, "name of a namespace's default Secret with its OTC login (OS_* keys)")
 	str(&c.nsAuthURLs, "namespace-credentials-auth-urls", "", "comma-separated identity endpoints a namespace's OS_AUTH_URL may name (default: the controller's own)")
 	dur(&c.nsIdle, "namespace-credentials-idle", otc.DefaultPoolIdle, "how long a namespace's logged-in OTC client is kept unused")
-	if err := c.logLevel.UnmarshalText([]byte(env("log-level", "INFO"))); err != nil {
-		return c, fmt.Errorf("RDS_HOOKS_LOG_LEVEL: %w", err)
-	}
+	c.logLevel = slog.LevelInfo
 	fs.TextVar(&c.logLevel, "log-level", c.logLevel, "log level: DEBUG, INFO, WARN or ERROR")
 	c.simEndpoints = otcsim.EndpointFlags{}
-	fs.Var(c.simEndpoints, "sim-endpoint", "with --cloud sim: back instances with a real MySQL-compatible server, [NAMESPACE/NAME=|INSTANCE-NAME=]HOST:PORT (HOST:PORT alone: every instance); repeatable, or space-separated in the variable")
+	fs.Var(fieldsValue{c.simEndpoints}, "sim-endpoint", "with --cloud sim: back instances with a real MySQL-compatible server, [NAMESPACE/NAME=|INSTANCE-NAME=]HOST:PORT (HOST:PORT alone: every instance); repeatable, or space-separated in the variable")
+	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 
+	envErr := applyEnv(fs, getenv)
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if c.version {
+		return c, nil
+	}
+	if err := errors.Join(envErr, checkFlags(fs)); err != nil {
 		return c, err
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	if len(c.simEndpoints) == 0 {
-		for _, v := range strings.Fields(env("sim-endpoint", "")) {
-			if err := c.simEndpoints.Set(v); err != nil {
-				return c, fmt.Errorf("RDS_HOOKS_SIM_ENDPOINT: %w", err)
-			}
-		}
-	}
 	if len(c.simEndpoints) > 0 && c.cloud != cloudSim {
 		return c, errors.New("--sim-endpoint needs --cloud sim")
 	}
 	if c.cloud != cloudOTC && c.cloud != cloudSim {
-		return c, fmt.Errorf("--cloud must be %q or %q, not %q", cloudOTC, cloudSim, c.cloud)
+		return c, fmt.Errorf("%s must be %q or %q, not %q", setting("cloud"), cloudOTC, cloudSim, c.cloud)
+	}
+	for _, a := range []struct{ name, addr string }{{"listen", c.listen}, {"sim-listen", c.simListen}} {
+		if _, _, err := net.SplitHostPort(a.addr); err != nil {
+			return c, fmt.Errorf("%s %q: want HOST:PORT or :PORT", setting(a.name), a.addr)
+		}
+	}
+	if c.jobImage == "" || strings.ContainsAny(c.jobImage, " \t\n") {
+		return c, fmt.Errorf("%s %q: want an image reference", setting("job-image"), c.jobImage)
+	}
+	if c.hookTimeout >= metacontrollerTimeout {
+		return c, fmt.Errorf("%s %s: must be under Metacontroller's webhook timeout (%s), or Metacontroller gives up before the answer", setting("hook-timeout"), c.hookTimeout, metacontrollerTimeout)
 	}
 	if c.nsCredentials != rdssync.CredentialsOptional && c.nsCredentials != rdssync.CredentialsRequired {
 		return c, fmt.Errorf("--namespace-credentials must be %q or %q, not %q", rdssync.CredentialsOptional, rdssync.CredentialsRequired, c.nsCredentials)
@@ -165,11 +180,77 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	return c, nil
 }
 
+// applyEnv sets every flag but --version from its RDS_HOOKS_* variable, if that is set, and
+// returns one error naming each variable whose value the flag refuses.
+func applyEnv(fs *flag.FlagSet, getenv func(string) string) error {
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "version" {
+			return
+		}
+		name := envName(f.Name)
+		if v := getenv(name); v != "" {
+			if err := f.Value.Set(v); err != nil {
+				if _, ok := durationOf(f); ok {
+					err = errors.New("want a duration such as 500ms, 8s or 5m") // the flag package says "parse error"
+				}
+				errs = append(errs, fmt.Errorf("%s=%q: %w", name, v, err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// fieldsValue sets a repeatable flag from a space-separated list, so that its variable can hold
+// several values.
+type fieldsValue struct{ flag.Value }
+
+func (f fieldsValue) String() string {
+	if f.Value == nil { // the flag package asks a zero value for its default
+		return ""
+	}
+	return f.Value.String()
+}
+
+func (f fieldsValue) Set(v string) error {
+	for _, field := range strings.Fields(v) {
+		if err := f.Value.Set(field); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// durationOf returns the value of a duration flag.
+func durationOf(f *flag.Flag) (time.Duration, bool) {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return 0, false
+	}
+	d, ok := g.Get().(time.Duration)
+	return d, ok
+}
+
+// checkFlags refuses a duration flag of 0 or less: no deadline, period or grace is meant so.
+func checkFlags(fs *flag.FlagSet) error {
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if d, ok := durationOf(f); ok && d <= 0 {
+			errs = append(errs, fmt.Errorf("%s %s: must be more than 0", setting(f.Name), d))
+		}
+	})
+	return errors.Join(errs...)
+}
+
 // run serves until ctx ends (SIGTERM), then drains: /readyz turns 503, in-flight calls finish.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseFlags(args, getenv, stderr)
 	if err != nil {
 		return err
+	}
+	if cfg.version {
+		fmt.Fprintln(stdout, version.String("rds-hooks"))
+		return nil
 	}
 	logger := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: cfg.logLevel}))
 

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcsps/rds-lambda-controller/internal/version"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testdata"
@@ -211,7 +214,7 @@ func TestParseFlags(t *testing.T) {
 		"unknown cloud": {
 			reason:  "only otc and sim exist",
 			args:    []string{"--cloud", "aws"},
-			wantErr: `--cloud must be "otc" or "sim"`,
+			wantErr: `--cloud (RDS_HOOKS_CLOUD) must be "otc" or "sim"`,
 		},
 		"hook deadline too short": {
 			reason:  "one cloud call must fit in a hook call",
@@ -247,6 +250,74 @@ func TestParseFlags(t *testing.T) {
 			args:    []string{"sim"},
 			wantErr: "unexpected arguments",
 		},
+		"invalid duration variable": {
+			reason:  "RDS_HOOKS_HOOK_TIMEOUT=abc was once silently ignored",
+			env:     map[string]string{"RDS_HOOKS_HOOK_TIMEOUT": "abc"},
+			wantErr: `RDS_HOOKS_HOOK_TIMEOUT="abc": want a duration`,
+		},
+		"invalid variable under a valid flag": {
+			reason:  "a broken setting is refused even where a flag overrides it: the deployment is wrong",
+			args:    []string{"--hook-timeout", "5s"},
+			env:     map[string]string{"RDS_HOOKS_HOOK_TIMEOUT": "5"},
+			wantErr: `RDS_HOOKS_HOOK_TIMEOUT="5"`,
+		},
+		"every invalid variable is named": {
+			reason:  "one start-up tells every mistake",
+			env:     map[string]string{"RDS_HOOKS_RESYNC_STEADY": "soon", "RDS_HOOKS_LOG_LEVEL": "loud"},
+			wantErr: `RDS_HOOKS_LOG_LEVEL="loud": slog: level string "loud": unknown name` + "\n" + `RDS_HOOKS_RESYNC_STEADY="soon": want a duration`,
+		},
+		"zero duration flag": {
+			reason:  "a zero deadline or period is never meant",
+			args:    []string{"--resync-pending", "0s"},
+			wantErr: `--resync-pending (RDS_HOOKS_RESYNC_PENDING) 0s: must be more than 0`,
+		},
+		"negative duration variable": {
+			reason:  "the variable is checked like the flag",
+			env:     map[string]string{"RDS_HOOKS_SHUTDOWN_GRACE": "-1s"},
+			wantErr: `--shutdown-grace (RDS_HOOKS_SHUTDOWN_GRACE) -1s: must be more than 0`,
+		},
+		"invalid duration flag": {
+			reason:  "the flag parser names the flag",
+			args:    []string{"--call-timeout", "fast"},
+			wantErr: `invalid value "fast" for flag -call-timeout`,
+		},
+		"hook timeout at Metacontroller's": {
+			reason:  "Metacontroller gives up at 10s: an answer after that is lost",
+			args:    []string{"--hook-timeout", "10s"},
+			wantErr: "--hook-timeout (RDS_HOOKS_HOOK_TIMEOUT) 10s: must be under Metacontroller's webhook timeout",
+		},
+		"hook timeout above Metacontroller's in the environment": {
+			reason:  "the variable is checked like the flag",
+			env:     map[string]string{"RDS_HOOKS_HOOK_TIMEOUT": "30s"},
+			wantErr: "RDS_HOOKS_HOOK_TIMEOUT) 30s: must be under",
+		},
+		"hook timeout just under Metacontroller's": {
+			reason: "9.5s still answers in time",
+			args:   []string{"--hook-timeout", "9500ms"},
+			check:  func(t *testing.T, c config) { assert.Equal(t, 9500*time.Millisecond, c.hookTimeout) },
+		},
+		"listen without a port": {
+			reason:  "refused at start-up naming the setting, not later by net.Listen",
+			env:     map[string]string{"RDS_HOOKS_LISTEN": "localhost"},
+			wantErr: `--listen (RDS_HOOKS_LISTEN) "localhost": want HOST:PORT`,
+		},
+		"empty job image": {
+			reason:  "the log Job needs an image",
+			args:    []string{"--job-image", ""},
+			wantErr: "--job-image (RDS_HOOKS_JOB_IMAGE)",
+		},
+		"version": {
+			reason: "--version answers whatever else is set",
+			args:   []string{"--version"},
+			env:    map[string]string{"RDS_HOOKS_HOOK_TIMEOUT": "abc", "RDS_HOOKS_VERSION": "false"},
+			check:  func(t *testing.T, c config) { assert.True(t, c.version) },
+		},
+		"the job image follows the version": {
+			reason: "a build's default Job image is its own image tag",
+			check: func(t *testing.T, c config) {
+				assert.Equal(t, "ghcr.io/mcsps/rds-lambda-controller:"+version.Version, c.jobImage)
+			},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -260,6 +331,45 @@ func TestParseFlags(t *testing.T) {
 			tc.check(t, c)
 		})
 	}
+}
+
+// TestEveryVariableIsValidated: each flag's RDS_HOOKS_* variable goes through the flag's parser
+// and a value no flag takes is refused naming the variable. It covers flags added later for free;
+// only free-text flags are exempt.
+func TestEveryVariableIsValidated(t *testing.T) {
+	freeText := map[string]bool{"password-key": true}
+	var usage bytes.Buffer
+	_, err := parseFlags([]string{"--help"}, noEnv, &usage)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	names := regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`).FindAllStringSubmatch(usage.String(), -1)
+	require.Greater(t, len(names), 10)
+	for _, m := range names {
+		name := m[1]
+		if name == "version" || freeText[name] {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			variable := envName(name)
+			_, err := parseFlags(nil, func(k string) string {
+				if k == variable {
+					return "no such value"
+				}
+				return ""
+			}, io.Discard)
+			require.Error(t, err, "%s=\"no such value\" is refused", variable)
+			assert.Contains(t, err.Error(), variable, "the message names the variable")
+		})
+	}
+}
+
+// TestVersionAndHelp: --version prints the build's version and --help the usage, both without error.
+func TestVersionAndHelp(t *testing.T) {
+	var stdout bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"--version"}, noEnv, &stdout, io.Discard))
+	assert.Equal(t, "rds-hooks "+version.Version+"\n", stdout.String())
+
+	err := run(context.Background(), []string{"--help"}, noEnv, io.Discard, io.Discard)
+	assert.ErrorIs(t, err, flag.ErrHelp, "main exits 0 on flag.ErrHelp")
 }
 
 // TestUsageNamesEveryFlag keeps --help useful.

@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcsps/rds-lambda-controller/internal/version"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/logsapi"
 )
@@ -77,6 +78,7 @@ type config struct {
 	timeout   time.Duration
 	url       string
 	tokenFile string
+	version   bool
 }
 
 // errHelp carries the usage --help asked for.
@@ -98,11 +100,15 @@ func parseFlags(args []string, getenv func(string) string) (config, error) {
 	fs.DurationVar(&cfg.timeout, "timeout", 2*time.Minute, "cap on the whole run")
 	fs.StringVar(&cfg.url, "url", getenv(logsapi.EnvURL), "the hooks' logs port (default $"+logsapi.EnvURL+")")
 	fs.StringVar(&cfg.tokenFile, "token-file", getenv("RDS_LOGS_TOKEN_FILE"), "file holding the capability, e.g. the Job's Secret mounted as a volume (default $RDS_LOGS_TOKEN_FILE, else $"+logsapi.EnvToken+")")
+	fs.BoolVar(&cfg.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cfg, usage(fs)
 		}
 		return cfg, fmt.Errorf("bad arguments: %w", err)
+	}
+	if cfg.version {
+		return cfg, nil
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("bad arguments: unexpected %q", fs.Arg(0))
@@ -184,6 +190,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if err != nil {
 		return err
+	}
+	if cfg.version {
+		fmt.Fprintln(stdout, version.String("rds-logs"))
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()

@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 )
@@ -44,6 +45,7 @@ func TestKubernetesObjectsDecodeStrictly(t *testing.T) {
 		"v1/Secret":                          func() any { return &corev1.Secret{} },
 		"apps/v1/Deployment":                 func() any { return &appsv1.Deployment{} },
 		"networking.k8s.io/v1/NetworkPolicy": func() any { return &networkingv1.NetworkPolicy{} },
+		"policy/v1/PodDisruptionBudget":      func() any { return &policyv1.PodDisruptionBudget{} },
 	}
 	for _, doc := range allDocuments(t) {
 		var tm struct {
@@ -68,8 +70,19 @@ type kustomization struct {
 	Metadata   struct {
 		Name string `json:"name"`
 	} `json:"metadata"`
-	Namespace string   `json:"namespace,omitempty"`
-	Resources []string `json:"resources"`
+	Namespace    string   `json:"namespace,omitempty"`
+	Resources    []string `json:"resources"`
+	Components   []string `json:"components,omitempty"`
+	Images       []image  `json:"images,omitempty"`
+	Replacements []any    `json:"replacements,omitempty"`
+}
+
+// image is an entry of a kustomization's images: list.
+type image struct {
+	Name    string `json:"name"`
+	NewName string `json:"newName,omitempty"`
+	NewTag  string `json:"newTag,omitempty"`
+	Digest  string `json:"digest,omitempty"`
 }
 
 // TestKustomizations: manifests/ installs the controller and nothing else (no samples, no
@@ -80,8 +93,9 @@ func TestKustomizations(t *testing.T) {
 	assert.Empty(t, k.Namespace, "a namespace transformer would also namespace the cluster-scoped CompositeController")
 	assert.ElementsMatch(t, []string{
 		"namespace.yaml", "crd.yaml", "serviceaccount.yaml", "service.yaml", "deployment.yaml",
-		"networkpolicy.yaml", "compositecontroller.yaml",
+		"poddisruptionbudget.yaml", "networkpolicy.yaml", "compositecontroller.yaml",
 	}, k.Resources)
+	assert.Empty(t, k.Components, "monitoring needs the Prometheus Operator's CRDs: it is opt-in")
 	for _, r := range k.Resources {
 		assert.FileExists(t, filepath.Join(manifestsDir, r))
 	}

@@ -100,6 +100,7 @@ func TestControlAPI(t *testing.T) {
 	assert.Equal(t, faultView{Op: "ListInstances", Kind: "status", Status: 503, Count: 1}, added.Fault)
 	require.Equal(t, http.StatusCreated, control(t, e, http.MethodPost, "/_sim/faults", map[string]any{"op": "GetJob", "kind": "latency", "delay": "1ms"}, nil))
 	assert.Equal(t, http.StatusBadRequest, control(t, e, http.MethodPost, "/_sim/faults", map[string]string{"spec": "x:boom"}, nil))
+	assert.Equal(t, http.StatusBadRequest, control(t, e, http.MethodPost, "/_sim/faults", map[string]string{"op": "Bogus", "kind": "status"}, nil), "an operation that does not exist would never fire")
 	var faults struct {
 		Faults []faultView `json:"faults"`
 	}

@@ -1,6 +1,9 @@
 package otcsim
 
-import "maps"
+import (
+	"maps"
+	"slices"
+)
 
 // Operation names, used by the call counters and by Fault.Op.
 const (
@@ -86,6 +89,19 @@ var mutatingOps = map[string]bool{
 	OpCreateConfiguration: true, OpUpdateConfiguration: true, OpDeleteConfiguration: true,
 	OpUpdatePort: true, OpTagsAction: true, OpCreateTemporaryCredential: true,
 	OpCreateAlarm: true, OpUpdateAlarmAction: true, OpDeleteAlarm: true,
+}
+
+// Operations returns every operation name a request can be counted under (and a Fault can name),
+// sorted: those of the routes and those a route tells apart by the request body.
+func Operations() []string {
+	seen := map[string]bool{OpRestoreToNew: true}
+	for _, op := range actionOps {
+		seen[op] = true
+	}
+	for _, rt := range (&Sim{}).apiRoutes() {
+		seen[rt.op] = true
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // IsMutating reports whether op changes cloud state.

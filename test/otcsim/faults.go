@@ -3,6 +3,7 @@ package otcsim
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,6 +93,9 @@ func ParseFault(spec string) (Fault, error) {
 	if f.Op == "*" {
 		f.Op = ""
 	}
+	if f.Op != "" && !slices.Contains(Operations(), f.Op) {
+		return Fault{}, fmt.Errorf("fault %q: unknown operation %q (want * or one of %s)", spec, f.Op, strings.Join(Operations(), ", "))
+	}
 	if len(parts) == 3 && parts[2] != "" {
 		for kv := range strings.FieldsFuncSeq(parts[2], func(r rune) bool { return r == ',' || r == ':' }) {
 			key, val, ok := strings.Cut(kv, "=")
@@ -119,13 +123,21 @@ func (f *Fault) set(key, val string) error {
 	case "status":
 		f.Status, err = strconv.Atoi(val)
 	case "retry-after", "retry_after":
-		f.RetryAfter, err = time.ParseDuration(val)
+		f.RetryAfter, err = parseSeconds(val)
 	case "delay":
 		f.Delay, err = time.ParseDuration(val)
 	default:
 		err = fmt.Errorf("unknown key %q", key)
 	}
 	return err
+}
+
+// parseSeconds parses a duration ("2s", "1m30s") or, as HTTP's Retry-After, a number of seconds ("7").
+func parseSeconds(s string) (time.Duration, error) {
+	if n, err := strconv.ParseUint(s, 10, 32); err == nil {
+		return time.Duration(n) * time.Second, nil
+	}
+	return time.ParseDuration(s)
 }
 
 func (f Fault) String() string {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -168,21 +169,41 @@ func TestFaultRateIsSeeded(t *testing.T) {
 	assert.Contains(t, first, false)
 }
 
+// TestOperations: the operations a fault can name are those requests are counted under, the
+// ones a route tells apart by the body included.
+func TestOperations(t *testing.T) {
+	ops := Operations()
+	assert.True(t, slices.IsSorted(ops))
+	assert.Equal(t, len(ops), len(slices.Compact(slices.Clone(ops))), "no duplicates")
+	for _, op := range []string{OpCreateInstance, OpRestoreToNew, OpResize, OpEnlargeVolume, OpInstanceAction, OpGetJob, OpCreateToken, OpDeleteAlarm} {
+		assert.Contains(t, ops, op)
+	}
+	for op := range mutatingOps {
+		assert.Contains(t, ops, op, "every mutating operation is served")
+	}
+}
+
 func TestParseFault(t *testing.T) {
 	cases := map[string]struct {
 		spec    string
 		want    Fault
 		wantErr bool
 	}{
-		"commit drop with rate": {spec: "CreateInstance:commit-drop:rate=0.5", want: Fault{Op: "CreateInstance", Kind: FaultCommitThenDrop, Rate: 0.5}},
-		"any op status":         {spec: "*:status:status=503,count=2", want: Fault{Kind: FaultStatus, Status: 503, Count: 2}},
-		"throttle":              {spec: "CreateToken:throttle:retry-after=2s", want: Fault{Op: "CreateToken", Kind: FaultThrottle, RetryAfter: 2 * time.Second}},
-		"latency":               {spec: "ListInstances:latency:delay=150ms", want: Fault{Op: "ListInstances", Kind: FaultLatency, Delay: 150 * time.Millisecond}},
-		"hang":                  {spec: "GetJob:hang", want: Fault{Op: "GetJob", Kind: FaultHang}},
-		"unknown kind":          {spec: "GetJob:explode", wantErr: true},
-		"bad rate":              {spec: "GetJob:status:rate=2", wantErr: true},
-		"unknown key":           {spec: "GetJob:status:colour=red", wantErr: true},
-		"no kind":               {spec: "GetJob", wantErr: true},
+		"commit drop with rate":  {spec: "CreateInstance:commit-drop:rate=0.5", want: Fault{Op: "CreateInstance", Kind: FaultCommitThenDrop, Rate: 0.5}},
+		"any op status":          {spec: "*:status:status=503,count=2", want: Fault{Kind: FaultStatus, Status: 503, Count: 2}},
+		"throttle":               {spec: "CreateToken:throttle:retry-after=2s", want: Fault{Op: "CreateToken", Kind: FaultThrottle, RetryAfter: 2 * time.Second}},
+		"retry-after in seconds": {spec: "CreateToken:throttle:retry-after=7", want: Fault{Op: "CreateToken", Kind: FaultThrottle, RetryAfter: 7 * time.Second}},
+		"restore is an op":       {spec: "RestoreToNew:status", want: Fault{Op: OpRestoreToNew, Kind: FaultStatus}},
+		"resize is an op":        {spec: "Resize:hang", want: Fault{Op: OpResize, Kind: FaultHang}},
+		"unknown op":             {spec: "Bogus:status", wantErr: true},
+		"op in the wrong case":   {spec: "createinstance:status", wantErr: true},
+		"bad retry-after":        {spec: "CreateToken:throttle:retry-after=soon", wantErr: true},
+		"latency":                {spec: "ListInstances:latency:delay=150ms", want: Fault{Op: "ListInstances", Kind: FaultLatency, Delay: 150 * time.Millisecond}},
+		"hang":                   {spec: "GetJob:hang", want: Fault{Op: "GetJob", Kind: FaultHang}},
+		"unknown kind":           {spec: "GetJob:explode", wantErr: true},
+		"bad rate":               {spec: "GetJob:status:rate=2", wantErr: true},
+		"unknown key":            {spec: "GetJob:status:colour=red", wantErr: true},
+		"no kind":                {spec: "GetJob", wantErr: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
