@@ -35,6 +35,10 @@ type Options struct {
 	Latency   time.Duration
 	// EnableControl serves the /_sim control API.
 	EnableControl bool
+	// UniqueNames refuses a create or restore to a new instance whose name an instance already
+	// has (409 DBS.200022). Off by default, as in OTC, whose create API reference says "Instances
+	// of the same type can have the same name under the same tenant".
+	UniqueNames bool
 	// Endpoints back instances with real database servers by instance name: an instance created or
 	// restored under a name in the map reports that "host:port" as its private IP and port once it is
 	// ACTIVE (as SetInstanceEndpoint does). The name "*" matches every instance without an entry.
