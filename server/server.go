@@ -148,6 +148,13 @@ func (s *Server) hookCall(name string, run func(ctx context.Context, req *hook.R
 			c.Header("Retry-After", strconv.Itoa(secs))
 			c.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{"error": "OTC is throttling requests"})
 			return
+		case errors.Is(err, rdssync.ErrCallInFlight):
+			// Another call for this object is still running: Metacontroller retries a 429 after
+			// Retry-After without an Event or a backoff; a 500 would be both.
+			outcome = "in_flight"
+			c.Header("Retry-After", "1")
+			c.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{"error": "another call for this object is in flight"})
+			return
 		case err != nil:
 			outcome = "error"
 			log.Error("hook failed", "error", err.Error())

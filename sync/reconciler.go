@@ -46,6 +46,9 @@ type Config struct {
 	ResyncSteady time.Duration
 	// ResyncSecret is how soon to look again while a new Secret is on its way. Default 2s.
 	ResyncSecret time.Duration
+	// LockWait is how long a call waits while another call for the same object is in flight
+	// before it gives up with ErrCallInFlight (singleflight.go). Default 2s.
+	LockWait time.Duration
 	// Databases configures the databases step (databases.go).
 	Databases DatabasesConfig
 
@@ -65,8 +68,9 @@ type Config struct {
 // Reconciler answers sync and finalize calls. It is safe for concurrent use and keeps no state
 // an answer depends on, but for the ledger of one-shot requests it sent (ledger.go).
 type Reconciler struct {
-	cfg  Config
-	sent *ledger
+	cfg   Config
+	sent  *ledger
+	locks *keyedMutex // one call per object at a time (singleflight.go)
 }
 
 // New returns a Reconciler with defaults filled in.
@@ -89,6 +93,9 @@ func New(cfg Config) *Reconciler {
 	if cfg.ResyncSecret <= 0 {
 		cfg.ResyncSecret = 2 * time.Second
 	}
+	if cfg.LockWait <= 0 {
+		cfg.LockWait = 2 * time.Second
+	}
 	cfg.Databases = cfg.Databases.withDefaults(cfg.CallTimeout)
 	if cfg.LogsRetention <= 0 {
 		cfg.LogsRetention = time.Hour
@@ -99,7 +106,7 @@ func New(cfg Config) *Reconciler {
 	if cfg.LogsJobDeadline <= 0 {
 		cfg.LogsJobDeadline = 5 * time.Minute
 	}
-	return &Reconciler{cfg: cfg, sent: newLedger(time.Hour, cfg.Now)}
+	return &Reconciler{cfg: cfg, sent: newLedger(time.Hour, cfg.Now), locks: newKeyedMutex()}
 }
 
 // cloudFor returns the client for a credential set; nil is the controller's own.
@@ -165,6 +172,11 @@ func (r *Reconciler) begin(ctx context.Context, req *hook.Request) *call {
 
 // Sync answers a sync call.
 func (r *Reconciler) Sync(ctx context.Context, req *hook.Request) (*hook.SyncResponse, error) {
+	unlock, err := r.serialise(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	c := r.begin(ctx, req)
 	if err := c.sync(ctx); err != nil {
 		return nil, err
