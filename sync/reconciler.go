@@ -187,6 +187,7 @@ func (r *Reconciler) Sync(ctx context.Context, req *hook.Request) (*hook.SyncRes
 }
 
 func (c *call) sync(ctx context.Context) error {
+	c.forgetCreateFailed()
 	if problems := Validate(c.spec); len(problems) > 0 {
 		c.invalid(joinSentences(problems))
 		return nil
@@ -315,7 +316,7 @@ func (c *call) create(ctx context.Context) error {
 		network, err = c.cloud.ResolveNetwork(ctx, c.spec.Vpc, c.spec.Subnet, c.spec.Securitygroup)
 		return err
 	}); err != nil {
-		return c.cloudError(err)
+		return c.createFailed(err)
 	}
 	opts := c.createOpts(network, pw)
 	op := &v1alpha1.Operation{Type: OpCreate, Generation: c.parent.Generation}
@@ -337,7 +338,7 @@ func (c *call) create(ctx context.Context) error {
 		return nil
 	}
 	if err != nil {
-		return c.cloudError(err)
+		return c.createFailed(err)
 	}
 	c.log.Info("created instance", "instance", id, "job", op.JobID, "operation", op.Type)
 	c.st.ID = id
@@ -346,6 +347,30 @@ func (c *call) create(ctx context.Context) error {
 	c.st.Restore = restoreBaseline(c.spec)
 	c.pending(ReasonCreating, "The instance is being created.")
 	return nil
+}
+
+// createFailed sorts an error of the create like any cloud error and, when OTC refused the create
+// (an unknown flavor, a VPC that does not exist), says so in Ready as well. Status remembers it:
+// later calls for the same spec try again and, refused again, say the same (see forgetCreateFailed).
+func (c *call) createFailed(err error) error {
+	if err := c.cloudError(err); err != nil {
+		return err
+	}
+	if synced := getCondition(&c.st, v1alpha1.ConditionSynced); synced != nil && synced.Reason == ReasonCloudRefused {
+		c.setReady(metav1.ConditionFalse, ReasonCreateFailed, "OTC refused to create the instance; see the Synced condition.")
+	}
+	return nil
+}
+
+// forgetCreateFailed drops a refused create from Ready once the spec changed: the new spec has not
+// been refused yet. Transient errors in between keep it (status is echoed), so that it stays until
+// the spec changes or the create succeeds.
+func (c *call) forgetCreateFailed() {
+	ready := getCondition(&c.st, v1alpha1.ConditionReady)
+	if ready == nil || ready.Reason != ReasonCreateFailed || c.st.ID != "" || c.parent.Status.ObservedGeneration == c.parent.Generation {
+		return
+	}
+	c.setReady(metav1.ConditionFalse, ReasonCreating, "The instance is not created yet; see the Synced condition.")
 }
 
 func (c *call) createOpts(network cloud.Network, pw secret.Value) cloud.CreateInstanceOpts {
