@@ -196,6 +196,12 @@ func (c *call) sync(ctx context.Context) error {
 		c.invalid(fmt.Sprintf("instanceid %s is not the instance %s this object manages; instanceid cannot change.", id, c.st.ID))
 		return nil
 	}
+	// NOTE: the region is a check that needs no cloud call, so it is made before any: a spec for
+	// another region makes no call to OTC and gets no child (not even the password Secret).
+	if region := c.cloud.Region(); c.spec.Region != region {
+		c.invalid(fmt.Sprintf("region %q is not served by this controller, which manages %s.", c.spec.Region, region))
+		return nil
+	}
 	inst, err := c.observe(ctx)
 	if err != nil {
 		return c.cloudError(err)
@@ -299,11 +305,6 @@ func (c *call) create(ctx context.Context) error {
 		c.resync = c.r.cfg.ResyncSecret
 		return nil
 	}
-	if region := c.cloud.Region(); c.spec.Region != region {
-		c.invalid(fmt.Sprintf("region %q is not served by this controller, which manages %s.", c.spec.Region, region))
-		return nil
-	}
-
 	var from *cloud.RestorePoint
 	if c.spec.Restorefrom != nil {
 		var err error
