@@ -3,6 +3,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,6 +40,12 @@ type Options struct {
 	HookTimeout time.Duration
 	// MaxBodyBytes limits request bodies. Default 8 MiB.
 	MaxBodyBytes int64
+	// MaxInFlight is how many hook calls are served at once (reading, decoding and reconciling).
+	// It bounds memory: each call may hold a body of MaxBodyBytes and its decoded form. Default 8.
+	MaxInFlight int
+	// InFlightWait is how long a hook call waits for a free slot before it answers 429 with
+	// Retry-After: 1. Default 2s.
+	InFlightWait time.Duration
 }
 
 // Server is the hooks' HTTP handler.
@@ -46,6 +53,7 @@ type Server struct {
 	opts     Options
 	engine   *gin.Engine
 	draining atomic.Bool
+	inflight chan struct{} // a token per hook call being served
 }
 
 // New builds the handler.
@@ -59,12 +67,18 @@ func New(opts Options) *Server {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 8 << 20
 	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = 8
+	}
+	if opts.InFlightWait <= 0 {
+		opts.InFlightWait = 2 * time.Second
+	}
 	if opts.Metrics == nil || opts.Gatherer == nil {
 		reg := prometheus.NewRegistry()
 		opts.Metrics, opts.Gatherer = NewMetrics(reg), reg
 	}
 	gin.SetMode(gin.ReleaseMode)
-	s := &Server{opts: opts, engine: gin.New()}
+	s := &Server{opts: opts, engine: gin.New(), inflight: make(chan struct{}, opts.MaxInFlight)}
 	s.engine.ContextWithFallback = true
 	s.routes()
 	return s
@@ -99,9 +113,41 @@ func (s *Server) recovery() gin.HandlerFunc {
 	})
 }
 
+// limit serves at most MaxInFlight hook calls at once, before their bodies are read: a call that
+// finds no free slot within InFlightWait answers 429 with Retry-After: 1, which Metacontroller
+// retries without an Event or a backoff. Memory then stays bounded however many calls arrive.
+func (s *Server) limit(hook string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		wait := time.NewTimer(s.opts.InFlightWait)
+		defer wait.Stop()
+		select {
+		case s.inflight <- struct{}{}:
+		case <-wait.C:
+			s.busy(c, hook)
+			return
+		case <-c.Request.Context().Done():
+			s.busy(c, hook)
+			return
+		}
+		defer func() { <-s.inflight }()
+		c.Next()
+	}
+}
+
+func (s *Server) busy(c *gin.Context, hook string) {
+	s.opts.Metrics.observeHook(hook, "busy", 0)
+	s.opts.Logger.Warn("too many hook calls in flight; asking Metacontroller to retry", "hook", hook, "maxInFlight", s.opts.MaxInFlight)
+	c.Header("Retry-After", "1")
+	c.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{"error": "too many calls in flight"})
+}
+
 // readBody reads a hook body under the size limit.
 func (s *Server) readBody(c *gin.Context) ([]byte, bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes))
+	// NOTE: a buffer of the announced size (never above the limit) is read into at once; growing
+	// one by doubling, as io.ReadAll does, allocates about twice a large body.
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(c.Request.ContentLength, 0), s.opts.MaxBodyBytes)+bytes.MinRead))
+	_, err := buf.ReadFrom(http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes))
+	body := buf.Bytes()
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -195,9 +241,14 @@ func (s *Server) customize(c *gin.Context) {
 	req, err := hook.DecodeCustomizeRequest(body)
 	if err != nil {
 		s.opts.Metrics.observeHook("customize", "bad_request", time.Since(start))
+		s.opts.Logger.Warn("bad hook request", "hook", "customize", "error", err.Error())
 		c.AbortWithStatusJSON(http.StatusBadRequest, gin.H{"error": err.Error()})
 		return
 	}
-	c.JSON(http.StatusOK, rdssync.Customize(req))
+	// An invalid spec is reported by the sync call; here it asks only for what its valid references
+	// name, which the finalize call may still need (customize.go in this package).
+	resp := rdssync.Customize(req)
+	resp.RelatedResources = validRules(resp.RelatedResources)
+	c.JSON(http.StatusOK, resp)
 	s.opts.Metrics.observeHook("customize", "ok", time.Since(start))
 }

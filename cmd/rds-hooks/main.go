@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -64,6 +65,7 @@ type config struct {
 	jobImage      string
 	sqlDrift      time.Duration
 	passwordKey   string
+	maxInFlight   int
 }
 
 // parseFlags reads the flags; each has an RDS_HOOKS_* variable as its default.
@@ -107,6 +109,15 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	dur(&c.resyncSteady, "resync-steady", 5*time.Minute, "how soon to look again when nothing is in flight")
 	dur(&c.sqlDrift, "sql-drift-check", time.Hour, "how often databases, users and grants are applied again to repair changes made behind the controller's back")
 	dur(&c.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight calls may finish after SIGTERM")
+	c.maxInFlight = 8
+	if v := env("max-inflight", ""); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return c, fmt.Errorf("RDS_HOOKS_MAX_INFLIGHT: %q is not a number", v)
+		}
+		c.maxInFlight = n
+	}
+	fs.IntVar(&c.maxInFlight, "max-inflight", c.maxInFlight, "hook calls served at once; more wait up to 2s, then get 429 Retry-After: 1 (bounds memory: each may hold an 8 MiB body)")
 	if err := c.logLevel.UnmarshalText([]byte(env("log-level", "INFO"))); err != nil {
 		return c, fmt.Errorf("RDS_HOOKS_LOG_LEVEL: %w", err)
 	}
@@ -120,6 +131,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	}
 	if c.cloud != cloudOTC && c.cloud != cloudSim {
 		return c, fmt.Errorf("--cloud must be %q or %q, not %q", cloudOTC, cloudSim, c.cloud)
+	}
+	if c.maxInFlight < 1 {
+		return c, fmt.Errorf("--max-inflight must be at least 1, not %d", c.maxInFlight)
 	}
 	if c.hookTimeout <= c.callTimeout {
 		return c, fmt.Errorf("--hook-timeout (%s) must be longer than --call-timeout (%s)", c.hookTimeout, c.callTimeout)
@@ -189,6 +203,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Metrics:     metrics,
 		Gatherer:    reg,
 		HookTimeout: cfg.hookTimeout,
+		MaxInFlight: cfg.maxInFlight,
 	})
 
 	l, err := net.Listen("tcp", cfg.listen)

@@ -131,7 +131,23 @@ func TestParseFlags(t *testing.T) {
 				assert.Equal(t, "127.0.0.1:8080", c.listen)
 				assert.Equal(t, 8*time.Second, c.hookTimeout)
 				assert.Equal(t, 4*time.Second, c.callTimeout)
+				assert.Equal(t, 8, c.maxInFlight)
 			},
+		},
+		"max in flight": {
+			reason: "the cap on hook calls served at once, by flag or variable",
+			env:    map[string]string{"RDS_HOOKS_MAX_INFLIGHT": "4"},
+			check:  func(t *testing.T, c config) { assert.Equal(t, 4, c.maxInFlight) },
+		},
+		"max in flight not a number": {
+			reason:  "an invalid value is refused, naming the variable",
+			env:     map[string]string{"RDS_HOOKS_MAX_INFLIGHT": "many"},
+			wantErr: "RDS_HOOKS_MAX_INFLIGHT",
+		},
+		"max in flight zero": {
+			reason:  "zero would serve nothing",
+			args:    []string{"--max-inflight", "0"},
+			wantErr: "--max-inflight must be at least 1",
 		},
 		"environment": {
 			reason: "every flag has an RDS_HOOKS_ variable",
@@ -184,7 +200,7 @@ func TestUsageNamesEveryFlag(t *testing.T) {
 	var out bytes.Buffer
 	_, err := parseFlags([]string{"--help"}, noEnv, &out)
 	require.Error(t, err)
-	for _, f := range []string{"-listen", "-cloud", "-job-image", "-hook-timeout", "-call-timeout", "-resync-steady", "-log-level"} {
+	for _, f := range []string{"-listen", "-cloud", "-job-image", "-hook-timeout", "-call-timeout", "-resync-steady", "-log-level", "-max-inflight"} {
 		assert.True(t, strings.Contains(out.String(), f), f)
 	}
 }
