@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -79,30 +78,36 @@ func (p *heapPeak) finish() uint64 {
 }
 
 // BenchmarkLargeBodies sends 16 concurrent 8 MiB sync calls per operation and reports the peak of
-// heap objects (live and not yet collected) above the idle process, for several caps of calls in
-// flight (8 is the default; 16 is no cap here), without and with a GOMEMLIMIT.
+// heap objects (live and not yet collected) above the idle process: without a cap, with the
+// default caps (8 calls, 32 MiB of bodies in flight), with the default caps and a GOMEMLIMIT.
 //
 //	go test ./server/ -run '^$' -bench LargeBodies -benchtime 5x
 func BenchmarkLargeBodies(b *testing.B) {
 	const concurrent = 16
 	body := largeBody(b)
+	const unlimited = 1 << 40
 	for _, tc := range []struct {
+		name        string
 		maxInFlight int
+		maxBytes    int64
 		memLimit    int64 // GOMEMLIMIT, as manifests/deployment.yaml sets it; 0: none
-	}{{1, 0}, {4, 0}, {8, 0}, {concurrent, 0}, {8, 200 << 20}, {concurrent, 200 << 20}} {
-		name := fmt.Sprintf("max-inflight=%d", tc.maxInFlight)
-		if tc.memLimit > 0 {
-			name += fmt.Sprintf("/GOMEMLIMIT=%dMiB", tc.memLimit>>20)
-		}
-		b.Run(name, func(b *testing.B) {
-			maxInFlight := tc.maxInFlight
+	}{
+		{"no cap", concurrent, unlimited, 0},
+		{"max-inflight=8 only", 8, unlimited, 0},
+		{"defaults (8 calls, 32 MiB of bodies)", 0, 0, 0},
+		{"defaults with GOMEMLIMIT=200MiB", 0, 0, 200 << 20},
+		{"max-inflight=1", 1, unlimited, 0},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
 			if tc.memLimit > 0 {
 				defer debug.SetMemoryLimit(debug.SetMemoryLimit(tc.memLimit))
 			}
 			h := newHarness(b, stubReconciler{sync: func(context.Context, *hook.Request) (*hook.SyncResponse, error) {
 				time.Sleep(5 * time.Millisecond) // a cloud call
 				return &hook.SyncResponse{Children: []any{}}, nil
-			}}, func(o *server.Options) { o.MaxInFlight = maxInFlight; o.InFlightWait = time.Minute })
+			}}, func(o *server.Options) {
+				o.MaxInFlight, o.MaxInFlightBytes, o.InFlightWait = tc.maxInFlight, tc.maxBytes, time.Minute
+			})
 			runtime.GC()
 			base := startHeapPeak().finish()
 			peak := startHeapPeak()

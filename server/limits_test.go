@@ -94,6 +94,34 @@ func TestInFlightLimit(t *testing.T) {
 	assert.Contains(t, h.logs.String(), "too many hook calls in flight")
 }
 
+// TestInFlightBytesLimit: calls whose bodies together exceed MaxInFlightBytes wait, then answer 429.
+func TestInFlightBytesLimit(t *testing.T) {
+	body := sampleRequest(t)
+	release := make(chan struct{})
+	var entered atomic.Int32
+	h := newHarness(t, stubReconciler{sync: func(context.Context, *hook.Request) (*hook.SyncResponse, error) {
+		if entered.Add(1) == 1 {
+			<-release
+		}
+		return &hook.SyncResponse{Children: []any{}}, nil
+	}}, func(o *server.Options) {
+		o.MaxBodyBytes = int64(len(body))
+		o.MaxInFlightBytes = int64(len(body)) + 100 // room for one such body and a small one
+		o.InFlightWait = 50 * time.Millisecond
+	})
+	done := make(chan int, 1)
+	go func() { done <- h.post("/sync", body).Code }()
+	require.Eventually(t, func() bool { return entered.Load() == 1 }, 5*time.Second, time.Millisecond)
+
+	w := h.post("/sync", body)
+	assert.Equal(t, http.StatusTooManyRequests, w.Code, "a second large body waits, then gives up")
+	assert.Equal(t, "1", w.Header().Get("Retry-After"))
+	assert.Equal(t, http.StatusBadRequest, h.post("/sync", []byte(`{}`)).Code, "a small call still has room")
+	close(release)
+	assert.Equal(t, http.StatusOK, <-done)
+	assert.Equal(t, http.StatusOK, h.post("/sync", body).Code)
+}
+
 // TestCallInFlightBecomes429: the reconciler's single flight ends in 429 Retry-After: 1, never a 500.
 func TestCallInFlightBecomes429(t *testing.T) {
 	h := newHarness(t, stubReconciler{sync: func(context.Context, *hook.Request) (*hook.SyncResponse, error) {

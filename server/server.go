@@ -18,6 +18,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sync/semaphore"
 
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
@@ -43,6 +44,10 @@ type Options struct {
 	// MaxInFlight is how many hook calls are served at once (reading, decoding and reconciling).
 	// It bounds memory: each call may hold a body of MaxBodyBytes and its decoded form. Default 8.
 	MaxInFlight int
+	// MaxInFlightBytes bounds the bodies of the hook calls served at once, by their announced
+	// size (MaxBodyBytes when unknown): many small calls run side by side, few large ones.
+	// Default 32 MiB; never less than MaxBodyBytes.
+	MaxInFlightBytes int64
 	// InFlightWait is how long a hook call waits for a free slot before it answers 429 with
 	// Retry-After: 1. Default 2s.
 	InFlightWait time.Duration
@@ -53,7 +58,8 @@ type Server struct {
 	opts     Options
 	engine   *gin.Engine
 	draining atomic.Bool
-	inflight chan struct{} // a token per hook call being served
+	inflight chan struct{}       // a token per hook call being served
+	bodies   *semaphore.Weighted // the body bytes of the calls being served
 }
 
 // New builds the handler.
@@ -73,12 +79,19 @@ func New(opts Options) *Server {
 	if opts.InFlightWait <= 0 {
 		opts.InFlightWait = 2 * time.Second
 	}
+	if opts.MaxInFlightBytes <= 0 {
+		opts.MaxInFlightBytes = 32 << 20
+	}
+	opts.MaxInFlightBytes = max(opts.MaxInFlightBytes, opts.MaxBodyBytes)
 	if opts.Metrics == nil || opts.Gatherer == nil {
 		reg := prometheus.NewRegistry()
 		opts.Metrics, opts.Gatherer = NewMetrics(reg), reg
 	}
 	gin.SetMode(gin.ReleaseMode)
-	s := &Server{opts: opts, engine: gin.New(), inflight: make(chan struct{}, opts.MaxInFlight)}
+	s := &Server{
+		opts: opts, engine: gin.New(),
+		inflight: make(chan struct{}, opts.MaxInFlight), bodies: semaphore.NewWeighted(opts.MaxInFlightBytes),
+	}
 	s.engine.ContextWithFallback = true
 	s.routes()
 	return s
@@ -113,23 +126,30 @@ func (s *Server) recovery() gin.HandlerFunc {
 	})
 }
 
-// limit serves at most MaxInFlight hook calls at once, before their bodies are read: a call that
-// finds no free slot within InFlightWait answers 429 with Retry-After: 1, which Metacontroller
-// retries without an Event or a backoff. Memory then stays bounded however many calls arrive.
+// limit serves at most MaxInFlight hook calls, with at most MaxInFlightBytes of bodies, at once,
+// before their bodies are read: a call that finds no room within InFlightWait answers 429 with
+// Retry-After: 1, which Metacontroller retries without an Event or a backoff. Memory then stays
+// bounded however many calls arrive.
 func (s *Server) limit(hook string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		wait := time.NewTimer(s.opts.InFlightWait)
-		defer wait.Stop()
+		ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.InFlightWait)
+		defer cancel()
 		select {
 		case s.inflight <- struct{}{}:
-		case <-wait.C:
-			s.busy(c, hook)
-			return
-		case <-c.Request.Context().Done():
+		case <-ctx.Done():
 			s.busy(c, hook)
 			return
 		}
 		defer func() { <-s.inflight }()
+		size := c.Request.ContentLength
+		if size < 0 || size > s.opts.MaxBodyBytes {
+			size = s.opts.MaxBodyBytes // unknown, or refused with 413 once read
+		}
+		if err := s.bodies.Acquire(ctx, size); err != nil {
+			s.busy(c, hook)
+			return
+		}
+		defer s.bodies.Release(size)
 		c.Next()
 	}
 }

@@ -117,7 +117,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		}
 		c.maxInFlight = n
 	}
-	fs.IntVar(&c.maxInFlight, "max-inflight", c.maxInFlight, "hook calls served at once; more wait up to 2s, then get 429 Retry-After: 1 (bounds memory: each may hold an 8 MiB body)")
+	fs.IntVar(&c.maxInFlight, "max-inflight", c.maxInFlight, "hook calls served at once (with at most 32 MiB of bodies); more wait up to 2s, then get 429 Retry-After: 1")
 	if err := c.logLevel.UnmarshalText([]byte(env("log-level", "INFO"))); err != nil {
 		return c, fmt.Errorf("RDS_HOOKS_LOG_LEVEL: %w", err)
 	}
