@@ -131,3 +131,32 @@ func TestCallInFlightBecomes429(t *testing.T) {
 	assert.Equal(t, http.StatusTooManyRequests, w.Code)
 	assert.Equal(t, "1", w.Header().Get("Retry-After"))
 }
+
+// TestWaitCountsAgainstTheHookTimeout: a call that waited for a slot has only what is left of
+// HookTimeout, counted from its arrival, so that it still answers before Metacontroller gives up.
+func TestWaitCountsAgainstTheHookTimeout(t *testing.T) {
+	release := make(chan struct{})
+	deadlines := make(chan time.Time, 2)
+	var entered atomic.Int32
+	h := newHarness(t, stubReconciler{sync: func(ctx context.Context, _ *hook.Request) (*hook.SyncResponse, error) {
+		d, _ := ctx.Deadline()
+		deadlines <- d
+		if entered.Add(1) == 1 {
+			<-release
+		}
+		return &hook.SyncResponse{Children: []any{}}, nil
+	}}, func(o *server.Options) { o.MaxInFlight = 1; o.HookTimeout = 5 * time.Second })
+	done := make(chan int, 1)
+	go func() { done <- h.post("/sync", sampleRequest(t)).Code }()
+	require.Eventually(t, func() bool { return entered.Load() == 1 }, 5*time.Second, time.Millisecond)
+	<-deadlines
+
+	second := make(chan int, 1)
+	arrival := time.Now()
+	go func() { second <- h.post("/sync", sampleRequest(t)).Code }()
+	time.Sleep(300 * time.Millisecond) // the second call waits for the slot
+	close(release)
+	require.Equal(t, http.StatusOK, <-done)
+	require.Equal(t, http.StatusOK, <-second)
+	assert.False(t, (<-deadlines).After(arrival.Add(5*time.Second)), "the deadline counts from the arrival, not from the end of the wait")
+}

@@ -132,7 +132,11 @@ func (s *Server) recovery() gin.HandlerFunc {
 // bounded however many calls arrive.
 func (s *Server) limit(hook string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.InFlightWait)
+		// HookTimeout counts from the call's arrival: time spent waiting here is part of it.
+		call, cancelCall := context.WithTimeout(c.Request.Context(), s.opts.HookTimeout)
+		defer cancelCall()
+		c.Request = c.Request.WithContext(call)
+		ctx, cancel := context.WithTimeout(call, s.opts.InFlightWait)
 		defer cancel()
 		select {
 		case s.inflight <- struct{}{}:
