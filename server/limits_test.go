@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -92,6 +93,7 @@ func TestInFlightLimit(t *testing.T) {
 	assert.Equal(t, http.StatusOK, <-done)
 	assert.Equal(t, http.StatusOK, h.post("/sync", sampleRequest(t)).Code, "a freed slot serves again")
 	assert.Contains(t, h.logs.String(), "too many hook calls in flight")
+	assert.Equal(t, 4, testutil.CollectAndCount(h.reg, "rds_hooks_hook_duration_seconds"), "sync ok, and busy for each hook")
 }
 
 // TestInFlightBytesLimit: calls whose bodies together exceed MaxInFlightBytes wait, then answer 429.

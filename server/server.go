@@ -132,6 +132,7 @@ func (s *Server) recovery() gin.HandlerFunc {
 // bounded however many calls arrive.
 func (s *Server) limit(hook string) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		start := time.Now()
 		// HookTimeout counts from the call's arrival: time spent waiting here is part of it.
 		call, cancelCall := context.WithTimeout(c.Request.Context(), s.opts.HookTimeout)
 		defer cancelCall()
@@ -141,7 +142,7 @@ func (s *Server) limit(hook string) gin.HandlerFunc {
 		select {
 		case s.inflight <- struct{}{}:
 		case <-ctx.Done():
-			s.busy(c, hook)
+			s.busy(c, hook, time.Since(start))
 			return
 		}
 		defer func() { <-s.inflight }()
@@ -150,7 +151,7 @@ func (s *Server) limit(hook string) gin.HandlerFunc {
 			size = s.opts.MaxBodyBytes // unknown, or refused with 413 once read
 		}
 		if err := s.bodies.Acquire(ctx, size); err != nil {
-			s.busy(c, hook)
+			s.busy(c, hook, time.Since(start))
 			return
 		}
 		defer s.bodies.Release(size)
@@ -158,8 +159,8 @@ func (s *Server) limit(hook string) gin.HandlerFunc {
 	}
 }
 
-func (s *Server) busy(c *gin.Context, hook string) {
-	s.opts.Metrics.observeHook(hook, "busy", 0)
+func (s *Server) busy(c *gin.Context, hook string, waited time.Duration) {
+	s.opts.Metrics.observeHook(hook, "busy", waited)
 	s.opts.Logger.Warn("too many hook calls in flight; asking Metacontroller to retry", "hook", hook, "maxInFlight", s.opts.MaxInFlight)
 	c.Header("Retry-After", "1")
 	c.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{"error": "too many calls in flight"})
