@@ -3,6 +3,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sync/semaphore"
 
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
@@ -45,6 +47,16 @@ type Options struct {
 	HookTimeout time.Duration
 	// MaxBodyBytes limits request bodies. Default 8 MiB.
 	MaxBodyBytes int64
+	// MaxInFlight is how many hook calls are served at once (reading, decoding and reconciling).
+	// It bounds memory: each call may hold a body of MaxBodyBytes and its decoded form. Default 8.
+	MaxInFlight int
+	// MaxInFlightBytes bounds the bodies of the hook calls served at once, by their announced
+	// size (MaxBodyBytes when unknown): many small calls run side by side, few large ones.
+	// Default 32 MiB; never less than MaxBodyBytes.
+	MaxInFlightBytes int64
+	// InFlightWait is how long a hook call waits for a free slot before it answers 429 with
+	// Retry-After: 1. Default 2s.
+	InFlightWait time.Duration
 }
 
 // Server is the hooks' HTTP handler.
@@ -52,6 +64,8 @@ type Server struct {
 	opts     Options
 	engine   *gin.Engine
 	draining atomic.Bool
+	inflight chan struct{}       // a token per hook call being served
+	bodies   *semaphore.Weighted // the body bytes of the calls being served
 }
 
 // New builds the handler.
@@ -65,12 +79,25 @@ func New(opts Options) *Server {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 8 << 20
 	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = 8
+	}
+	if opts.InFlightWait <= 0 {
+		opts.InFlightWait = 2 * time.Second
+	}
+	if opts.MaxInFlightBytes <= 0 {
+		opts.MaxInFlightBytes = 32 << 20
+	}
+	opts.MaxInFlightBytes = max(opts.MaxInFlightBytes, opts.MaxBodyBytes)
 	if opts.Metrics == nil || opts.Gatherer == nil {
 		reg := prometheus.NewRegistry()
 		opts.Metrics, opts.Gatherer = NewMetrics(reg), reg
 	}
 	gin.SetMode(gin.ReleaseMode)
-	s := &Server{opts: opts, engine: gin.New()}
+	s := &Server{
+		opts: opts, engine: gin.New(),
+		inflight: make(chan struct{}, opts.MaxInFlight), bodies: semaphore.NewWeighted(opts.MaxInFlightBytes),
+	}
 	s.engine.ContextWithFallback = true
 	s.routes()
 	return s
@@ -112,9 +139,53 @@ func (s *Server) recovery() gin.HandlerFunc {
 	})
 }
 
+// limit serves at most MaxInFlight hook calls, with at most MaxInFlightBytes of bodies, at once,
+// before their bodies are read: a call that finds no room within InFlightWait answers 429 with
+// Retry-After: 1, which Metacontroller retries without an Event or a backoff. Memory then stays
+// bounded however many calls arrive.
+func (s *Server) limit(hook string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		// HookTimeout counts from the call's arrival: time spent waiting here is part of it.
+		call, cancelCall := context.WithTimeout(c.Request.Context(), s.opts.HookTimeout)
+		defer cancelCall()
+		c.Request = c.Request.WithContext(call)
+		ctx, cancel := context.WithTimeout(call, s.opts.InFlightWait)
+		defer cancel()
+		select {
+		case s.inflight <- struct{}{}:
+		case <-ctx.Done():
+			s.busy(c, hook, time.Since(start))
+			return
+		}
+		defer func() { <-s.inflight }()
+		size := c.Request.ContentLength
+		if size < 0 || size > s.opts.MaxBodyBytes {
+			size = s.opts.MaxBodyBytes // unknown, or refused with 413 once read
+		}
+		if err := s.bodies.Acquire(ctx, size); err != nil {
+			s.busy(c, hook, time.Since(start))
+			return
+		}
+		defer s.bodies.Release(size)
+		c.Next()
+	}
+}
+
+func (s *Server) busy(c *gin.Context, hook string, waited time.Duration) {
+	s.opts.Metrics.observeHook(hook, "busy", waited)
+	s.opts.Logger.Warn("too many hook calls in flight; asking Metacontroller to retry", "hook", hook, "maxInFlight", s.opts.MaxInFlight)
+	c.Header("Retry-After", "1")
+	c.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{"error": "too many calls in flight"})
+}
+
 // readBody reads a hook body under the size limit.
 func (s *Server) readBody(c *gin.Context) ([]byte, bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes))
+	// NOTE: a buffer of the announced size (never above the limit) is read into at once; growing
+	// one by doubling, as io.ReadAll does, allocates about twice a large body.
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(c.Request.ContentLength, 0), s.opts.MaxBodyBytes)+bytes.MinRead))
+	_, err := buf.ReadFrom(http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes))
+	body := buf.Bytes()
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -166,6 +237,13 @@ func (s *Server) hookCall(name string, run func(ctx context.Context, req *hook.R
 			c.Header("Retry-After", strconv.Itoa(secs))
 			c.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{"error": "OTC is throttling requests"})
 			return
+		case errors.Is(err, rdssync.ErrCallInFlight):
+			// Another call for this object is still running: Metacontroller retries a 429 after
+			// Retry-After without an Event or a backoff; a 500 would be both.
+			outcome = "in_flight"
+			c.Header("Retry-After", "1")
+			c.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{"error": "another call for this object is in flight"})
+			return
 		case err != nil:
 			outcome = "error"
 			log.Error("hook failed", "error", err.Error())
@@ -206,6 +284,7 @@ func (s *Server) customize(c *gin.Context) {
 	req, err := hook.DecodeCustomizeRequest(body)
 	if err != nil {
 		s.opts.Metrics.observeHook("customize", "bad_request", time.Since(start))
+		s.opts.Logger.Warn("bad hook request", "hook", "customize", "error", err.Error())
 		c.AbortWithStatusJSON(http.StatusBadRequest, gin.H{"error": err.Error()})
 		return
 	}
@@ -213,6 +292,10 @@ func (s *Server) customize(c *gin.Context) {
 	if cz, ok := s.opts.Reconciler.(customizer); ok {
 		answer = cz.Customize
 	}
-	c.JSON(http.StatusOK, answer(req))
+	// An invalid spec is reported by the sync call; here it asks only for what its valid references
+	// name, which the finalize call may still need (customize.go in this package).
+	resp := answer(req)
+	resp.RelatedResources = validRules(resp.RelatedResources)
+	c.JSON(http.StatusOK, resp)
 	s.opts.Metrics.observeHook("customize", "ok", time.Since(start))
 }

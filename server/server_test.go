@@ -33,7 +33,7 @@ type harness struct {
 	logs *bytes.Buffer
 }
 
-func newHarness(t *testing.T, r server.Reconciler, options ...func(*server.Options)) *harness {
+func newHarness(t testing.TB, r server.Reconciler, options ...func(*server.Options)) *harness {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	logs := &bytes.Buffer{}
@@ -153,7 +153,7 @@ func (s stubReconciler) Finalize(context.Context, *hook.Request) (*hook.Finalize
 	panic("finalize exploded")
 }
 
-func sampleRequest(t *testing.T) []byte {
+func sampleRequest(t testing.TB) []byte {
 	return testdata.WithRdsParent(t, filepath.Join(testdata.Dir(), "metacontroller", "01-sync-v1-no-children.request.json"))
 }
 

@@ -34,6 +34,11 @@ const (
 // instance; only then finalized is true. A failed final backup stops the deletion. With Retain it
 // finalizes at once, unless a generated password would be lost with the object's Secrets.
 func (r *Reconciler) Finalize(ctx context.Context, req *hook.Request) (*hook.FinalizeResponse, error) {
+	unlock, err := r.serialise(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	c := r.begin(ctx, req)
 	done, err := c.finalize(ctx)
 	if err != nil {

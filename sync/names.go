@@ -42,8 +42,16 @@ func sanitize(s string) string {
 	return b.String()
 }
 
-// ConnectionSecretName is the child Secret with the connection details of the Rds object name.
-func ConnectionSecretName(name string) string { return name + "-connection" }
+// ConnectionSecretName is the child Secret with the connection details of the Rds object name:
+// "<name>-connection", with the name cut and hashed where that would exceed a Secret name's
+// 253 characters (labels.go).
+func ConnectionSecretName(name string) string {
+	const suffix = "-connection"
+	if len(name)+len(suffix) > maxSecretName {
+		name = withHash(name, maxSecretName-len(suffix))
+	}
+	return name + suffix
+}
 
 // FinalBackupName is the manual backup taken before the instance instanceName with the OTC id
 // instanceID is deleted: "<instance name, cut short>-final-<first 8 characters of the id>".

@@ -48,6 +48,9 @@ type Config struct {
 	ResyncSteady time.Duration
 	// ResyncSecret is how soon to look again while a new Secret is on its way. Default 2s.
 	ResyncSecret time.Duration
+	// LockWait is how long a call waits while another call for the same object is in flight
+	// before it gives up with ErrCallInFlight (singleflight.go). Default 2s.
+	LockWait time.Duration
 	// Databases configures the databases step (databases.go).
 	Databases DatabasesConfig
 
@@ -75,8 +78,9 @@ const DefaultLogsURL = "http://rds-hooks.rds-system.svc:8081"
 // Reconciler answers sync and finalize calls. It is safe for concurrent use and keeps no state
 // an answer depends on, but for the ledger of one-shot requests it sent (ledger.go).
 type Reconciler struct {
-	cfg  Config
-	sent *ledger
+	cfg   Config
+	sent  *ledger
+	locks *keyedMutex // one call per object at a time (singleflight.go)
 	// caps seals and opens log Job capabilities; nil without a PasswordKey (log Jobs are refused).
 	caps *capabilitySealer
 }
@@ -101,6 +105,9 @@ func New(cfg Config) *Reconciler {
 	if cfg.ResyncSecret <= 0 {
 		cfg.ResyncSecret = 2 * time.Second
 	}
+	if cfg.LockWait <= 0 {
+		cfg.LockWait = 2 * time.Second
+	}
 	cfg.Databases = cfg.Databases.withDefaults(cfg.CallTimeout)
 	cfg.Credentials = cfg.Credentials.withDefaults()
 	if cfg.LogsRetention <= 0 {
@@ -118,7 +125,7 @@ func New(cfg Config) *Reconciler {
 	if cfg.LogsReadTimeout <= 0 {
 		cfg.LogsReadTimeout = 45 * time.Second
 	}
-	r := &Reconciler{cfg: cfg, sent: newLedger(time.Hour, cfg.Now)}
+	r := &Reconciler{cfg: cfg, sent: newLedger(time.Hour, cfg.Now), locks: newKeyedMutex()}
 	// Without a stable secret there is no key every replica shares: log requests are refused
 	// with LogsUnavailable (logs.go) rather than sealed with a key of this process alone.
 	r.caps, _ = newCapabilitySealer(cfg.PasswordKey)
@@ -189,6 +196,11 @@ func (r *Reconciler) begin(ctx context.Context, req *hook.Request) *call {
 
 // Sync answers a sync call.
 func (r *Reconciler) Sync(ctx context.Context, req *hook.Request) (*hook.SyncResponse, error) {
+	unlock, err := r.serialise(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	c := r.begin(ctx, req)
 	if err := c.sync(ctx); err != nil {
 		return nil, err
@@ -199,6 +211,7 @@ func (r *Reconciler) Sync(ctx context.Context, req *hook.Request) (*hook.SyncRes
 }
 
 func (c *call) sync(ctx context.Context) error {
+	c.forgetCreateFailed()
 	if problems := Validate(c.spec); len(problems) > 0 {
 		c.invalid(joinSentences(problems))
 		return nil
@@ -209,6 +222,12 @@ func (c *call) sync(ctx context.Context) error {
 	}
 	if ok, err := c.credentials(ctx); !ok || err != nil { // credentials.go: c.cloud from here on
 		return err
+	}
+	// NOTE: the region is a check that needs no cloud call, so it is made before any: a spec for
+	// another region makes no call to OTC and gets no child (not even the password Secret).
+	if region := c.cloud.Region(); c.spec.Region != region {
+		c.invalid(fmt.Sprintf("region %q is not served by this controller, which manages %s.", c.spec.Region, region))
+		return nil
 	}
 	inst, err := c.observe(ctx)
 	if err != nil {
@@ -314,11 +333,6 @@ func (c *call) create(ctx context.Context) error {
 		c.resync = c.r.cfg.ResyncSecret
 		return nil
 	}
-	if region := c.cloud.Region(); c.spec.Region != region {
-		c.invalid(fmt.Sprintf("region %q is not served by this controller, which manages %s.", c.spec.Region, region))
-		return nil
-	}
-
 	var from *cloud.RestorePoint
 	if c.spec.Restorefrom != nil {
 		var err error
@@ -331,7 +345,7 @@ func (c *call) create(ctx context.Context) error {
 		network, err = c.cloud.ResolveNetwork(ctx, c.spec.Vpc, c.spec.Subnet, c.spec.Securitygroup)
 		return err
 	}); err != nil {
-		return c.cloudError(err)
+		return c.createFailed(err)
 	}
 	opts := c.createOpts(network, pw)
 	op := &v1alpha1.Operation{Type: OpCreate, Generation: c.parent.Generation}
@@ -353,7 +367,7 @@ func (c *call) create(ctx context.Context) error {
 		return nil
 	}
 	if err != nil {
-		return c.cloudError(err)
+		return c.createFailed(err)
 	}
 	c.log.Info("created instance", "instance", id, "job", op.JobID, "operation", op.Type)
 	c.st.ID = id
@@ -362,6 +376,30 @@ func (c *call) create(ctx context.Context) error {
 	c.st.Restore = restoreBaseline(c.spec)
 	c.pending(ReasonCreating, "The instance is being created.")
 	return nil
+}
+
+// createFailed sorts an error of the create like any cloud error and, when OTC refused the create
+// (an unknown flavor, a VPC that does not exist), says so in Ready as well. Status remembers it:
+// later calls for the same spec try again and, refused again, say the same (see forgetCreateFailed).
+func (c *call) createFailed(err error) error {
+	if err := c.cloudError(err); err != nil {
+		return err
+	}
+	if synced := getCondition(&c.st, v1alpha1.ConditionSynced); synced != nil && synced.Reason == ReasonCloudRefused {
+		c.setReady(metav1.ConditionFalse, ReasonCreateFailed, "OTC refused to create the instance; see the Synced condition.")
+	}
+	return nil
+}
+
+// forgetCreateFailed drops a refused create from Ready once the spec changed: the new spec has not
+// been refused yet. Transient errors in between keep it (status is echoed), so that it stays until
+// the spec changes or the create succeeds.
+func (c *call) forgetCreateFailed() {
+	ready := getCondition(&c.st, v1alpha1.ConditionReady)
+	if ready == nil || ready.Reason != ReasonCreateFailed || c.st.ID != "" || c.parent.Status.ObservedGeneration == c.parent.Generation {
+		return
+	}
+	c.setReady(metav1.ConditionFalse, ReasonCreating, "The instance is not created yet; see the Synced condition.")
 }
 
 func (c *call) createOpts(network cloud.Network, pw secret.Value) cloud.CreateInstanceOpts {

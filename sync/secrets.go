@@ -75,10 +75,6 @@ func connectionSecret(parent *v1alpha1.Rds, c connection) *corev1.Secret {
 	}
 }
 
-func childLabels(parent *v1alpha1.Rds) map[string]string {
-	return map[string]string{LabelManagedBy: ManagedBy, LabelRds: parent.Name}
-}
-
 // connectionStrings returns a driver DSN and a URI for the engine.
 func connectionStrings(engine, host string, port int, user, password string) (dsn, uri string) {
 	hostport := net.JoinHostPort(host, strconv.Itoa(port))

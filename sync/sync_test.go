@@ -230,14 +230,27 @@ func TestSyncCreatePath(t *testing.T) {
 				assert.Equal(t, `OTC refused the request: VPC "frank-test" not found.`, c.Message)
 			},
 		},
-		"wrong region is refused without a create": {
-			reason:    "the controller serves one region",
+		"wrong region is refused before any cloud call or child": {
+			reason:    "the controller serves one region; that needs no cloud call, so none is made and no password Secret is written",
 			spec:      func(s *v1alpha1.RdsSpec) { s.Region = "eu-nl" },
-			secrets:   []*corev1.Secret{storedSecret("A12345678+")},
-			fake:      cloudtest.Fake{FindInstanceByNameFn: notFound},
-			wantCalls: []string{"FindInstanceByName"},
+			fake:      cloudtest.Fake{},
+			wantCalls: nil,
 			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
 				assert.Equal(t, ReasonInvalidSpec, condition(t, resp.Status, v1alpha1.ConditionSynced).Reason)
+				assert.Equal(t, `region "eu-nl" is not served by this controller, which manages eu-de.`,
+					condition(t, resp.Status, v1alpha1.ConditionSynced).Message)
+				assert.Empty(t, resp.Children, "no new child")
+			},
+		},
+		"wrong region with a stored Secret keeps it and calls nothing": {
+			reason:    "the observed connection Secret is echoed, never dropped",
+			spec:      func(s *v1alpha1.RdsSpec) { s.Region = "eu-nl" },
+			secrets:   []*corev1.Secret{storedSecret("A12345678+")},
+			fake:      cloudtest.Fake{},
+			wantCalls: nil,
+			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
+				assert.Equal(t, ReasonInvalidSpec, condition(t, resp.Status, v1alpha1.ConditionSynced).Reason)
+				assert.Equal(t, "A12345678+", string(secretChild(t, resp.Children).Data[KeyPassword]))
 			},
 		},
 		"invalid spec makes no cloud call": {

@@ -87,6 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Int64Var(&c.opts.Seed, "seed", 1, "seed of fault randomness and generated ids")
 	fs.DurationVar(&c.opts.Latency, "latency", 0, "latency added to every call")
 	fs.BoolVar(&c.opts.EnableControl, "control", false, "serve the /_sim control API")
+	fs.BoolVar(&c.opts.UniqueNames, "unique-names", false, "refuse a create whose instance name is taken (409 DBS.200022); OTC itself allows duplicate names")
 	fs.BoolVar(&c.manualClock, "manual-clock", false, "freeze the simulated clock; move it with POST /_sim/clock/advance (needs --control)")
 	endpoints := endpointFlags{}
 	fs.Var(endpoints, "endpoint", "back instances with a real MySQL-compatible server: NAMESPACE/NAME=HOST:PORT for the instance of that Rds object (its owner tags), NAME=HOST:PORT for the OTC instance NAME, HOST:PORT for every other instance (repeatable)")
@@ -163,7 +164,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	printExports(stdout, sim.Env(strings.TrimSuffix(base, "/")+"/v3"))
 	logger.Info("otcsim listening", "addr", l.Addr().String(), "control", cfg.opts.EnableControl,
-		"faults", cfg.faults.String(), "endpoints", endpointFlags(cfg.opts.Endpoints).String(), "manual_clock", cfg.manualClock)
+		"faults", cfg.faults.String(), "endpoints", endpointFlags(cfg.opts.Endpoints).String(), "manual_clock", cfg.manualClock,
+		"unique_names", cfg.opts.UniqueNames)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()

@@ -78,6 +78,11 @@ func TestParseFlags(t *testing.T) {
 	assert.Equal(t, 3*time.Second, cfg.opts.Durations.Create)
 	assert.Equal(t, otcsim.DefaultDurations().Backup, cfg.opts.Durations.Backup)
 	assert.Equal(t, 5*time.Millisecond, cfg.opts.Latency)
+	assert.False(t, cfg.opts.UniqueNames, "duplicate names are allowed, as in OTC")
+
+	cfg, err = parseFlags([]string{"--unique-names"}, io.Discard)
+	require.NoError(t, err)
+	assert.True(t, cfg.opts.UniqueNames)
 
 	cfg, err = parseFlags([]string{"--endpoint", "demo=127.0.0.1:3307", "--endpoint", "db.local:3306"}, io.Discard)
 	require.NoError(t, err)

@@ -72,6 +72,7 @@ type config struct {
 	sqlDrift      time.Duration
 	passwordKey   string
 	version       bool
+	maxInFlight   int
 
 	// Namespace credentials (docs/credentials.md).
 	nsCredentials string
@@ -132,6 +133,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	str(&c.nsSecret, "namespace-credentials-secret", rdssync.DefaultCredentialsSecret, "name of a namespace's default Secret with its OTC login (OS_* keys)")
 	str(&c.nsAuthURLs, "namespace-credentials-auth-urls", "", "comma-separated identity endpoints a namespace's OS_AUTH_URL may name (default: the controller's own)")
 	dur(&c.nsIdle, "namespace-credentials-idle", otc.DefaultPoolIdle, "how long a namespace's logged-in OTC client is kept unused")
+	fs.IntVar(&c.maxInFlight, "max-inflight", 8, "hook calls served at once (with at most 32 MiB of bodies); more wait up to 2s, then get 429 Retry-After: 1")
 	c.logLevel = slog.LevelInfo
 	fs.TextVar(&c.logLevel, "log-level", c.logLevel, "log level: DEBUG, INFO, WARN or ERROR")
 	c.simEndpoints = otcsim.EndpointFlags{}
@@ -173,6 +175,9 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	}
 	if c.logsTTL <= 5*time.Minute {
 		return c, fmt.Errorf("--logs-ttl (%s) must be longer than the log Job's deadline (5m)", c.logsTTL)
+	}
+	if c.maxInFlight < 1 {
+		return c, fmt.Errorf("--max-inflight must be at least 1, not %d", c.maxInFlight)
 	}
 	if c.hookTimeout <= c.callTimeout {
 		return c, fmt.Errorf("--hook-timeout (%s) must be longer than --call-timeout (%s)", c.hookTimeout, c.callTimeout)
@@ -326,6 +331,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Metrics:     metrics,
 		Gatherer:    reg,
 		HookTimeout: cfg.hookTimeout,
+		MaxInFlight: cfg.maxInFlight,
 	})
 
 	l, err := net.Listen("tcp", cfg.listen)

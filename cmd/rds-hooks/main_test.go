@@ -172,12 +172,28 @@ func TestParseFlags(t *testing.T) {
 				assert.Equal(t, "127.0.0.1:8081", c.logsListen)
 				assert.Equal(t, "http://rds-hooks.rds-system.svc:8081", c.logsURL)
 				assert.Equal(t, 15*time.Minute, c.logsTTL)
+				assert.Equal(t, 8, c.maxInFlight)
 			},
 		},
 		"capability shorter than the Job": {
 			reason:  "a log Job must be able to use its capability until its deadline",
 			args:    []string{"--logs-ttl", "4m"},
 			wantErr: "--logs-ttl (4m0s) must be longer",
+		},
+		"max in flight": {
+			reason: "the cap on hook calls served at once, by flag or variable",
+			env:    map[string]string{"RDS_HOOKS_MAX_INFLIGHT": "4"},
+			check:  func(t *testing.T, c config) { assert.Equal(t, 4, c.maxInFlight) },
+		},
+		"max in flight not a number": {
+			reason:  "an invalid value is refused, naming the variable",
+			env:     map[string]string{"RDS_HOOKS_MAX_INFLIGHT": "many"},
+			wantErr: "RDS_HOOKS_MAX_INFLIGHT",
+		},
+		"max in flight zero": {
+			reason:  "zero would serve nothing",
+			args:    []string{"--max-inflight", "0"},
+			wantErr: "--max-inflight must be at least 1",
 		},
 		"environment": {
 			reason: "every flag has an RDS_HOOKS_ variable",
@@ -377,7 +393,7 @@ func TestUsageNamesEveryFlag(t *testing.T) {
 	var out bytes.Buffer
 	_, err := parseFlags([]string{"--help"}, noEnv, &out)
 	require.Error(t, err)
-	for _, f := range []string{"-listen", "-cloud", "-namespace-credentials", "-namespace-credentials-secret", "-job-image", "-hook-timeout", "-call-timeout", "-resync-steady", "-log-level", "-logs-listen", "-logs-url", "-logs-ttl"} {
+	for _, f := range []string{"-listen", "-cloud", "-namespace-credentials", "-namespace-credentials-secret", "-job-image", "-hook-timeout", "-call-timeout", "-resync-steady", "-log-level", "-logs-listen", "-logs-url", "-logs-ttl", "-max-inflight"} {
 		assert.True(t, strings.Contains(out.String(), f), f)
 	}
 }

@@ -46,10 +46,19 @@ type wireRequest struct {
 			} `json:"hooks"`
 		} `json:"spec"`
 	} `json:"controller"`
-	Parent     *json.RawMessage                      `json:"parent"`
-	Children   map[string]map[string]json.RawMessage `json:"children"`
-	Related    map[string]map[string]json.RawMessage `json:"related"`
-	Finalizing bool                                  `json:"finalizing"`
+	Parent     *json.RawMessage `json:"parent"`
+	Children   wireGroups       `json:"children"`
+	Related    wireGroups       `json:"related"`
+	Finalizing bool             `json:"finalizing"`
+}
+
+// wireGroups are the children or related objects by type, decoded in the one pass over the body.
+//
+// NOTE: the children can make up nearly all of a large body; keeping them as raw JSON to decode
+// later would hold a second copy of it per call in flight.
+type wireGroups struct {
+	Secrets map[string]*corev1.Secret `json:"Secret.v1"`
+	Jobs    map[string]*batchv1.Job   `json:"Job.batch/v1"`
 }
 
 // ErrBadRequest marks a body that is not a hook request for an Rds parent.
@@ -63,28 +72,19 @@ func badRequest(format string, args ...any) error {
 func DecodeRequest(body []byte) (*Request, error) {
 	var w wireRequest
 	if err := json.Unmarshal(body, &w); err != nil {
-		return nil, badRequest("body is not valid JSON: %s", oneLine(err))
+		return nil, badRequest("body is not a hook request: %s", oneLine(err))
 	}
-	if w.Parent == nil {
-		return nil, badRequest("no parent object")
-	}
-	var parent v1alpha1.Rds
-	if err := json.Unmarshal(*w.Parent, &parent); err != nil {
-		return nil, badRequest("parent is not an Rds object: %s", oneLine(err))
-	}
-	if parent.APIVersion != v1alpha1.APIVersion || parent.Kind != v1alpha1.Kind {
-		return nil, badRequest("parent is %s %s, want %s %s", parent.APIVersion, parent.Kind, v1alpha1.APIVersion, v1alpha1.Kind)
-	}
-	if parent.Name == "" || parent.Namespace == "" {
-		return nil, badRequest("parent has no name or namespace")
+	parent, err := decodeParent(w.Parent)
+	if err != nil {
+		return nil, err
 	}
 	r := &Request{
 		Parent:     parent,
 		Finalizing: w.Finalizing,
 		Version:    V1,
-		Secrets:    map[string]*corev1.Secret{},
-		Jobs:       map[string]*batchv1.Job{},
-		Related:    map[string]*corev1.Secret{},
+		Secrets:    byName(w.Children.Secrets),
+		Jobs:       byName(w.Children.Jobs),
+		Related:    byName(w.Related.Secrets),
 	}
 	if w.Controller != nil {
 		for _, h := range w.Controller.Spec.Hooks {
@@ -93,30 +93,38 @@ func DecodeRequest(body []byte) (*Request, error) {
 			}
 		}
 	}
-	var err error
-	if r.Secrets, err = decodeGroup[corev1.Secret](w.Children[SecretGroup], "child Secret"); err != nil {
-		return nil, err
-	}
-	if r.Jobs, err = decodeGroup[batchv1.Job](w.Children[JobGroup], "child Job"); err != nil {
-		return nil, err
-	}
-	if r.Related, err = decodeGroup[corev1.Secret](w.Related[SecretGroup], "related Secret"); err != nil {
-		return nil, err
-	}
 	return r, nil
 }
 
-// decodeGroup decodes one children or related map. Keys are "name" (v1) or "namespace/name" (v2);
-// the objects carry their own name, which is what we key by.
-func decodeGroup[T any, PT interface {
+// decodeParent decodes and checks the parent of any hook call: an Rds object with a name and a
+// namespace, whose fields have the right types.
+func decodeParent(raw *json.RawMessage) (v1alpha1.Rds, error) {
+	var parent v1alpha1.Rds
+	if raw == nil {
+		return parent, badRequest("no parent object")
+	}
+	if err := json.Unmarshal(*raw, &parent); err != nil {
+		return parent, badRequest("parent is not an Rds object: %s", oneLine(err))
+	}
+	if parent.APIVersion != v1alpha1.APIVersion || parent.Kind != v1alpha1.Kind {
+		return parent, badRequest("parent is %s %s, want %s %s", parent.APIVersion, parent.Kind, v1alpha1.APIVersion, v1alpha1.Kind)
+	}
+	if parent.Name == "" || parent.Namespace == "" {
+		return parent, badRequest("parent has no name or namespace")
+	}
+	return parent, nil
+}
+
+// byName keys one children or related map by the objects' names. Keys are "name" (v1) or
+// "namespace/name" (v2); the objects carry their own name, which is what we key by.
+func byName[T any, PT interface {
 	*T
 	GetName() string
-}](m map[string]json.RawMessage, what string) (map[string]*T, error) {
+}](m map[string]PT) map[string]*T {
 	out := make(map[string]*T, len(m))
-	for key, raw := range m {
-		obj := PT(new(T))
-		if err := json.Unmarshal(raw, obj); err != nil {
-			return nil, badRequest("%s %q: %s", what, key, oneLine(err))
+	for key, obj := range m {
+		if obj == nil { // "name": null
+			obj = PT(new(T))
 		}
 		name := obj.GetName()
 		if name == "" {
@@ -124,7 +132,7 @@ func decodeGroup[T any, PT interface {
 		}
 		out[name] = (*T)(obj)
 	}
-	return out, nil
+	return out
 }
 
 func oneLine(err error) string {
@@ -156,7 +164,7 @@ type CustomizeRequest struct {
 	Parent v1alpha1.Rds `json:"parent"`
 }
 
-// DecodeCustomizeRequest parses a customize body.
+// DecodeCustomizeRequest parses a customize body, checking its parent as DecodeRequest does.
 func DecodeCustomizeRequest(body []byte) (*CustomizeRequest, error) {
 	var w struct {
 		Parent *json.RawMessage `json:"parent"`
@@ -164,14 +172,11 @@ func DecodeCustomizeRequest(body []byte) (*CustomizeRequest, error) {
 	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, badRequest("body is not valid JSON: %s", oneLine(err))
 	}
-	if w.Parent == nil {
-		return nil, badRequest("no parent object")
+	parent, err := decodeParent(w.Parent)
+	if err != nil {
+		return nil, err
 	}
-	var r CustomizeRequest
-	if err := json.Unmarshal(*w.Parent, &r.Parent); err != nil {
-		return nil, badRequest("parent is not an Rds object: %s", oneLine(err))
-	}
-	return &r, nil
+	return &CustomizeRequest{Parent: parent}, nil
 }
 
 // CustomizeResponse names the related objects the sync and finalize calls need.

@@ -46,7 +46,9 @@ func newWorld(t testing.TB, seed uint64) *world {
 	t.Helper()
 	clock := otcsim.NewManualClock(t0)
 	faults := &faultLog{fired: map[string]int{}}
-	srv := otcsim.NewServer(otcsim.Options{Clock: clock, Seed: int64(seed), Logger: slog.New(faults)})
+	// UniqueNames off, as in OTC: a second create under the name makes a second instance, so only
+	// the controller's look-up and its single flight stand between a lost answer and a duplicate.
+	srv := otcsim.NewServer(otcsim.Options{Clock: clock, Seed: int64(seed), Logger: slog.New(faults), UniqueNames: false})
 	t.Cleanup(srv.Close)
 
 	client := testutil.Login(t, srv, nil)

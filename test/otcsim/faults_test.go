@@ -141,7 +141,24 @@ func TestFaultCommitThenDrop(t *testing.T) {
 	require.Error(t, err, "the client sees no answer")
 	assert.Len(t, e.sim.Instances(), 1, "but the instance was created")
 
-	// A naive retry with the same name meets the instance it lost.
+	// NOTE: a naive retry with the same name makes a second, billed instance: OTC lets
+	// instances share a name. A client must look the lost one up before it creates again.
+	_, err = instances.Create(e.rds, createOpts("dropped-01"))
+	require.NoError(t, err)
+	res := mustList(t, e, instances.ListOpts{Name: "dropped-01"})
+	assert.Equal(t, 2, res.TotalCount)
+	assert.Equal(t, 2, e.sim.MutatingCalls())
+}
+
+func TestFaultCommitThenDropUniqueNames(t *testing.T) {
+	e := newEnv(t, Options{UniqueNames: true})
+	e.sim.AddFault(Fault{Op: OpCreateInstance, Kind: FaultCommitThenDrop, Count: 1})
+
+	_, err := instances.Create(e.rds, createOpts("dropped-01"))
+	require.Error(t, err, "the client sees no answer")
+	assert.Len(t, e.sim.Instances(), 1, "but the instance was created")
+
+	// In the strict mode a naive retry with the same name meets the instance it lost.
 	_, err = instances.Create(e.rds, createOpts("dropped-01"))
 	status, code := rdsErrorCode(t, err)
 	assert.Equal(t, http.StatusConflict, status)

@@ -35,6 +35,10 @@ type Options struct {
 	Latency   time.Duration
 	// EnableControl serves the /_sim control API.
 	EnableControl bool
+	// UniqueNames refuses a create or restore to a new instance whose name an instance already
+	// has (409 DBS.200022). Off by default, as in OTC, whose create API reference says "Instances
+	// of the same type can have the same name under the same tenant".
+	UniqueNames bool
 	// Endpoints back instances with real database servers: an instance a key matches reports that
 	// "host:port" as its private IP and port once it is ACTIVE (as SetInstanceEndpoint does). Keys
 	// are "NAMESPACE/NAME" (the owner tags), the instance name, or "*" for every other instance

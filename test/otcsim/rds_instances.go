@@ -295,8 +295,9 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 	if req.ChargeInfo != nil && req.ChargeInfo.ChargeMode != "" && req.ChargeInfo.ChargeMode != "postPaid" {
 		return nil, errParam("the simulator supports charge_mode postPaid only")
 	}
+	// NOTE: OTC lets instances of one type share a name; only the strict mode (UniqueNames) refuses.
 	for _, other := range s.instances {
-		if other.name == req.Name {
+		if other.name == req.Name && s.opts.UniqueNames {
 			return nil, errorf(http.StatusConflict, "DBS.200022", "The DB instance name already exists.")
 		}
 	}

@@ -130,7 +130,6 @@ func TestCreateValidation(t *testing.T) {
 		status int
 		code   string
 	}{
-		"duplicate name":  {"names are unique", func(o *instances.CreateRdsOpts) { o.Name = "taken-name" }, 409, "DBS.200022"},
 		"short name":      {"4 characters at least", func(o *instances.CreateRdsOpts) { o.Name = "abc" }, 400, "DBS.200021"},
 		"name with digit": {"starts with a letter", func(o *instances.CreateRdsOpts) { o.Name = "1abc" }, 400, "DBS.200021"},
 		"name with dot":   {"letters, digits, - and _ only", func(o *instances.CreateRdsOpts) { o.Name = "ab.cd" }, 400, "DBS.200021"},
@@ -300,4 +299,32 @@ func TestWaitForJobCompleted(t *testing.T) {
 	e.clock.Advance(2 * time.Second)
 	e.sim.SetInstanceStatus(id, StatusCreateFail)
 	require.Error(t, instances.WaitForJobCompleted(e.rds, 30, failing), "a Failed job is an error")
+}
+
+// TestDuplicateNames: OTC lets instances of one type share a name ("Instances of the same type can
+// have the same name under the same tenant"); Options.UniqueNames keeps the strict behaviour.
+func TestDuplicateNames(t *testing.T) {
+	t.Run("allowed by default", func(t *testing.T) {
+		e := newEnv(t, Options{})
+		first := e.createActive(t, createOpts("same-name"))
+		second, err := instances.Create(e.rds, createOpts("same-name"))
+		require.NoError(t, err)
+		assert.NotEqual(t, first, second.Instance.Id)
+		res := mustList(t, e, instances.ListOpts{Name: "same-name"})
+		assert.Equal(t, 2, res.TotalCount, "a look-up by name finds both")
+		_, err = e.sim.AddInstance(InstanceSpec{Name: "same-name"})
+		require.NoError(t, err)
+		assert.Len(t, e.sim.Instances(), 3)
+	})
+	t.Run("UniqueNames refuses", func(t *testing.T) {
+		e := newEnv(t, Options{UniqueNames: true})
+		e.createActive(t, createOpts("same-name"))
+		_, err := instances.Create(e.rds, createOpts("same-name"))
+		status, code := rdsErrorCode(t, err)
+		assert.Equal(t, http.StatusConflict, status)
+		assert.Equal(t, "DBS.200022", code)
+		_, err = e.sim.AddInstance(InstanceSpec{Name: "same-name"})
+		require.Error(t, err)
+		assert.Len(t, e.sim.Instances(), 1)
+	})
 }

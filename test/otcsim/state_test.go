@@ -30,10 +30,9 @@ func TestAddInstance(t *testing.T) {
 	assert.Equal(t, 5432, e.getInstance(t, pg).Port)
 
 	for name, spec := range map[string]InstanceSpec{
-		"duplicate name": {Name: "preexisting"},
-		"bad engine":     {Name: "bad-engine", Engine: "Oracle"},
-		"bad endpoint":   {Name: "bad-endpoint", Endpoint: "localhost"},
-		"sold out":       {Name: "sold-out", Flavor: "rds.mysql.n1.2xlarge.4", AZs: []string{"eu-de-03"}},
+		"bad engine":   {Name: "bad-engine", Engine: "Oracle"},
+		"bad endpoint": {Name: "bad-endpoint", Endpoint: "localhost"},
+		"sold out":     {Name: "sold-out", Flavor: "rds.mysql.n1.2xlarge.4", AZs: []string{"eu-de-03"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := e.sim.AddInstance(spec)

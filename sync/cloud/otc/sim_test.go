@@ -2,6 +2,7 @@ package otc_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -28,10 +29,13 @@ type simEnv struct {
 	observed []string // "op=result", in order
 }
 
-func newSimEnv(t *testing.T) *simEnv {
+func newSimEnv(t *testing.T) *simEnv { return newSimEnvWith(t, otcsim.Options{}) }
+
+func newSimEnvWith(t *testing.T, opts otcsim.Options) *simEnv {
 	t.Helper()
 	clock := otcsim.NewManualClock(t0)
-	srv := otcsim.NewServer(otcsim.Options{Clock: clock})
+	opts.Clock = clock
+	srv := otcsim.NewServer(opts)
 	t.Cleanup(srv.Close)
 	e := &simEnv{srv: srv, sim: srv.Sim, clock: clock}
 
@@ -83,6 +87,38 @@ func requireKind(t *testing.T, want cloud.Kind, err error) *cloud.Error {
 	return ce
 }
 
+// TestSimDuplicateNames: OTC lets instances share a name, so a second create makes a second
+// instance and a look-up by name no longer names one; the simulator's strict mode answers
+// DBS.200022, which the adapter maps to a conflict.
+func TestSimDuplicateNames(t *testing.T) {
+	for _, unique := range []bool{false, true} {
+		t.Run(fmt.Sprintf("unique=%v", unique), func(t *testing.T) {
+			e := newSimEnvWith(t, otcsim.Options{UniqueNames: unique})
+			ctx := ctxT(t)
+			net, err := e.c.ResolveNetwork(ctx, otcsim.SeedVPCName, otcsim.SeedSubnetName, otcsim.SeedSecurityGroupName)
+			require.NoError(t, err)
+			opts := mysqlOpts("rds-demo-01")
+			opts.VpcID, opts.SubnetID, opts.SecurityGroupID = net.VpcID, net.SubnetID, net.SecurityGroupID
+			id, _, err := e.c.CreateInstance(ctx, opts)
+			require.NoError(t, err)
+
+			second, _, err := e.c.CreateInstance(ctx, opts)
+			if unique {
+				ce := requireKind(t, cloud.KindConflict, err)
+				assert.Equal(t, "DBS.200022", ce.Code)
+				found, err := e.c.FindInstanceByName(ctx, "rds-demo-01")
+				require.NoError(t, err)
+				assert.Equal(t, id, found.ID)
+				return
+			}
+			require.NoError(t, err)
+			assert.NotEqual(t, id, second)
+			_, err = e.c.FindInstanceByName(ctx, "rds-demo-01")
+			requireKind(t, cloud.KindConflict, err)
+		})
+	}
+}
+
 func TestSimLifecycle(t *testing.T) {
 	e := newSimEnv(t)
 	ctx := ctxT(t)
@@ -118,10 +154,6 @@ func TestSimLifecycle(t *testing.T) {
 	byName, err := e.c.FindInstanceByName(ctx, "rds-demo-01")
 	require.NoError(t, err)
 	assert.Equal(t, id, byName.ID)
-
-	_, _, err = e.c.CreateInstance(ctx, opts)
-	ce = requireKind(t, cloud.KindConflict, err)
-	assert.Equal(t, "DBS.200022", ce.Code)
 
 	e.clock.Advance(otcsim.DefaultDurations().Create)
 	job, err = e.c.GetJob(ctx, jobID)
