@@ -35,7 +35,7 @@ type finalizeCase struct {
 }
 
 func TestFinalize(t *testing.T) {
-	finalName := FinalBackupName(InstanceName("rds1", "my-rds-single"), "inst-1")
+	finalName := FinalBackupName(InstanceName("local", "rds1", "my-rds-single"), "inst-1")
 	active := func(context.Context, string) (*cloud.Instance, error) { return activeInstance(), nil }
 	inState := func(status string) func(context.Context, string) (*cloud.Instance, error) {
 		return func(context.Context, string) (*cloud.Instance, error) {
@@ -340,7 +340,7 @@ func TestFinalBackupFailureIsStable(t *testing.T) {
 	f := &cloudtest.Fake{
 		GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return activeInstance(), nil },
 		ListBackupsFn: func(context.Context, string) ([]cloud.Backup, error) {
-			return []cloud.Backup{{ID: "b-1", Name: FinalBackupName(InstanceName("rds1", "my-rds-single"), "inst-1"), Status: cloud.BackupFailed}}, nil
+			return []cloud.Backup{{ID: "b-1", Name: FinalBackupName(InstanceName("local", "rds1", "my-rds-single"), "inst-1"), Status: cloud.BackupFailed}}, nil
 		},
 	}
 	req := request(sampleSpec(), v1alpha1.RdsStatus{ID: "inst-1"})
@@ -374,10 +374,10 @@ var backupNameRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{3,63}$`)
 
 func TestFinalBackupName(t *testing.T) {
 	const id1, id2 = "0123456789abcdef0123456789abcdefin01", "fedcba9876543210fedcba9876543210in01"
-	short := InstanceName("rds1", "x")
+	short := LegacyInstanceName("rds1", "x")
 	// Two long objects whose 64-character instance names differ only in the hash that a cut drops.
-	longA := InstanceName("rds1", strings.Repeat("a", 70)+"1")
-	longB := InstanceName("rds1", strings.Repeat("a", 70)+"2")
+	longA := LegacyInstanceName("rds1", strings.Repeat("a", 70)+"1")
+	longB := LegacyInstanceName("rds1", strings.Repeat("a", 70)+"2")
 	require.Len(t, longA, 64)
 	require.NotEqual(t, longA, longB)
 	cases := map[string]struct {

@@ -293,7 +293,7 @@ func TestE2ERestoreIntoNewInstance(t *testing.T) {
 			require.Len(t, w.sim.Instances(), 2, "the source and its copy")
 			in, ok := w.sim.Instance(w.status().ID)
 			require.True(t, ok)
-			assert.Equal(t, sync.InstanceName("team-a", "orders-copy"), in.Name)
+			assert.Equal(t, sync.InstanceName("local", "team-a", "orders-copy"), in.Name)
 			assert.Equal(t, otcsim.StatusActive, in.Status)
 			assert.Equal(t, "Restore-Passw0rd", string(w.req.Secrets["orders-copy-connection"].Data[sync.KeyPassword]))
 			assert.NotEmpty(t, w.req.Secrets["orders-copy-connection"].Data[sync.KeyHost])

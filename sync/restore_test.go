@@ -391,7 +391,7 @@ func TestRestoreInPlace(t *testing.T) {
 
 func TestRestoreToNew(t *testing.T) {
 	stored := []*corev1.Secret{storedSecret("A12345678+")}
-	ourName := InstanceName("rds1", "my-rds-single")
+	ourName := InstanceName("local", "rds1", "my-rds-single")
 	source := func() *cloud.Instance {
 		i := activeInstance()
 		i.ID, i.Name = restoreSourceID, "source-db"

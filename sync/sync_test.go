@@ -81,7 +81,7 @@ func postgresInstance(version, flavor string) func(*cloud.Instance) {
 
 func activeInstance() *cloud.Instance {
 	return &cloud.Instance{
-		ID: "inst-1", Name: InstanceName("rds1", "my-rds-single"), Status: cloud.StatusActive, Type: "Single",
+		ID: "inst-1", Name: InstanceName("local", "rds1", "my-rds-single"), Status: cloud.StatusActive, Type: "Single",
 		Engine: "MySQL", Version: "8.0", CompleteVersion: "8.0.28", Flavor: "rds.mysql.c2.medium",
 		Volume: cloud.Volume{Type: "COMMON", Size: 40}, PrivateIPs: []string{"192.168.0.10"}, Port: 3306,
 		BackupStrategy: cloud.BackupStrategy{StartTime: "01:00-02:00", KeepDays: 12}, // as sampleSpec asks
@@ -350,7 +350,7 @@ func TestSyncCreatePath(t *testing.T) {
 			resp, err := newReconciler(&f).Sync(context.Background(), request(spec, tc.status, tc.secrets...))
 			require.NoError(t, err, tc.reason)
 			assert.Equal(t, tc.wantCalls, f.Calls(), tc.reason)
-			assert.Equal(t, "rds-rds1-my-rds-single-"+InstanceName("rds1", "my-rds-single")[len(InstanceName("rds1", "my-rds-single"))-8:], resp.Status.Name)
+			assert.Equal(t, "rds-rds1-my-rds-single-"+InstanceName("local", "rds1", "my-rds-single")[len(InstanceName("local", "rds1", "my-rds-single"))-8:], resp.Status.Name)
 			assert.Equal(t, int64(1), resp.Status.ObservedGeneration)
 			tc.check(t, resp, &f)
 		})

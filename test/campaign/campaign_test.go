@@ -328,7 +328,7 @@ func (r *run) checkInstances() {
 	if len(in) > 1 {
 		r.fail("%d OTC instances for one object: %+v", len(in), in)
 	}
-	if want := rdssync.InstanceName(objectNamespace, objectName); len(in) == 1 && in[0].Name != want {
+	if want := rdssync.InstanceName("local", objectNamespace, objectName); len(in) == 1 && in[0].Name != want {
 		r.fail("the instance is named %q, not %q", in[0].Name, want)
 	}
 }
