@@ -1,0 +1,233 @@
+package sync
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+)
+
+func TestTagValue(t *testing.T) {
+	cases := map[string]struct {
+		in   string
+		want string // "" to check only the form
+	}{
+		"fits":                  {in: "team-a", want: "team-a"},
+		"a uid fits":            {in: "6a3c7f0e-1d2b-4c5a-9e8f-0123456789ab", want: "6a3c7f0e-1d2b-4c5a-9e8f-0123456789ab"},
+		"43 characters fit":     {in: strings.Repeat("a", 43), want: strings.Repeat("a", 43)},
+		"44 characters are cut": {in: strings.Repeat("a", 44)},
+		"long name is cut":      {in: strings.Repeat("db.", 80)},
+		"foreign characters":    {in: "a/b c"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := tagValue(tc.in)
+			assert.Regexp(t, `^[A-Za-z0-9_.-]{0,43}$`, got, "an OTC tag value")
+			if tc.want != "" {
+				assert.Equal(t, tc.want, got)
+			} else {
+				assert.NotEqual(t, tc.in, got)
+				assert.Regexp(t, `-[0-9a-f]{8}$`, got, "a hash keeps cut values apart")
+			}
+			assert.Equal(t, got, tagValue(tc.in), "deterministic")
+		})
+	}
+	assert.NotEqual(t, tagValue(strings.Repeat("a", 44)), tagValue(strings.Repeat("a", 45)), "cut values still differ")
+}
+
+func TestInstanceNames(t *testing.T) {
+	n := InstanceName("prod-1", "rds1", "my-rds-single")
+	assert.Regexp(t, `^rds-rds1-my-rds-single-[0-9a-f]{16}$`, n)
+	assert.Equal(t, n, InstanceName("prod-1", "rds1", "my-rds-single"), "deterministic")
+	assert.NotEqual(t, n, InstanceName("prod-2", "rds1", "my-rds-single"), "the cluster id is part of the name")
+	assert.NotEqual(t, n, LegacyInstanceName("rds1", "my-rds-single"))
+	assert.Regexp(t, `^rds-rds1-my-rds-single-[0-9a-f]{8}$`, LegacyInstanceName("rds1", "my-rds-single"), "the legacy scheme is unchanged")
+	long := InstanceName(strings.Repeat("c", 32), strings.Repeat("n", 63), strings.Repeat("a.b", 80))
+	assert.LessOrEqual(t, len(long), 64)
+	assert.Regexp(t, `^[A-Za-z][A-Za-z0-9_-]{3,63}$`, long)
+	assert.NotEqual(t, InstanceName("c", "a-b", "c"), InstanceName("c", "a", "b-c"), "collision-safe")
+}
+
+func TestClassify(t *testing.T) {
+	me := owner{Cluster: "prod", Namespace: "rds1", Name: "ret1", UID: "uid-new"}
+	names := []string{"rds-rds1-ret1-new", "rds-rds1-ret1-legacy"}
+	tagsOf := func(o owner, released string) map[string]string {
+		tags := o.tags()
+		if released != "" {
+			tags[TagReleasedBy] = released
+		}
+		return tags
+	}
+	old := owner{Cluster: "prod", Namespace: "rds1", Name: "ret1", UID: "uid-old"}
+	cases := map[string]struct {
+		name string
+		tags map[string]string
+		want claim
+	}{
+		"ours": {
+			name: "anything", tags: me.tags(),
+			want: claim{Kind: Ours, Namespace: "rds1", Cluster: "prod"},
+		},
+		"ours under its legacy name": {
+			name: names[1], tags: me.tags(),
+			want: claim{Kind: Ours, Namespace: "rds1", Cluster: "prod"},
+		},
+		"untagged with our new name": {
+			name: names[0], tags: nil,
+			want: claim{Kind: OursUntagged},
+		},
+		"untagged with our legacy name": {
+			name: names[1], tags: map[string]string{"team": "a"},
+			want: claim{Kind: OursUntagged},
+		},
+		"untagged with another name": {
+			name: "someone-elses", tags: nil,
+			want: claim{Kind: Unowned},
+		},
+		"released by the object before, same name": {
+			name: names[0], tags: tagsOf(old, "uid-old"),
+			want: claim{Kind: Released, Namespace: "rds1", Cluster: "prod", ReleasedBy: "uid-old"},
+		},
+		"released by us (Retain in progress)": {
+			name: names[0], tags: tagsOf(me, "uid-new"),
+			want: claim{Kind: Released, Namespace: "rds1", Cluster: "prod", ReleasedBy: "uid-new"},
+		},
+		"release tag alone": {
+			name: names[0], tags: map[string]string{TagReleasedBy: "uid-x"},
+			want: claim{Kind: Released, ReleasedBy: "uid-x"},
+		},
+		"adopted after a release: stale release tag": {
+			name: "x", tags: tagsOf(me, "uid-old"),
+			want: claim{Kind: Ours, Namespace: "rds1", Cluster: "prod", ReleasedBy: "uid-old", StaleRelease: true},
+		},
+		"another object, our name": {
+			name: names[0], tags: old.tags(),
+			want: claim{Kind: OwnedByOther, Namespace: "rds1", Cluster: "prod"},
+		},
+		"our uid in another cluster": {
+			name: names[0], tags: owner{Cluster: "staging", Namespace: "rds1", Name: "ret1", UID: "uid-new"}.tags(),
+			want: claim{Kind: OwnedByOther, Namespace: "rds1", Cluster: "staging"},
+		},
+		"a partial owner tag is not untagged": {
+			name: names[0], tags: map[string]string{TagOwnerNamespace: "rds1"},
+			want: claim{Kind: OwnedByOther, Namespace: "rds1"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := classify(&cloud.Instance{ID: "i", Name: tc.name, Tags: tc.tags}, me, names...)
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.want.Kind == Ours || tc.want.Kind == OursUntagged, got.mine())
+		})
+	}
+}
+
+func TestAdoptionRefusal(t *testing.T) {
+	me := owner{Cluster: "prod", Namespace: "rds1", Name: "new", UID: "uid-new"}
+	releasedHere := claim{Kind: Released, Namespace: "rds1", Cluster: "prod", ReleasedBy: "uid-old"}
+	releasedElsewhere := claim{Kind: Released, Namespace: "evil", Cluster: "prod", ReleasedBy: "uid-x"}
+	releasedOtherCluster := claim{Kind: Released, Namespace: "rds1", Cluster: "staging", ReleasedBy: "uid-x"}
+	owned := claim{Kind: OwnedByOther, Namespace: "rds1", Cluster: "prod"}
+	cases := map[string]struct {
+		policy AdoptionPolicy
+		claim  claim
+		allow  bool
+	}{
+		"unowned under Unowned":                {AdoptUnowned, claim{Kind: Unowned}, true},
+		"untagged with our name under Unowned": {AdoptUnowned, claim{Kind: OursUntagged}, true},
+		"released here under Unowned":          {AdoptUnowned, releasedHere, true},
+		"released elsewhere under Unowned":     {AdoptUnowned, releasedElsewhere, false},
+		"released in another cluster":          {AdoptUnowned, releasedOtherCluster, false},
+		"owned by another object":              {AdoptUnowned, owned, false},
+		"ours already (a lost answer)":         {AdoptNever, claim{Kind: Ours}, true},
+		"unowned under SameNamespace":          {AdoptSameNamespace, claim{Kind: Unowned}, false},
+		"released here under SameNamespace":    {AdoptSameNamespace, releasedHere, true},
+		"released elsewhere, SameNamespace":    {AdoptSameNamespace, releasedElsewhere, false},
+		"released here under Never":            {AdoptNever, releasedHere, false},
+		"unowned under Never":                  {AdoptNever, claim{Kind: Unowned}, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			why := adoptionRefusal(tc.policy, tc.claim, me)
+			assert.Equal(t, tc.allow, why == "", why)
+			if !tc.allow {
+				assert.NotContains(t, why, "evil", "another tenant's namespace is never named")
+			}
+		})
+	}
+}
+
+func TestRestoreSourceRefusal(t *testing.T) {
+	me := owner{Cluster: "prod", Namespace: "rds1", Name: "copy", UID: "uid-copy"}
+	cases := map[string]struct {
+		claim      claim
+		ownProject bool
+		allow      bool
+	}{
+		"owned by an object of this namespace":    {claim{Kind: OwnedByOther, Namespace: "rds1", Cluster: "prod"}, false, true},
+		"released by an object of this namespace": {claim{Kind: Released, Namespace: "rds1", Cluster: "prod"}, false, true},
+		"ours":                                {claim{Kind: Ours, Namespace: "rds1", Cluster: "prod"}, false, true},
+		"another namespace":                   {claim{Kind: OwnedByOther, Namespace: "rds2", Cluster: "prod"}, false, false},
+		"this namespace in another cluster":   {claim{Kind: OwnedByOther, Namespace: "rds1", Cluster: "staging"}, false, false},
+		"untagged":                            {claim{Kind: Unowned}, false, false},
+		"untagged, the namespace's own creds": {claim{Kind: Unowned}, true, true},
+		"another namespace, own creds":        {claim{Kind: OwnedByOther, Namespace: "rds2", Cluster: "prod"}, true, true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			why := restoreSourceRefusal(tc.claim, me, tc.ownProject)
+			assert.Equal(t, tc.allow, why == "", why)
+		})
+	}
+}
+
+func TestPickInstance(t *testing.T) {
+	t1 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	in := func(id string, created time.Time) *cloud.Instance { return &cloud.Instance{ID: id, Created: created} }
+	cases := map[string]struct {
+		mine       []*cloud.Instance
+		statusID   string
+		wantKeep   string
+		wantOthers []string
+	}{
+		"none":                    {nil, "", "", nil},
+		"one":                     {[]*cloud.Instance{in("a", t1)}, "", "a", nil},
+		"the older one":           {[]*cloud.Instance{in("b", t1.Add(time.Hour)), in("a2", t1)}, "", "a2", []string{"b"}},
+		"a building one is newer": {[]*cloud.Instance{in("a", time.Time{}), in("b", t1)}, "", "b", []string{"a"}},
+		"both building: by id":    {[]*cloud.Instance{in("b", time.Time{}), in("a", time.Time{})}, "", "a", []string{"b"}},
+		"status wins":             {[]*cloud.Instance{in("a", t1), in("b", time.Time{})}, "b", "b", []string{"a"}},
+		"three":                   {[]*cloud.Instance{in("c", t1), in("a", t1.Add(time.Minute)), in("b", t1)}, "", "b", []string{"a", "c"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			keep, others := pickInstance(tc.mine, tc.statusID)
+			if tc.wantKeep == "" {
+				assert.Nil(t, keep)
+			} else {
+				assert.Equal(t, tc.wantKeep, keep.ID)
+			}
+			assert.Equal(t, tc.wantOthers, others)
+		})
+	}
+}
+
+func TestReservedTagsAreInvalidSpec(t *testing.T) {
+	for key, reserved := range map[string]bool{
+		"rds-owner-uid": true, "rds-owner-x": true, "rds-released-by": true, "rds-releasedx": true,
+		"rds-owner": false, "team": false, "rds-other": false,
+	} {
+		spec := sampleSpec()
+		spec.Tags = []v1alpha1.Tag{{Key: key, Value: "x"}}
+		problems := Validate(&spec)
+		if reserved {
+			assert.Len(t, problems, 1, key)
+			assert.NotEmpty(t, tagProblem(spec.Tags), key)
+		} else {
+			assert.Empty(t, problems, key)
+		}
+	}
+}
