@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -64,6 +65,8 @@ type config struct {
 	jobImage      string
 	sqlDrift      time.Duration
 	passwordKey   string
+	clusterID     string
+	adoption      string
 }
 
 // parseFlags reads the flags; each has an RDS_HOOKS_* variable as its default.
@@ -99,6 +102,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	str(&c.cloud, "cloud", cloudOTC, "the cloud to manage: otc (credentials from OS_* or OS_CLOUD) or sim (embedded simulator)")
 	str(&c.simListen, "sim-listen", "127.0.0.1:0", "with --cloud sim: where the embedded simulator listens")
 	str(&c.passwordKey, "password-key", "", "secret key that makes generated passwords reproducible per object (default: derived from the OTC password or secret key)")
+	str(&c.clusterID, "cluster-id", "", "this cluster's name in the ownership tags and instance names of the instances it creates: 1-32 of [a-z0-9-], unique among the clusters sharing an OTC project, never changed (required with --cloud otc; default \"local\" with --cloud sim)")
+	str(&c.adoption, "adoption", string(rdssync.AdoptUnowned), "which instances spec.instanceid may adopt: Unowned (no ownership tags, or released by an Rds of the same namespace), SameNamespace (only released by an Rds of the same namespace) or Never")
 	str(&c.jobImage, "job-image", "ghcr.io/mcsps/rds-lambda-controller:latest", "image of the log Job (it runs /rds-logs)")
 	dur(&c.hookTimeout, "hook-timeout", 8*time.Second, "deadline of one hook call; keep it under Metacontroller's webhook timeout (10s)")
 	dur(&c.callTimeout, "call-timeout", 4*time.Second, "deadline of one OTC call inside a hook call")
@@ -120,6 +125,20 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	}
 	if c.cloud != cloudOTC && c.cloud != cloudSim {
 		return c, fmt.Errorf("--cloud must be %q or %q, not %q", cloudOTC, cloudSim, c.cloud)
+	}
+	if c.clusterID == "" && c.cloud == cloudSim {
+		c.clusterID = "local"
+	}
+	switch {
+	case c.clusterID == "":
+		return c, errors.New("--cluster-id (RDS_HOOKS_CLUSTER_ID) is required with --cloud otc: " +
+			"choose a name for this cluster (e.g. its own name), 1-32 of [a-z0-9-], unique among the clusters that share an OTC project, and never change it: " +
+			"it is written into the ownership tags and names of every instance the controller creates")
+	case !rdssync.ClusterIDPattern.MatchString(c.clusterID):
+		return c, fmt.Errorf("--cluster-id %q is not 1-32 of [a-z0-9-]", c.clusterID)
+	}
+	if !slices.Contains(rdssync.AdoptionPolicies, rdssync.AdoptionPolicy(c.adoption)) {
+		return c, fmt.Errorf("--adoption must be one of %v, not %q", rdssync.AdoptionPolicies, c.adoption)
 	}
 	if c.hookTimeout <= c.callTimeout {
 		return c, fmt.Errorf("--hook-timeout (%s) must be longer than --call-timeout (%s)", c.hookTimeout, c.callTimeout)
@@ -163,7 +182,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("log in to OTC: %w", err)
 	}
-	logger.Info("logged in to OTC", "region", client.Region(), "cloud", cfg.cloud)
+	logger.Info("logged in to OTC", "region", client.Region(), "cloud", cfg.cloud, "cluster_id", cfg.clusterID, "adoption", cfg.adoption)
 
 	// NOTE: generated passwords derive from a stable secret, so that two calls for one object
 	// answer the same password (sync/password.go).
@@ -182,6 +201,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ResyncSteady:  cfg.resyncSteady,
 		Databases:     rdssync.DatabasesConfig{DriftCheck: cfg.sqlDrift},
 		JobImage:      cfg.jobImage,
+		ClusterID:     cfg.clusterID,
+		Adoption:      rdssync.AdoptionPolicy(cfg.adoption),
 	})
 	handler := server.New(server.Options{
 		Reconciler:  reconciler,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -87,7 +88,7 @@ func TestRunWithEmbeddedSimulator(t *testing.T) {
 	metrics.Body.Close()
 	for _, want := range []string{
 		`rds_hooks_hook_duration_seconds_count{hook="sync",outcome="ok"} 1`,
-		`rds_hooks_otc_calls_total{operation="FindInstanceByName",result="notfound"} 1`, // no instance yet
+		`rds_hooks_otc_calls_total{operation="FindInstancesByName",result="ok"} 2`, // no instance yet: new and legacy name
 		"go_goroutines",
 	} {
 		assert.True(t, strings.Contains(string(text), want), "/metrics has %s", want)
@@ -110,7 +111,7 @@ func TestRunWithEmbeddedSimulator(t *testing.T) {
 // TestRunRefusesWithoutCredentials: the default is the real OTC; without credentials the binary
 // says so and exits, never falling back to the simulator.
 func TestRunRefusesWithoutCredentials(t *testing.T) {
-	err := run(context.Background(), []string{"--listen", freeAddr(t)}, noEnv, io.Discard, io.Discard)
+	err := run(context.Background(), []string{"--listen", freeAddr(t), "--cluster-id", "prod-1"}, noEnv, io.Discard, io.Discard)
 	require.ErrorIs(t, err, otc.ErrNoCredentials)
 	assert.Contains(t, err.Error(), "OS_AUTH_URL")
 	assert.Contains(t, err.Error(), "--cloud sim")
@@ -159,6 +160,35 @@ func TestParseFlags(t *testing.T) {
 			args:    []string{"--hook-timeout", "2s", "--call-timeout", "3s"},
 			wantErr: "must be longer",
 		},
+		"cluster id required with otc": {
+			reason:  "the cluster id goes into every ownership tag and name: it is chosen once, by the admin",
+			env:     map[string]string{"RDS_HOOKS_CLUSTER_ID": "-"},
+			args:    []string{"--cluster-id", ""},
+			wantErr: "--cluster-id (RDS_HOOKS_CLUSTER_ID) is required with --cloud otc",
+		},
+		"cluster id form": {
+			reason:  "1-32 of [a-z0-9-]",
+			args:    []string{"--cluster-id", "Prod_1"},
+			wantErr: `--cluster-id "Prod_1" is not 1-32 of [a-z0-9-]`,
+		},
+		"cluster id defaults to local with sim": {
+			reason: "the simulator needs no choice",
+			args:   []string{"--cloud", "sim", "--cluster-id", ""},
+			check:  func(t *testing.T, c config) { assert.Equal(t, "local", c.clusterID) },
+		},
+		"adoption policy": {
+			reason: "Unowned by default, tightened by the admin",
+			args:   []string{"--adoption", "SameNamespace"},
+			check: func(t *testing.T, c config) {
+				assert.Equal(t, "SameNamespace", c.adoption)
+				assert.Equal(t, "test-cluster", c.clusterID)
+			},
+		},
+		"unknown adoption policy": {
+			reason:  "only the three policies exist",
+			args:    []string{"--adoption", "Always"},
+			wantErr: "--adoption must be one of",
+		},
 		"stray argument": {
 			reason:  "a typo is not ignored",
 			args:    []string{"sim"},
@@ -167,7 +197,9 @@ func TestParseFlags(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			c, err := parseFlags(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+			env := map[string]string{"RDS_HOOKS_CLUSTER_ID": "test-cluster"}
+			maps.Copy(env, tc.env)
+			c, err := parseFlags(tc.args, func(k string) string { return env[k] }, io.Discard)
 			if tc.wantErr != "" {
 				require.Error(t, err, tc.reason)
 				assert.Contains(t, err.Error(), tc.wantErr)
@@ -184,7 +216,7 @@ func TestUsageNamesEveryFlag(t *testing.T) {
 	var out bytes.Buffer
 	_, err := parseFlags([]string{"--help"}, noEnv, &out)
 	require.Error(t, err)
-	for _, f := range []string{"-listen", "-cloud", "-job-image", "-hook-timeout", "-call-timeout", "-resync-steady", "-log-level"} {
+	for _, f := range []string{"-listen", "-cloud", "-cluster-id", "-adoption", "-job-image", "-hook-timeout", "-call-timeout", "-resync-steady", "-log-level"} {
 		assert.True(t, strings.Contains(out.String(), f), f)
 	}
 }
