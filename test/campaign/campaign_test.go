@@ -413,7 +413,11 @@ func (r *run) converged(spec v1alpha1.RdsSpec) bool {
 	if len(in) != 1 || !conditionTrue(st, v1alpha1.ConditionReady) || !conditionTrue(st, v1alpha1.ConditionSynced) {
 		return false
 	}
-	tags := map[string]string{}
+	// The instance carries the spec's tags and this object's ownership tags, nothing else.
+	tags := map[string]string{
+		rdssync.TagOwnerCluster: "local", rdssync.TagOwnerNamespace: objectNamespace, rdssync.TagOwnerName: objectName,
+		rdssync.TagOwnerUID: r.m.parent["metadata"].(map[string]any)["uid"].(string),
+	}
 	for _, tag := range spec.Tags {
 		tags[tag.Key] = tag.Value
 	}
