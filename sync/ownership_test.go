@@ -1,14 +1,17 @@
 package sync
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/cloudtest"
 )
 
 func TestTagValue(t *testing.T) {
@@ -229,5 +232,131 @@ func TestReservedTagsAreInvalidSpec(t *testing.T) {
 		} else {
 			assert.Empty(t, problems, key)
 		}
+	}
+}
+
+// TestSyncOwnershipSteps: what one sync call does with an instance, by what its tags say.
+func TestSyncOwnershipSteps(t *testing.T) {
+	untagged := func() *cloud.Instance { in := activeInstance(); in.Tags = nil; return in }
+	var wrote map[string]string
+	var deleted []string
+	cases := map[string]struct {
+		reason     string
+		status     v1alpha1.RdsStatus
+		inst       func() *cloud.Instance
+		byName     map[string][]*cloud.Instance
+		setTags    error
+		wantCalls  []string
+		wantReady  string
+		wantSynced string
+		wantSecret string // the connection Secret's password; "" for none
+		check      func(t *testing.T, st *v1alpha1.RdsStatus)
+	}{
+		"untagged instance in status: tags first": {
+			reason:     "the first change to an instance of ours without tags writes them, after one look for duplicates",
+			status:     v1alpha1.RdsStatus{ID: "inst-1"},
+			inst:       untagged,
+			wantCalls:  []string{"GetInstance", "FindInstancesByName", "FindInstancesByName", "SetTags"},
+			wantReady:  ReasonAvailable,
+			wantSynced: ReasonReconciled,
+			wantSecret: "A12345678+",
+			check: func(t *testing.T, _ *v1alpha1.RdsStatus) {
+				assert.Equal(t, ownerTags("uid-1"), wrote)
+			},
+		},
+		"busy instance: the tags wait": {
+			reason:     "OTC refuses tags while the instance is busy: wait and retry, nothing else",
+			status:     v1alpha1.RdsStatus{ID: "inst-1"},
+			inst:       untagged,
+			setTags:    cloud.ErrBusy,
+			wantCalls:  []string{"GetInstance", "FindInstancesByName", "FindInstancesByName", "SetTags"},
+			wantReady:  ReasonAvailable,
+			wantSynced: ReasonBusy,
+			wantSecret: "A12345678+",
+		},
+		"untagged duplicate with our name": {
+			reason: "a lost race left a second untagged instance: it is reported, our tags go on the status one",
+			status: v1alpha1.RdsStatus{ID: "inst-1"},
+			inst:   untagged,
+			byName: map[string][]*cloud.Instance{
+				InstanceName("local", "rds1", "my-rds-single"): {untagged(), {ID: "inst-2", Name: InstanceName("local", "rds1", "my-rds-single")}},
+			},
+			wantCalls:  []string{"GetInstance", "FindInstancesByName", "FindInstancesByName", "SetTags"},
+			wantReady:  ReasonAvailable,
+			wantSynced: ReasonReconciled,
+			wantSecret: "A12345678+",
+			check: func(t *testing.T, st *v1alpha1.RdsStatus) {
+				assert.Equal(t, []string{"inst-2"}, st.Duplicates)
+				assert.Contains(t, getCondition(st, v1alpha1.ConditionInstanceDuplicates).Message, "inst-2")
+			},
+		},
+		"stale release tag is removed": {
+			reason: "adopted after a release: the earlier owner's release tag goes, as a change of its own",
+			status: v1alpha1.RdsStatus{ID: "inst-1", Adopted: true},
+			inst: func() *cloud.Instance {
+				in := activeInstance()
+				in.Tags[TagReleasedBy] = "uid-0"
+				return in
+			},
+			wantCalls:  []string{"GetInstance", "DeleteTags"},
+			wantReady:  ReasonAvailable,
+			wantSynced: ReasonReconciled,
+			wantSecret: "A12345678+",
+			check:      func(t *testing.T, _ *v1alpha1.RdsStatus) { assert.Equal(t, []string{TagReleasedBy}, deleted) },
+		},
+		"another object's instance in status": {
+			reason: "no change, nothing reported, the observed Secret echoed (here: none)",
+			status: v1alpha1.RdsStatus{ID: "inst-9"},
+			inst: func() *cloud.Instance {
+				in := activeInstance()
+				in.ID, in.Tags = "inst-9", ownerTags("uid-other")
+				return in
+			},
+			wantCalls:  []string{"GetInstance"},
+			wantReady:  ReasonInstanceNotOwned,
+			wantSynced: ReasonInstanceNotOwned,
+		},
+		"released instance carries our name": {
+			reason: "no status.id: the name is taken by a released instance; nothing is created or taken over",
+			byName: map[string][]*cloud.Instance{
+				InstanceName("local", "rds1", "my-rds-single"): {func() *cloud.Instance {
+					in := activeInstance()
+					in.Tags = ownerTags("uid-0")
+					in.Tags[TagReleasedBy] = "uid-0"
+					return in
+				}()},
+			},
+			wantCalls:  []string{"FindInstancesByName", "FindInstancesByName"},
+			wantReady:  ReasonInstanceNameTaken,
+			wantSynced: ReasonInstanceNameTaken,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			wrote, deleted = nil, nil
+			f := &cloudtest.Fake{
+				FindInstancesByNameFn: func(_ context.Context, name string) ([]*cloud.Instance, error) { return tc.byName[name], nil },
+				Day2: cloudtest.Day2{
+					SetTagsFn:    func(_ context.Context, _ string, tags map[string]string) error { wrote = tags; return tc.setTags },
+					DeleteTagsFn: func(_ context.Context, _ string, keys []string) error { deleted = keys; return nil },
+				},
+			}
+			if tc.inst != nil {
+				f.GetInstanceFn = func(context.Context, string) (*cloud.Instance, error) { return tc.inst(), nil }
+			}
+			resp, err := newReconciler(f).Sync(context.Background(), request(sampleSpec(), tc.status))
+			require.NoError(t, err, tc.reason)
+			assert.Equal(t, tc.wantCalls, f.Calls(), tc.reason)
+			assert.Equal(t, tc.wantReady, condition(t, resp.Status, v1alpha1.ConditionReady).Reason, tc.reason)
+			assert.Equal(t, tc.wantSynced, condition(t, resp.Status, v1alpha1.ConditionSynced).Reason, tc.reason)
+			if tc.wantSecret == "" {
+				assert.Empty(t, resp.Children, "no connection Secret")
+			} else {
+				assert.Equal(t, tc.wantSecret, string(secretChild(t, resp.Children).Data[KeyPassword]))
+			}
+			if tc.check != nil {
+				tc.check(t, resp.Status)
+			}
+		})
 	}
 }
