@@ -360,3 +360,35 @@ func TestSyncOwnershipSteps(t *testing.T) {
 		})
 	}
 }
+
+// TestAdoptionPolicyIsApplied: --adoption decides, before any change, whether instanceid adopts.
+func TestAdoptionPolicyIsApplied(t *testing.T) {
+	unowned := func(context.Context, string) (*cloud.Instance, error) {
+		in := activeInstance()
+		in.ID, in.Name, in.Tags = restoreAdoptID, "made-in-the-console", nil
+		return in, nil
+	}
+	for policy, wantAdopted := range map[AdoptionPolicy]bool{AdoptUnowned: true, AdoptSameNamespace: false, AdoptNever: false} {
+		t.Run(string(policy), func(t *testing.T) {
+			var wrote map[string]string
+			f := &cloudtest.Fake{GetInstanceFn: unowned, Day2: cloudtest.Day2{
+				SetTagsFn: func(_ context.Context, _ string, tags map[string]string) error { wrote = tags; return nil },
+			}}
+			r := New(Config{Cloud: f, Now: func() time.Time { return t0 }, Adoption: policy})
+			spec := sampleSpec()
+			spec.Instanceid = restoreAdoptID
+			resp, err := r.Sync(context.Background(), request(spec, v1alpha1.RdsStatus{}))
+			require.NoError(t, err)
+			if wantAdopted {
+				assert.Equal(t, []string{"GetInstance", "SetTags"}, f.Calls())
+				assert.Equal(t, ownerTags("uid-1"), wrote, "the adoption's one change")
+				assert.Equal(t, restoreAdoptID, resp.Status.ID)
+				return
+			}
+			assert.Equal(t, []string{"GetInstance"}, f.Calls(), "no change")
+			assert.Empty(t, resp.Status.ID)
+			assert.Equal(t, ReasonAdoptionRefused, condition(t, resp.Status, v1alpha1.ConditionSynced).Reason)
+			assert.Empty(t, resp.Children, "no connection Secret")
+		})
+	}
+}

@@ -235,8 +235,10 @@ func (c *call) sync(ctx context.Context) error {
 		c.synced()
 	}
 	if adopted {
-		// The adoption's tags were this call's change.
-		c.setSynced(metav1.ConditionTrue, ReasonReconciled, "The instance was adopted: its ownership tags now name this object.")
+		// The adoption's tags were this call's change. A password problem stays reported.
+		if !stopped {
+			c.setSynced(metav1.ConditionTrue, ReasonReconciled, "The instance was adopted: its ownership tags now name this object.")
+		}
 		c.resync = c.r.cfg.ResyncPending
 		stopped = true
 	} else {
