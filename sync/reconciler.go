@@ -250,9 +250,7 @@ func (c *call) sync(ctx context.Context) error {
 		}
 		stopped = stopped || claimed
 	}
-	if err := c.trackDuplicates(ctx, inst, obs); err != nil {
-		return err
-	}
+	c.trackDuplicates(ctx, inst, obs)
 	// Each step below may set its own conditions and stop the call (stop true): a step that issued
 	// a change to the instance always stops, so that a call makes at most one change.
 	for _, step := range []func(context.Context, *cloud.Instance) (stop bool, err error){
@@ -405,7 +403,7 @@ func (c *call) claimInstance(ctx context.Context, inst *cloud.Instance, obs *obs
 
 // trackDuplicates keeps status.duplicates: the further instances of this object a listing found,
 // or, when this call listed none, those the last call reported that OTC still lists as ours.
-func (c *call) trackDuplicates(ctx context.Context, inst *cloud.Instance, obs observation) error {
+func (c *call) trackDuplicates(ctx context.Context, inst *cloud.Instance, obs observation) {
 	dups := obs.others
 	if !c.listed {
 		dups = nil
@@ -430,12 +428,11 @@ func (c *call) trackDuplicates(ctx context.Context, inst *cloud.Instance, obs ob
 	c.st.Duplicates = dups
 	if len(dups) == 0 {
 		removeCondition(&c.st, v1alpha1.ConditionInstanceDuplicates)
-		return nil
+		return
 	}
 	c.setCondition(v1alpha1.ConditionInstanceDuplicates, metav1.ConditionTrue, ReasonDuplicateInstances, fmt.Sprintf(
 		"OTC lists further instances of this object: %s. The controller manages %s, never deletes the others and creates nothing more; delete them in OTC once you have checked they hold nothing you need.",
 		strings.Join(dups, ", "), inst.ID))
-	return nil
 }
 
 // notOwned reports an instance status.id names that is not this object's: nothing of it is
