@@ -30,6 +30,6 @@ RUN --mount=type=cache,target=/root/.cache/go-build \
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/ /
 USER 65532:65532
-EXPOSE 8080
+EXPOSE 8080 8081
 ENTRYPOINT ["/rds-hooks"]
-CMD ["--listen=:8080"]
+CMD ["--listen=:8080", "--logs-listen=:8081"]

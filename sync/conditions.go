@@ -27,6 +27,17 @@ const (
 	ReasonFinalBackup        = "FinalBackupInProgress"
 	ReasonFinalBackupFailed  = "FinalBackupFailed"
 	ReasonRetained           = "Retained"
+	// ReasonInstanceNotOwned: status.id names an instance whose tags do not name this object.
+	ReasonInstanceNotOwned = "InstanceNotOwned"
+	// ReasonInstanceNameTaken: only another object's (or a released) instance carries this
+	// object's instance name.
+	ReasonInstanceNameTaken = "InstanceNameTaken"
+	// ReasonDuplicateInstances: OTC lists more than one instance of this object.
+	ReasonDuplicateInstances = "DuplicateInstances"
+	// ReasonAdoptionRefused: the adoption policy does not let this object adopt the instance.
+	ReasonAdoptionRefused = "AdoptionRefused"
+	// ReasonRestoreSourceRefused: restorefrom names an instance of another namespace.
+	ReasonRestoreSourceRefused = "RestoreSourceRefused"
 	// ReasonWaitingForInstance: a change (day-2, databases) waits for the instance to be ACTIVE.
 	ReasonWaitingForInstance = "WaitingForInstance"
 )

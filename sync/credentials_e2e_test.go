@@ -136,7 +136,7 @@ func TestNamespaceCredentialsEachTeamInItsOwnProject(t *testing.T) {
 
 	// An instance in team B's project carrying the name team A's object would create: team A's
 	// object never sees it.
-	decoy, err := simB.AddInstance(otcsim.InstanceSpec{Name: sync.InstanceName("team-a", "db")})
+	decoy, err := simB.AddInstance(otcsim.InstanceSpec{Name: sync.InstanceName("local", "team-a", "db")})
 	require.NoError(t, err)
 
 	a := w.object("team-a", "db", nil, w.loginSecret("team-a", sync.DefaultCredentialsSecret, testutil.ProjectTeamA, nil))
@@ -145,9 +145,9 @@ func TestNamespaceCredentialsEachTeamInItsOwnProject(t *testing.T) {
 	w.syncUntilActive(a)
 	w.syncUntilActive(b)
 
-	assert.Equal(t, []string{sync.InstanceName("team-a", "db")}, names(simA))
+	assert.Equal(t, []string{sync.InstanceName("local", "team-a", "db")}, names(simA))
 	assert.NotEqual(t, decoy, a.status().ID, "team A's object created its own instance in its own project")
-	assert.ElementsMatch(t, []string{sync.InstanceName("team-a", "db"), sync.InstanceName("team-b", "db")}, names(simB))
+	assert.ElementsMatch(t, []string{sync.InstanceName("local", "team-a", "db"), sync.InstanceName("local", "team-b", "db")}, names(simB))
 	assert.Empty(t, names(own), "the controller's project is not used")
 	assert.Equal(t, sync.DefaultCredentialsSecret, a.status().CredentialsSecret)
 	assert.Equal(t, "team-b-otc", b.status().CredentialsSecret)

@@ -188,6 +188,7 @@ func (e *dbE2E) createInstance() {
 	e.t.Helper()
 	e.sync() // stores the root password
 	e.sync() // creates the instance
+	e.sync() // writes its ownership tags
 	id := e.parent.Status.ID
 	require.NotEmpty(e.t, id)
 	host, portText, err := net.SplitHostPort(e.addr)

@@ -196,7 +196,7 @@ func TestDay2EndToEnd(t *testing.T) {
 			simOp:      otcsim.OpTagsAction,
 			writeAhead: true,
 			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
-				assert.Equal(t, map[string]string{"team": "a", "env": "prod"}, v.Tags)
+				assert.Equal(t, map[string]string{"team": "a", "env": "prod"}, userTags(t, v.Tags))
 				assert.Equal(t, []string{"env", "team"}, st.ManagedTags)
 			},
 		},
@@ -360,14 +360,14 @@ func TestDay2EndToEndOneChangeAtATime(t *testing.T) {
 	assert.Equal(t, "rds.mysql.n1.xlarge.2", v.Flavor)
 	assert.Equal(t, 60, v.VolumeSize)
 	assert.Equal(t, 14, v.BackupKeepDays)
-	assert.Equal(t, map[string]string{"team": "a"}, v.Tags)
+	assert.Equal(t, map[string]string{"team": "a"}, userTags(t, v.Tags))
 	w.requireSettled("all changes made, each once")
 
 	// Removing the tag removes it in OTC; a tag someone else set stays.
 	require.NoError(t, w.client.SetTags(context.Background(), w.obj.Status.ID, map[string]string{"owner": "ops"}))
 	w.edit(func(s *v1alpha1.RdsSpec) { s.Tags = nil })
 	w.settle(3)
-	assert.Equal(t, map[string]string{"owner": "ops"}, w.view().Tags)
+	assert.Equal(t, map[string]string{"owner": "ops"}, userTags(t, w.view().Tags))
 	assert.Empty(t, w.obj.Status.ManagedTags)
 	w.requireSettled("the tag is gone")
 }
@@ -393,4 +393,17 @@ func TestDay2EndToEndUnavailableInstance(t *testing.T) {
 	assert.Equal(t, metav1.ConditionFalse, synced.Status)
 	assert.Equal(t, sync.ReasonUnavailable, synced.Reason)
 	assert.Equal(t, "The instance is FAILED in OTC; the pending storage growth to 60GB waits until it is ACTIVE again.", synced.Message)
+}
+
+// userTags are the tags besides the ownership tags, which it requires to be there.
+func userTags(t *testing.T, tags map[string]string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for k, v := range tags {
+		if !strings.HasPrefix(k, "rds-owner-") {
+			out[k] = v
+		}
+	}
+	require.Len(t, tags, len(out)+4, "the four ownership tags stay: %v", tags)
+	return out
 }

@@ -13,13 +13,13 @@ import (
 )
 
 // OTC's tag rules: keys of 1 to 36 and values of up to 43 letters, digits, '-', '_' or '.'; at most
-// 20 tags on an instance.
+// 20 tags on an instance, of which the controller's ownership tags take up to 5 (ownership.go).
 var (
 	tagKeyPattern   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,36}$`)
 	tagValuePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{0,43}$`)
 )
 
-const maxTags = 20
+const maxTags = 20 - 5
 
 // trackTags updates status.managedTags: the keys in spec.tags, and the keys this object managed
 // before that OTC still has (they are removed next). Tags others set are never listed, so never
@@ -30,7 +30,7 @@ func (c *call) trackTags(inst *cloud.Instance) {
 		managed[t.Key] = true
 	}
 	for _, k := range c.st.ManagedTags {
-		if _, ok := inst.Tags[k]; ok {
+		if _, ok := inst.Tags[k]; ok && !reservedTag(k) { // never the ownership tags
 			managed[k] = true
 		}
 	}
@@ -69,7 +69,7 @@ func (c *call) tagChanges(inst *cloud.Instance) ([]change, *problem) {
 	}
 	var del []string
 	for _, k := range c.st.ManagedTags {
-		if _, ok := inst.Tags[k]; ok && !want[k] {
+		if _, ok := inst.Tags[k]; ok && !want[k] && !reservedTag(k) {
 			del = append(del, k)
 		}
 	}
@@ -92,7 +92,7 @@ func (c *call) tagChanges(inst *cloud.Instance) ([]change, *problem) {
 // tagProblem says what is wrong with spec.tags, "" if nothing.
 func tagProblem(tags []v1alpha1.Tag) string {
 	if len(tags) > maxTags {
-		return fmt.Sprintf("tags has %d entries; OTC allows %d.", len(tags), maxTags)
+		return fmt.Sprintf("tags has %d entries; OTC allows 20 on an instance, %d of them besides the controller's ownership tags.", len(tags), maxTags)
 	}
 	seen := map[string]bool{}
 	for _, t := range tags {
@@ -101,6 +101,8 @@ func tagProblem(tags []v1alpha1.Tag) string {
 			return fmt.Sprintf("tags key %q is not 1 to 36 letters, digits, '-', '_' or '.'.", t.Key)
 		case !tagValuePattern.MatchString(t.Value):
 			return fmt.Sprintf("tags value %q of key %q is not up to 43 letters, digits, '-', '_' or '.'.", t.Value, t.Key)
+		case reservedTag(t.Key):
+			return fmt.Sprintf("tags key %q is reserved for the controller's ownership tags (rds-owner-*, rds-released*).", t.Key)
 		case seen[t.Key]:
 			return fmt.Sprintf("tags key %q appears twice.", t.Key)
 		}

@@ -336,7 +336,7 @@ func TestOperateChanges(t *testing.T) {
 			},
 			inst: func() *cloud.Instance {
 				in := activeInstance()
-				in.Tags = map[string]string{"env": "test", "owner": "someone"}
+				in.Tags = withOwner(map[string]string{"env": "test", "owner": "someone"})
 				return in
 			},
 			wantCalls: []string{"GetInstance"},
@@ -353,7 +353,7 @@ func TestOperateChanges(t *testing.T) {
 			status: func(st *v1alpha1.RdsStatus) { st.ManagedTags = []string{"env", "team"} },
 			inst: func() *cloud.Instance {
 				in := activeInstance()
-				in.Tags = map[string]string{"env": "test", "owner": "someone"}
+				in.Tags = withOwner(map[string]string{"env": "test", "owner": "someone"})
 				return in
 			},
 			fake: func(f *cloudtest.Fake, got *[]any) {
@@ -374,7 +374,7 @@ func TestOperateChanges(t *testing.T) {
 			status: func(st *v1alpha1.RdsStatus) { st.ManagedTags = []string{"env", "team"} },
 			inst: func() *cloud.Instance {
 				in := activeInstance()
-				in.Tags = map[string]string{"env": "prod", "team": "a", "owner": "someone"}
+				in.Tags = withOwner(map[string]string{"env": "prod", "team": "a", "owner": "someone"})
 				return in
 			},
 			fake: func(f *cloudtest.Fake, got *[]any) {
@@ -390,10 +390,14 @@ func TestOperateChanges(t *testing.T) {
 			},
 		},
 		"deleted managed tag is forgotten": {
-			reason:    "once OTC no longer has the removed key, it leaves status.managedTags",
-			spec:      func(s *v1alpha1.RdsSpec) { s.Tags = []v1alpha1.Tag{{Key: "team", Value: "a"}} },
-			status:    func(st *v1alpha1.RdsStatus) { st.ManagedTags = []string{"env", "team"} },
-			inst:      func() *cloud.Instance { in := activeInstance(); in.Tags = map[string]string{"team": "a"}; return in },
+			reason: "once OTC no longer has the removed key, it leaves status.managedTags",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Tags = []v1alpha1.Tag{{Key: "team", Value: "a"}} },
+			status: func(st *v1alpha1.RdsStatus) { st.ManagedTags = []string{"env", "team"} },
+			inst: func() *cloud.Instance {
+				in := activeInstance()
+				in.Tags = withOwner(map[string]string{"team": "a"})
+				return in
+			},
 			wantCalls: []string{"GetInstance"},
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, _ *hook.SyncResponse) {
 				assert.Equal(t, []string{"team"}, st.ManagedTags)

@@ -32,7 +32,10 @@ const (
 // Finalize answers a finalize call. With deletionpolicy Delete it takes the instance apart one
 // step per call: final backup, wait for it to complete, delete, wait until OTC no longer lists the
 // instance; only then finalized is true. A failed final backup stops the deletion. With Retain it
-// finalizes at once, unless a generated password would be lost with the object's Secrets.
+// releases the instance (its tags say so, and no later object takes it over by name), unless a
+// generated password would be lost with the object's Secrets. Only an instance whose tags name
+// this object (or an untagged one with its name) is ever backed up, deleted or released: anything
+// else status.id names is left alone.
 func (r *Reconciler) Finalize(ctx context.Context, req *hook.Request) (*hook.FinalizeResponse, error) {
 	unlock, err := r.serialise(ctx, req)
 	if err != nil {
@@ -62,17 +65,34 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 		// an instance id and that Secret, nothing was ever created that could be left behind.
 		return err == nil && c.st.ID == "" && c.observedSecret() == nil, err
 	}
-	if c.spec.Deletionpolicy == v1alpha1.DeletionPolicyRetain {
-		return c.retain(), nil
+	retain := c.spec.Deletionpolicy == v1alpha1.DeletionPolicyRetain
+	if retain && !c.passwordsSaved() {
+		return false, nil
 	}
-	inst, err := c.observe(ctx)
+	obs, err := c.observe(ctx)
 	if err != nil {
 		return false, c.cloudError(err)
 	}
-	if inst == nil {
+	inst := obs.inst
+	switch {
+	case inst == nil && retain:
+		c.retained()
+		return true, nil
+	case inst == nil:
 		c.st.Status, c.st.Operation = "", nil
 		c.setReady(metav1.ConditionFalse, ReasonDeleting, "The instance is gone.")
 		return true, nil
+	case retain && obs.claim.Kind == Released && obs.claim.ReleasedBy == tagValue(c.me.UID):
+		c.retained()
+		return true, nil
+	case !obs.claim.mine():
+		c.log.Warn("finalize leaves an instance alone that is not this object's", "instance", inst.ID, "ownership", obs.claim.Kind.String())
+		c.st.Status, c.st.Operation = "", nil
+		c.setReady(metav1.ConditionFalse, ReasonInstanceNotOwned, fmt.Sprintf(
+			"The OTC instance %s was left alone: its tags do not name this object, so it is not this object's to delete or release.", inst.ID))
+		return true, nil
+	case retain:
+		return false, c.release(ctx, inst)
 	}
 	c.report(inst) // never lengthens the pending resync set above
 	if op := c.st.Operation; op != nil && op.Type == OpDelete {
@@ -108,10 +128,10 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 	return false, nil
 }
 
-// retain finishes a deletion with deletionpolicy Retain without a cloud call. It holds the object
-// while a generated password would be lost: the instance lives on, but the Secrets holding the
-// only copies of its generated passwords are garbage-collected with the object.
-func (c *call) retain() bool {
+// passwordsSaved holds a deletion with deletionpolicy Retain while a generated password would be
+// lost: the instance lives on, but the Secrets holding the only copies of its generated passwords
+// are garbage-collected with the object. It runs before any cloud call.
+func (c *call) passwordsSaved() bool {
 	if lost := c.generatedPasswordSecrets(); len(lost) > 0 && c.parent.Annotations[AnnotationPasswordSaved] != "true" {
 		c.setReady(metav1.ConditionFalse, ReasonPasswordWouldBeLost, fmt.Sprintf(
 			"The instance is kept in OTC, but generated passwords live only in the Secrets %s, which are deleted with this object. "+
@@ -121,9 +141,30 @@ func (c *call) retain() bool {
 		c.resync = c.r.cfg.ResyncSteady
 		return false
 	}
-	c.log.Info("retaining instance", "instance", c.st.ID)
-	c.setReady(metav1.ConditionFalse, ReasonRetained, "The instance is left in OTC (deletionpolicy Retain).")
 	return true
+}
+
+// release writes the tags that release the instance under deletionpolicy Retain (this object's
+// ownership tags and rds-released-by=<uid>): the next call sees it released and finishes.
+func (c *call) release(ctx context.Context, inst *cloud.Instance) error {
+	err := c.cloudCall(ctx, func(ctx context.Context) error { return c.cloud.SetTags(ctx, inst.ID, c.me.releaseTags()) })
+	switch {
+	case errors.Is(err, cloud.ErrBusy):
+		c.setReady(metav1.ConditionFalse, ReasonRetained, "The instance is busy; it is released (deletionpolicy Retain) when OTC accepts its release tag.")
+		return nil
+	case err != nil:
+		return c.cloudError(err)
+	}
+	c.log.Info("releasing instance", "instance", inst.ID)
+	c.setReady(metav1.ConditionFalse, ReasonRetained, "The instance is being released: it stays in OTC (deletionpolicy Retain), tagged as released.")
+	c.setSynced(metav1.ConditionTrue, ReasonReconciled, "The release tag was issued to OTC.")
+	return nil
+}
+
+// retained finishes a deletion with deletionpolicy Retain.
+func (c *call) retained() {
+	c.log.Info("retaining instance", "instance", c.st.ID)
+	c.setReady(metav1.ConditionFalse, ReasonRetained, "The instance is left in OTC (deletionpolicy Retain), released: another Rds object takes it over only by adopting it with instanceid.")
 }
 
 // generatedPasswordSecrets names the observed Secrets that hold the only copy of a password the

@@ -35,7 +35,7 @@ type finalizeCase struct {
 }
 
 func TestFinalize(t *testing.T) {
-	finalName := FinalBackupName(InstanceName("rds1", "my-rds-single"), "inst-1")
+	finalName := FinalBackupName(InstanceName("local", "rds1", "my-rds-single"), "inst-1")
 	active := func(context.Context, string) (*cloud.Instance, error) { return activeInstance(), nil }
 	inState := func(status string) func(context.Context, string) (*cloud.Instance, error) {
 		return func(context.Context, string) (*cloud.Instance, error) {
@@ -45,6 +45,18 @@ func TestFinalize(t *testing.T) {
 		}
 	}
 	deleted := func(context.Context, string) (string, error) { return "job-d", nil }
+	released := func(context.Context, string) (*cloud.Instance, error) {
+		inst := activeInstance()
+		inst.Tags[TagReleasedBy] = "uid-1"
+		return inst, nil
+	}
+	otherOwner := func(context.Context, string) (*cloud.Instance, error) {
+		inst := activeInstance()
+		inst.ID, inst.Name, inst.Tags = "inst-9", "rds-team-b-db-0123456789abcdef", ownerTags("uid-other")
+		return inst, nil
+	}
+	var setTags map[string]string
+	recordTags := func(_ context.Context, _ string, tags map[string]string) error { setTags = tags; return nil }
 	retain := func(s *v1alpha1.RdsSpec) { s.Deletionpolicy = v1alpha1.DeletionPolicyRetain }
 	generatedRoot := func(s *v1alpha1.RdsSpec) { retain(s); s.Password = "" }
 	appSecret := &corev1.Secret{
@@ -64,12 +76,62 @@ func TestFinalize(t *testing.T) {
 		return []cloud.Backup{{ID: "auto-1", Name: "auto", Type: "auto", Status: cloud.BackupCompleted}}, nil
 	}
 	cases := map[string]finalizeCase{
-		"retain finalizes at once without a cloud call": {
-			reason:        "deletionpolicy Retain leaves the instance alone",
+		"retain finalizes once the instance is released": {
+			reason:        "deletionpolicy Retain leaves the instance in OTC, released by this object",
 			spec:          func(s *v1alpha1.RdsSpec) { s.Deletionpolicy = v1alpha1.DeletionPolicyRetain },
 			status:        v1alpha1.RdsStatus{ID: "inst-1"},
+			fake:          cloudtest.Fake{GetInstanceFn: released},
+			wantCalls:     []string{"GetInstance"},
 			wantFinalized: true,
 			wantReason:    ReasonRetained,
+		},
+		"retain releases the instance first": {
+			reason:     "one SetTags with the ownership tags and rds-released-by, then look again",
+			spec:       func(s *v1alpha1.RdsSpec) { s.Deletionpolicy = v1alpha1.DeletionPolicyRetain },
+			status:     v1alpha1.RdsStatus{ID: "inst-1"},
+			fake:       cloudtest.Fake{GetInstanceFn: active, Day2: cloudtest.Day2{SetTagsFn: recordTags}},
+			wantCalls:  []string{"GetInstance", "SetTags"},
+			wantReason: ReasonRetained,
+			wantResync: pending,
+		},
+		"retain of a gone instance finalizes": {
+			reason:        "nothing to release",
+			spec:          func(s *v1alpha1.RdsSpec) { s.Deletionpolicy = v1alpha1.DeletionPolicyRetain },
+			status:        v1alpha1.RdsStatus{ID: "inst-1"},
+			fake:          cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return nil, cloud.ErrNotFound }},
+			wantCalls:     []string{"GetInstance"},
+			wantFinalized: true,
+			wantReason:    ReasonRetained,
+		},
+		"forged status.id deletes nothing": {
+			reason:        "the instance's tags name another object: no backup, no delete",
+			status:        v1alpha1.RdsStatus{ID: "inst-9"},
+			fake:          cloudtest.Fake{GetInstanceFn: otherOwner},
+			wantCalls:     []string{"GetInstance"},
+			wantFinalized: true,
+			wantReason:    ReasonInstanceNotOwned,
+		},
+		"forged status.id under retain releases nothing": {
+			reason:        "another object's instance is not released either",
+			spec:          func(s *v1alpha1.RdsSpec) { s.Deletionpolicy = v1alpha1.DeletionPolicyRetain },
+			status:        v1alpha1.RdsStatus{ID: "inst-9"},
+			fake:          cloudtest.Fake{GetInstanceFn: otherOwner},
+			wantCalls:     []string{"GetInstance"},
+			wantFinalized: true,
+			wantReason:    ReasonInstanceNotOwned,
+		},
+		"released instance is not deleted by a new object": {
+			reason: "a retained instance found under status.id of an object with another uid is left alone",
+			status: v1alpha1.RdsStatus{ID: "inst-1"},
+			fake: cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) {
+				i := activeInstance()
+				i.Tags = ownerTags("uid-0")
+				i.Tags[TagReleasedBy] = "uid-0"
+				return i, nil
+			}},
+			wantCalls:     []string{"GetInstance"},
+			wantFinalized: true,
+			wantReason:    ReasonInstanceNotOwned,
 		},
 		"first call starts the final backup": {
 			reason: "no completed final backup yet: start one and do nothing else",
@@ -127,7 +189,7 @@ func TestFinalize(t *testing.T) {
 		"never created: finalized after looking by name": {
 			reason:        "an object whose create never happened has nothing to clean up",
 			fake:          cloudtest.Fake{FindInstanceByNameFn: func(context.Context, string) (*cloud.Instance, error) { return nil, cloud.ErrNotFound }},
-			wantCalls:     []string{"FindInstanceByName"},
+			wantCalls:     []string{"FindInstancesByName", "FindInstancesByName"},
 			wantFinalized: true,
 			wantReason:    ReasonDeleting,
 		},
@@ -167,6 +229,8 @@ func TestFinalize(t *testing.T) {
 			spec:          generatedRoot,
 			annotations:   map[string]string{AnnotationPasswordSaved: "true"},
 			status:        v1alpha1.RdsStatus{ID: "inst-1", PasswordGenerated: true},
+			fake:          cloudtest.Fake{GetInstanceFn: released},
+			wantCalls:     []string{"GetInstance"},
 			wantFinalized: true,
 			wantReason:    ReasonRetained,
 		},
@@ -185,6 +249,8 @@ func TestFinalize(t *testing.T) {
 				s.Passwordsecretref = &v1alpha1.SecretKeyRef{Name: "root-pw"}
 			},
 			status:        v1alpha1.RdsStatus{ID: "inst-1", PasswordGenerated: true},
+			fake:          cloudtest.Fake{GetInstanceFn: released},
+			wantCalls:     []string{"GetInstance"},
 			wantFinalized: true,
 			wantReason:    ReasonRetained,
 		},
@@ -193,6 +259,8 @@ func TestFinalize(t *testing.T) {
 			spec:          generatedRoot,
 			status:        v1alpha1.RdsStatus{ID: "inst-1", PasswordGenerated: true},
 			noConnection:  true,
+			fake:          cloudtest.Fake{GetInstanceFn: released},
+			wantCalls:     []string{"GetInstance"},
 			wantFinalized: true,
 			wantReason:    ReasonRetained,
 			wantChildren:  -1,
@@ -217,6 +285,8 @@ func TestFinalize(t *testing.T) {
 			},
 			status:        v1alpha1.RdsStatus{ID: "inst-1"},
 			secrets:       []*corev1.Secret{appSecret},
+			fake:          cloudtest.Fake{GetInstanceFn: released},
+			wantCalls:     []string{"GetInstance"},
 			wantFinalized: true,
 			wantReason:    ReasonRetained,
 			wantChildren:  2,
@@ -334,13 +404,16 @@ func TestFinalize(t *testing.T) {
 			}
 		})
 	}
+	want := ownerTags("uid-1")
+	want[TagReleasedBy] = "uid-1"
+	assert.Equal(t, want, setTags, "the release writes the ownership tags and rds-released-by in one request")
 }
 
 func TestFinalBackupFailureIsStable(t *testing.T) {
 	f := &cloudtest.Fake{
 		GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return activeInstance(), nil },
 		ListBackupsFn: func(context.Context, string) ([]cloud.Backup, error) {
-			return []cloud.Backup{{ID: "b-1", Name: FinalBackupName(InstanceName("rds1", "my-rds-single"), "inst-1"), Status: cloud.BackupFailed}}, nil
+			return []cloud.Backup{{ID: "b-1", Name: FinalBackupName(InstanceName("local", "rds1", "my-rds-single"), "inst-1"), Status: cloud.BackupFailed}}, nil
 		},
 	}
 	req := request(sampleSpec(), v1alpha1.RdsStatus{ID: "inst-1"})
@@ -374,10 +447,10 @@ var backupNameRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{3,63}$`)
 
 func TestFinalBackupName(t *testing.T) {
 	const id1, id2 = "0123456789abcdef0123456789abcdefin01", "fedcba9876543210fedcba9876543210in01"
-	short := InstanceName("rds1", "x")
+	short := LegacyInstanceName("rds1", "x")
 	// Two long objects whose 64-character instance names differ only in the hash that a cut drops.
-	longA := InstanceName("rds1", strings.Repeat("a", 70)+"1")
-	longB := InstanceName("rds1", strings.Repeat("a", 70)+"2")
+	longA := LegacyInstanceName("rds1", strings.Repeat("a", 70)+"1")
+	longB := LegacyInstanceName("rds1", strings.Repeat("a", 70)+"2")
 	require.Len(t, longA, 64)
 	require.NotEqual(t, longA, longB)
 	cases := map[string]struct {

@@ -116,7 +116,7 @@ func testLogsEndToEnd(t *testing.T, overHTTP bool) {
 	t.Cleanup(srv.Close)
 	client := testutil.Login(t, srv, nil)
 
-	id, err := srv.Sim.AddInstance(otcsim.InstanceSpec{Name: sync.InstanceName("shop", "orders"), Engine: "MySQL", Version: "8.0"})
+	id, err := srv.Sim.AddInstance(otcsim.InstanceSpec{Name: sync.InstanceName("local", "shop", "orders"), Engine: "MySQL", Version: "8.0"})
 	require.NoError(t, err)
 	require.NoError(t, srv.Sim.AddErrorLog(id, clock.Now().Add(-20*time.Minute), "ERROR", "Table 'orders' is full"))
 

@@ -32,6 +32,8 @@ type logsLoop struct {
 	req   *hook.Request
 	// jobCredential is the expiry of the Secret's capability when the Job first appeared.
 	jobCredential map[string]time.Time
+	// client is the hooks' OTC client, for acting behind their back.
+	client *otc.Client
 }
 
 func newLogsLoop(t *testing.T) *logsLoop {
@@ -43,7 +45,7 @@ func newLogsLoop(t *testing.T) *logsLoop {
 	require.NoError(t, err)
 	client, err := otc.New(context.Background(), cfg)
 	require.NoError(t, err)
-	w := &logsLoop{t: t, sim: srv.Sim, clock: clock, jobCredential: map[string]time.Time{}}
+	w := &logsLoop{t: t, sim: srv.Sim, clock: clock, jobCredential: map[string]time.Time{}, client: client}
 	w.r = sync.New(sync.Config{Cloud: client, Now: clock.Now, JobImage: "img:1", PasswordKey: secret.New("logs loop key"),
 		Databases: sync.DatabasesConfig{Apply: func(context.Context, dbusers.Conn, dbusers.Desired, dbusers.ManagedState) (dbusers.Result, error) {
 			return dbusers.Result{}, nil
@@ -236,6 +238,8 @@ func TestLogsRunWithPasswordUnknown(t *testing.T) {
 	w := newLogsLoop(t)
 	w.active()
 	id := w.req.Parent.Status.ID
+	// As deletionpolicy Retain leaves it: released by lg, adoptable by another object of team-a.
+	require.NoError(t, w.client.SetTags(context.Background(), id, map[string]string{"rds-released-by": "uid-lg"}))
 	w.req.Parent.Name, w.req.Parent.UID = "other", "uid-other"
 	w.req.Parent.Status = v1alpha1.RdsStatus{}
 	w.req.Secrets, w.req.Jobs = map[string]*corev1.Secret{}, map[string]*batchv1.Job{}

@@ -11,16 +11,34 @@ import (
 // object's namespace and name: every call for the same object computes the same name and finds the
 // instance an earlier call created. The hash of the full namespace/name keeps "a-b"/"c" and
 // "a"/"b-c" apart even where the readable part is cut short.
+//
+// The name is a way to find candidates, never proof of ownership: OTC lets instances share a name,
+// and anyone can compute it. Which instance is whose is read from its ownership tags (ownership.go).
+// The cluster id in the hash keeps two clusters that share an OTC project from computing the same
+// name for their objects of the same namespace/name.
 const (
 	instanceNamePrefix = "rds-"
 	maxInstanceName    = 64
 	hashLen            = 8
+	nameHashLen        = 16
 )
 
-// InstanceName is the OTC instance name for the Rds object namespace/name.
-func InstanceName(namespace, name string) string {
-	sum := sha256.Sum256([]byte(namespace + "/" + name))
-	suffix := "-" + hex.EncodeToString(sum[:])[:hashLen]
+// InstanceName is the OTC instance name of the Rds object namespace/name in the cluster clusterID:
+// "rds-<namespace>-<name, cut short>-<16 hex digits of sha256(clusterID/namespace/name)>".
+func InstanceName(clusterID, namespace, name string) string {
+	return instanceName(clusterID+"/"+namespace+"/"+name, namespace, name, nameHashLen)
+}
+
+// LegacyInstanceName is the name instances were created under before the cluster id was part of it
+// (an unkeyed hash of namespace/name only). It is still looked up, so that an instance created then
+// is found again (see observe).
+func LegacyInstanceName(namespace, name string) string {
+	return instanceName(namespace+"/"+name, namespace, name, hashLen)
+}
+
+func instanceName(hashed, namespace, name string, n int) string {
+	sum := sha256.Sum256([]byte(hashed))
+	suffix := "-" + hex.EncodeToString(sum[:])[:n]
 	readable := sanitize(namespace + "-" + name)
 	if room := maxInstanceName - len(instanceNamePrefix) - len(suffix); len(readable) > room {
 		readable = strings.TrimRight(readable[:room], "-")

@@ -54,6 +54,12 @@ type Config struct {
 	// Databases configures the databases step (databases.go).
 	Databases DatabasesConfig
 
+	// ClusterID names this cluster in the ownership tags and the instance names (--cluster-id):
+	// 1 to 32 of [a-z0-9-], stable for ever. Default "local" (the simulator's).
+	ClusterID string
+	// Adoption says which instances spec.instanceid may adopt (--adoption). Default AdoptUnowned.
+	Adoption AdoptionPolicy
+
 	// JobImage is the image of log Jobs, which run its /rds-logs. Empty: log requests are refused
 	// with a condition.
 	JobImage string
@@ -110,6 +116,12 @@ func New(cfg Config) *Reconciler {
 	}
 	cfg.Databases = cfg.Databases.withDefaults(cfg.CallTimeout)
 	cfg.Credentials = cfg.Credentials.withDefaults()
+	if cfg.ClusterID == "" {
+		cfg.ClusterID = "local"
+	}
+	if cfg.Adoption == "" {
+		cfg.Adoption = AdoptUnowned
+	}
 	if cfg.LogsRetention <= 0 {
 		cfg.LogsRetention = time.Hour
 	}
@@ -165,6 +177,12 @@ type call struct {
 	creds      *cloud.Credentials
 	ownProject bool
 
+	// me is this object as ownership tags name it; names are its instance names, new and legacy.
+	me    owner
+	names []string
+	// listed says this call already looked up the instances carrying the object's names.
+	listed bool
+
 	// conn is the connection Secret to return; nil means echo the observed one, if any.
 	conn *connection
 	// extra are further children the steps return (user Secrets, the log Job and its Secret).
@@ -187,8 +205,13 @@ func (r *Reconciler) begin(ctx context.Context, req *hook.Request) *call {
 		cloud:  r.cfg.Cloud,
 	}
 	c.st.ObservedGeneration = c.parent.Generation
-	if !c.st.Adopted || c.st.Name == "" { // an adopted instance keeps its own name (report)
-		c.st.Name = InstanceName(c.parent.Namespace, c.parent.Name)
+	c.me = owner{Cluster: r.cfg.ClusterID, Namespace: c.parent.Namespace, Name: c.parent.Name, UID: string(c.parent.UID)}
+	c.names = []string{
+		InstanceName(r.cfg.ClusterID, c.parent.Namespace, c.parent.Name),
+		LegacyInstanceName(c.parent.Namespace, c.parent.Name),
+	}
+	if c.st.ID == "" || c.st.Name == "" { // a known instance keeps the name it has (report)
+		c.st.Name = c.names[0]
 	}
 	c.st.ConnectionSecret = ConnectionSecretName(c.parent.Name)
 	return c
@@ -229,28 +252,51 @@ func (c *call) sync(ctx context.Context) error {
 		c.invalid(fmt.Sprintf("region %q is not served by this controller, which manages %s.", c.spec.Region, region))
 		return nil
 	}
-	inst, err := c.observe(ctx)
+	obs, err := c.observe(ctx)
 	if err != nil {
 		return c.cloudError(err)
 	}
-	if inst == nil {
-		switch {
-		case c.st.ID != "":
-			c.vanished()
-			return nil
-		case c.spec.Instanceid != "":
-			if inst, err = c.adopt(ctx); inst == nil || err != nil {
-				return err
-			}
-		default:
-			return c.create(ctx)
+	inst, adopted := obs.inst, false
+	switch {
+	case inst == nil && c.st.ID != "":
+		c.vanished()
+		return nil
+	case inst == nil && obs.taken != nil:
+		c.nameTaken(obs.taken, obs.takenClaim)
+		return nil
+	case inst == nil && c.spec.Instanceid != "":
+		if inst, adopted, err = c.adopt(ctx); inst == nil || err != nil {
+			return err
 		}
+		obs.claim = classify(inst, c.me)
+	case inst == nil:
+		return c.create(ctx)
+	case !c.manages(obs.claim):
+		c.notOwned(inst, obs.claim)
+		return nil
 	}
 	c.report(inst)
 	stopped := !c.connectionFor(inst)
 	if !stopped {
 		c.synced()
 	}
+	if adopted {
+		// The adoption's tags were this call's change. A password problem stays reported.
+		if !stopped {
+			c.setSynced(metav1.ConditionTrue, ReasonReconciled, "The instance was adopted: its ownership tags now name this object.")
+		}
+		c.resync = c.r.cfg.ResyncPending
+		stopped = true
+	} else {
+		// NOTE: the ownership tags come before anything else, whatever the password: an instance
+		// without them can be mistaken for nobody's.
+		claimed, err := c.claimInstance(ctx, inst, &obs)
+		if err != nil {
+			return err
+		}
+		stopped = stopped || claimed
+	}
+	c.trackDuplicates(ctx, inst, obs)
 	// Each step below may set its own conditions and stop the call (stop true): a step that issued
 	// a change to the instance always stops, so that a call makes at most one change.
 	for _, step := range []func(context.Context, *cloud.Instance) (stop bool, err error){
@@ -271,27 +317,187 @@ func (c *call) sync(ctx context.Context) error {
 	return nil
 }
 
-// observe finds the instance by the id the last call remembered, or else by its deterministic
-// name: a create whose response was lost is found here and taken over, never created twice. An
-// object that adopts an instance it has not taken over yet has none (sync adopts it; finalize
-// leaves it alone).
-func (c *call) observe(ctx context.Context) (*cloud.Instance, error) {
+// observation is what one call found of the object's instance.
+type observation struct {
+	// inst is the instance status.id names, or else the one carrying the object's name that is
+	// the object's (ownership.go); nil if there is none.
+	inst  *cloud.Instance
+	claim claim // what inst's tags say
+	// others are further instances of this object found under its names (duplicates).
+	others []string
+	// taken is an instance carrying the object's name that is not its own (when inst is nil).
+	taken      *cloud.Instance
+	takenClaim claim
+}
+
+// observe finds the instance by the id the last call remembered, or else by the object's names,
+// new and legacy: a create whose response was lost is found here and taken over, never created
+// twice. Only an instance whose tags name this object, or an untagged one with its name, is taken
+// over by name. An object that adopts an instance it has not taken over yet has none (sync adopts
+// it; finalize leaves it alone).
+func (c *call) observe(ctx context.Context) (observation, error) {
+	var obs observation
 	if c.st.ID == "" && c.spec.Instanceid != "" {
-		return nil, nil
+		return obs, nil
 	}
-	var inst *cloud.Instance
-	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		if c.st.ID != "" {
+	if c.st.ID != "" {
+		var inst *cloud.Instance
+		err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
 			inst, err = c.cloud.GetInstance(ctx, c.st.ID)
-		} else {
-			inst, err = c.cloud.FindInstanceByName(ctx, c.st.Name)
+			return err
+		})
+		if errors.Is(err, cloud.ErrNotFound) {
+			return obs, nil
 		}
-		return err
-	})
-	if errors.Is(err, cloud.ErrNotFound) {
-		return nil, nil
+		if err != nil {
+			return obs, err
+		}
+		obs.inst, obs.claim = inst, classify(inst, c.me, c.names...)
+		return obs, nil
 	}
-	return inst, err
+	found, err := c.findByNames(ctx)
+	if err != nil {
+		return obs, err
+	}
+	var mine []*cloud.Instance
+	for _, in := range found {
+		if cl := classify(in, c.me, c.names...); cl.mine() {
+			mine = append(mine, in)
+		} else if obs.taken == nil {
+			obs.taken, obs.takenClaim = in, cl
+		}
+	}
+	if obs.inst, obs.others = pickInstance(mine, ""); obs.inst != nil {
+		obs.claim, obs.taken = classify(obs.inst, c.me, c.names...), nil
+	}
+	return obs, nil
+}
+
+// findByNames lists the instances carrying the object's names, new and legacy, ordered by id.
+func (c *call) findByNames(ctx context.Context) ([]*cloud.Instance, error) {
+	c.listed = true
+	var all []*cloud.Instance
+	for _, name := range c.names {
+		var found []*cloud.Instance
+		if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
+			found, err = c.cloud.FindInstancesByName(ctx, name)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+		for _, in := range found {
+			if !slices.ContainsFunc(all, func(x *cloud.Instance) bool { return x.ID == in.ID }) {
+				all = append(all, in)
+			}
+		}
+	}
+	slices.SortFunc(all, func(a, b *cloud.Instance) int { return cmp.Compare(a.ID, b.ID) })
+	return all, nil
+}
+
+// manages reports whether this object manages an instance it observed by status.id.
+//
+// NOTE: an instance adopted before there were ownership tags has none, and a name of its own: it
+// is taken over again where the adoption policy would adopt it today (its tags are then written).
+func (c *call) manages(cl claim) bool {
+	return cl.mine() || (cl.Kind == Unowned && c.st.Adopted && adoptionRefusal(c.r.cfg.Adoption, cl, c.me) == "")
+}
+
+// claimInstance makes this object's instance carry its ownership tags before anything else happens
+// to it, and removes a release tag an earlier owner left. It reports true when it issued a change
+// or must wait (the call stops there).
+func (c *call) claimInstance(ctx context.Context, inst *cloud.Instance, obs *observation) (bool, error) {
+	cl := obs.claim
+	if cl.Kind == Ours && !cl.StaleRelease {
+		return false, nil
+	}
+	if cl.Kind != Ours && !c.listed {
+		// NOTE: a create race lost across replicas leaves a second untagged instance with our
+		// name: look once before the tags make this one ours.
+		found, err := c.findByNames(ctx)
+		if err != nil {
+			return true, c.cloudError(err)
+		}
+		mine := []*cloud.Instance{inst}
+		for _, in := range found {
+			if classify(in, c.me, c.names...).mine() {
+				mine = append(mine, in)
+			}
+		}
+		_, obs.others = pickInstance(mine, inst.ID)
+	}
+	what, err := "ownership tags", error(nil)
+	err = c.cloudCall(ctx, func(ctx context.Context) error {
+		if cl.Kind == Ours {
+			what = "removal of the earlier owner's release tag"
+			return c.cloud.DeleteTags(ctx, inst.ID, []string{TagReleasedBy})
+		}
+		return c.cloud.SetTags(ctx, inst.ID, c.me.tags())
+	})
+	switch {
+	case errors.Is(err, cloud.ErrBusy):
+		c.setSynced(metav1.ConditionTrue, ReasonBusy, "The instance is busy; the "+what+" will be written when OTC accepts them.")
+		c.resync = c.r.cfg.ResyncPending
+		return true, nil
+	case err != nil:
+		return true, c.cloudError(err)
+	}
+	c.log.Info("wrote ownership tags", "instance", inst.ID, "change", what)
+	c.setSynced(metav1.ConditionTrue, ReasonReconciled, "The "+what+" were issued to OTC.")
+	c.resync = c.r.cfg.ResyncPending
+	return true, nil
+}
+
+// trackDuplicates keeps status.duplicates: the further instances of this object a listing found,
+// or, when this call listed none, those the last call reported that OTC still lists as ours.
+func (c *call) trackDuplicates(ctx context.Context, inst *cloud.Instance, obs observation) {
+	dups := obs.others
+	if !c.listed {
+		dups = nil
+		for _, id := range c.parent.Status.Duplicates {
+			if id == inst.ID {
+				continue
+			}
+			var other *cloud.Instance
+			err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
+				other, err = c.cloud.GetInstance(ctx, id)
+				return err
+			})
+			switch {
+			case errors.Is(err, cloud.ErrNotFound):
+			case err != nil:
+				dups = append(dups, id) // unknown: keep reporting it
+			case classify(other, c.me, c.names...).mine():
+				dups = append(dups, id)
+			}
+		}
+	}
+	c.st.Duplicates = dups
+	if len(dups) == 0 {
+		removeCondition(&c.st, v1alpha1.ConditionInstanceDuplicates)
+		return
+	}
+	c.setCondition(v1alpha1.ConditionInstanceDuplicates, metav1.ConditionTrue, ReasonDuplicateInstances, fmt.Sprintf(
+		"OTC lists further instances of this object: %s. The controller manages %s, never deletes the others and creates nothing more; delete them in OTC once you have checked they hold nothing you need.",
+		strings.Join(dups, ", "), inst.ID))
+}
+
+// notOwned reports an instance status.id names that is not this object's: nothing of it is
+// reported, nothing is changed, and the connection Secret is echoed as observed.
+func (c *call) notOwned(inst *cloud.Instance, cl claim) {
+	c.st.Status, c.st.Operation = "", nil
+	c.setReady(metav1.ConditionFalse, ReasonInstanceNotOwned, notOwnedMessage(inst.ID, cl))
+	c.setSynced(metav1.ConditionFalse, ReasonInstanceNotOwned, "No change is made to the instance; see the Ready condition.")
+	c.resync = c.r.cfg.ResyncSteady
+}
+
+// nameTaken reports that only another object's instance carries this object's name: nothing is
+// created, nothing is taken over.
+func (c *call) nameTaken(inst *cloud.Instance, cl claim) {
+	c.st.Status, c.st.Operation = "", nil
+	c.setReady(metav1.ConditionFalse, ReasonInstanceNameTaken, fmt.Sprintf("The instance name %s is taken: %s No instance is created.", inst.Name, notOwnedMessage(inst.ID, cl)))
+	c.setSynced(metav1.ConditionFalse, ReasonInstanceNameTaken, "No instance is created; see the Ready condition.")
+	c.resync = c.r.cfg.ResyncSteady
 }
 
 // cloudCall runs one cloud call under the per-call deadline.
@@ -500,8 +706,8 @@ func (c *call) connectionFor(inst *cloud.Instance) bool {
 // report copies what OTC says into the status and sets Ready from the instance's status.
 func (c *call) report(inst *cloud.Instance) {
 	c.st.ID = inst.ID
-	if c.st.Adopted && inst.Name != "" {
-		c.st.Name = inst.Name // an adopted instance keeps the name it had
+	if inst.Name != "" {
+		c.st.Name = inst.Name // an adopted or migrated instance keeps the name it has
 	}
 	c.st.Status = inst.Status
 	c.st.Type = inst.Type

@@ -261,10 +261,20 @@ func (c *call) restorePoint(ctx context.Context) (*cloud.RestorePoint, error) {
 	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
 		if instanceIDPattern.MatchString(rf.Instance) {
 			src, err = c.cloud.GetInstance(ctx, rf.Instance)
-		} else {
-			src, err = c.cloud.FindInstanceByName(ctx, rf.Instance)
+			return err
 		}
-		return err
+		var found []*cloud.Instance
+		if found, err = c.cloud.FindInstancesByName(ctx, rf.Instance); err != nil {
+			return err
+		}
+		switch len(found) {
+		case 0:
+			return cloud.ErrNotFound
+		case 1:
+			src = found[0]
+			return nil
+		}
+		return cloud.ErrConflict
 	})
 	switch {
 	case errors.Is(err, cloud.ErrNotFound):
@@ -275,6 +285,11 @@ func (c *call) restorePoint(ctx context.Context) (*cloud.RestorePoint, error) {
 		return nil, nil
 	case err != nil:
 		return nil, c.cloudError(err)
+	}
+	// The tenancy boundary comes before anything else is checked or read of the source.
+	if why := restoreSourceRefusal(classify(src, c.me), c.me, c.ownProject); why != "" {
+		c.refused(ReasonRestoreSourceRefused, fmt.Sprintf("The source instance %q in restorefrom is refused: %s", rf.Instance, why))
+		return nil, nil
 	}
 	if problems := sourceProblems(c.spec, src); len(problems) > 0 {
 		c.waitForUser(ReasonRestoreSource, fmt.Sprintf("The source instance %s cannot be restored into this one: %s", src.ID, joinSentences(problems)))
@@ -351,13 +366,14 @@ func sameMajorVersion(engine, a, b string) bool {
 	return major(a) == major(b)
 }
 
-// adopt takes over the instance named in spec.instanceid, after checking that it is what the spec
-// describes. It returns nil when the instance cannot be adopted (a condition says why). Adoption
-// makes no change in OTC.
-func (c *call) adopt(ctx context.Context) (*cloud.Instance, error) {
+// adopt takes over the instance named in spec.instanceid, after checking that the adoption
+// policy allows it and that it is what the spec describes. It returns nil when the instance is not
+// adopted (a condition says why, and nothing changed). The adoption's one change writes this
+// object's ownership tags (adopted true); an instance already tagged as this object's (an earlier
+// answer was lost) is taken over without a change.
+func (c *call) adopt(ctx context.Context) (inst *cloud.Instance, adopted bool, err error) {
 	id := c.spec.Instanceid
-	var inst *cloud.Instance
-	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
+	err = c.cloudCall(ctx, func(ctx context.Context) (err error) {
 		inst, err = c.cloud.GetInstance(ctx, id)
 		return err
 	})
@@ -366,23 +382,54 @@ func (c *call) adopt(ctx context.Context) (*cloud.Instance, error) {
 		c.st.Status = ""
 		c.waitForUser(ReasonAdoptionNotFound, fmt.Sprintf("The OTC instance %s named in instanceid does not exist; nothing is created in its place.", id))
 		c.resync = c.r.cfg.ResyncSteady
-		return nil, nil
+		return nil, false, nil
 	case err != nil:
-		return nil, c.cloudError(err)
+		return nil, false, c.cloudError(err)
+	}
+	cl := classify(inst, c.me) // by id, never by name: no name makes it ours
+	if why := adoptionRefusal(c.r.cfg.Adoption, cl, c.me); why != "" {
+		c.st.Status = ""
+		c.refused(ReasonAdoptionRefused, fmt.Sprintf("The OTC instance %s named in instanceid is not adopted: %s", id, why))
+		return nil, false, nil
 	}
 	if problems := c.adoptionProblems(inst); len(problems) > 0 {
 		c.setReady(metav1.ConditionFalse, ReasonAdoptionMismatch, "The instance named in instanceid is not adopted; see the Synced condition.")
 		c.setSynced(metav1.ConditionFalse, ReasonAdoptionMismatch,
 			fmt.Sprintf("The OTC instance %s does not match the spec, so it is not adopted: %s", id, joinSentences(problems)))
 		c.resync = c.r.cfg.ResyncSteady
-		return nil, nil
+		return nil, false, nil
 	}
-	c.log.Info("adopted instance", "instance", inst.ID)
+	if cl.Kind != Ours {
+		// NOTE: the tags are written before status records the instance: were the answer lost,
+		// the next call finds it tagged as ours and takes it over without a second change.
+		tags := c.me.tags()
+		err = c.cloudCall(ctx, func(ctx context.Context) error { return c.cloud.SetTags(ctx, inst.ID, tags) })
+		if errors.Is(err, cloud.ErrBusy) {
+			c.setSynced(metav1.ConditionTrue, ReasonBusy, "The instance is busy; it is adopted when OTC accepts its ownership tags.")
+			c.resync = c.r.cfg.ResyncPending
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, c.cloudError(err)
+		}
+		adopted = true
+	}
+	c.log.Info("adopted instance", "instance", inst.ID, "was", cl.Kind.String())
 	c.st.ID = inst.ID
 	c.st.Adopted = true
 	c.st.PasswordGenerated = false
 	c.st.Restore = restoreBaseline(c.spec)
-	return inst, nil
+	return inst, adopted, nil
+}
+
+// refused reports a reference the tenancy rules refuse (InvalidSpec-style: the user must change
+// the spec): a stable Synced and, unless set already, Ready condition, and no cloud change.
+func (c *call) refused(reason, message string) {
+	c.setSynced(metav1.ConditionFalse, reason, message)
+	if getCondition(&c.st, v1alpha1.ConditionReady) == nil || c.st.ID == "" {
+		c.setReady(metav1.ConditionFalse, reason, "The spec names an instance this object may not use; see the Synced condition.")
+	}
+	c.resync = min(c.resync, c.r.cfg.ResyncSteady)
 }
 
 // adoptionProblems lists what makes the instance differ from the spec in ways no change can fix.

@@ -264,7 +264,7 @@ func TestE2ERestoreIntoNewInstance(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			w := newRestoreWorld(t)
-			src, err := w.sim.AddInstance(otcsim.InstanceSpec{Name: "legacy-orders", VolumeSize: 40})
+			src, err := w.sim.AddInstance(otcsim.InstanceSpec{Name: "legacy-orders", VolumeSize: 40, Tags: ownedBy("team-a", "orders")})
 			require.NoError(t, err)
 			w.clock.Advance(time.Hour)
 			var backupID string
@@ -289,11 +289,12 @@ func TestE2ERestoreIntoNewInstance(t *testing.T) {
 
 			assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestoreToNew), tc.reason)
 			assert.Zero(t, w.sim.Calls(otcsim.OpCreateInstance), "never a plain create")
-			assert.Equal(t, 1, w.sim.MutatingCalls())
+			assert.Equal(t, 2, w.sim.MutatingCalls(), "the restore, then its ownership tags")
 			require.Len(t, w.sim.Instances(), 2, "the source and its copy")
 			in, ok := w.sim.Instance(w.status().ID)
 			require.True(t, ok)
-			assert.Equal(t, sync.InstanceName("team-a", "orders-copy"), in.Name)
+			assert.Equal(t, sync.InstanceName("local", "team-a", "orders-copy"), in.Name)
+			assert.Equal(t, ownedBy("team-a", "orders-copy"), in.Tags)
 			assert.Equal(t, otcsim.StatusActive, in.Status)
 			assert.Equal(t, "Restore-Passw0rd", string(w.req.Secrets["orders-copy-connection"].Data[sync.KeyPassword]))
 			assert.NotEmpty(t, w.req.Secrets["orders-copy-connection"].Data[sync.KeyHost])
@@ -326,16 +327,24 @@ func TestE2EAdoption(t *testing.T) {
 		conn := w.req.Secrets["legacy-connection"]
 		require.NotNil(t, conn)
 		assert.Equal(t, "Restore-Passw0rd", string(conn.Data[sync.KeyPassword]))
-		assert.Zero(t, w.sim.MutatingCalls(), "adoption creates and changes nothing")
+		assert.Equal(t, 1, w.sim.MutatingCalls(), "adoption creates nothing and changes only the ownership tags")
+		assert.Equal(t, 1, w.sim.Calls(otcsim.OpTagsAction))
 		assert.Len(t, w.sim.Instances(), 1)
 
 		w.sim.ResetCounters()
 		resp := w.finalize()
+		assert.False(t, resp.Finalized, "Retain releases the instance first")
+		resp = w.finalize()
 		assert.True(t, resp.Finalized)
-		assert.Empty(t, w.sim.CallCounts(), "Retain makes no call")
+		assert.Equal(t, 1, w.sim.MutatingCalls(), "Retain changes only the tags")
 		after, ok := w.sim.Instance(id)
 		require.True(t, ok)
-		assert.Equal(t, before, after, "untouched")
+		assert.Equal(t, map[string]string{
+			"rds-owner-cluster": "local", "rds-owner-namespace": "team-a", "rds-owner-name": "legacy",
+			"rds-owner-uid": "uid-legacy", "rds-released-by": "uid-legacy",
+		}, after.Tags, "released by the object that adopted it")
+		after.Tags = before.Tags
+		assert.Equal(t, before, after, "otherwise untouched")
 	})
 	t.Run("mismatch is not adopted and not deleted", func(t *testing.T) {
 		w := newRestoreWorld(t)
@@ -414,4 +423,12 @@ func TestE2ERestoreTimeAtCreationIsNotARequest(t *testing.T) {
 	assert.Zero(t, w.sim.Calls(otcsim.OpListRestoreTimes), "not even looked at")
 	assert.Equal(t, &v1alpha1.RestoreStatus{Time: spec.Backuprestoretime, Result: v1alpha1.RestoreSkipped}, w.status().Restore)
 	assert.Equal(t, metav1.ConditionTrue, w.synced().Status)
+}
+
+// ownedBy are the ownership tags of the Rds object namespace/name (uid "uid-"+name) in the
+// simulator's cluster "local".
+func ownedBy(namespace, name string) map[string]string {
+	return map[string]string{
+		sync.TagOwnerCluster: "local", sync.TagOwnerNamespace: namespace, sync.TagOwnerName: name, sync.TagOwnerUID: "uid-" + name,
+	}
 }

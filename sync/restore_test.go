@@ -391,7 +391,7 @@ func TestRestoreInPlace(t *testing.T) {
 
 func TestRestoreToNew(t *testing.T) {
 	stored := []*corev1.Secret{storedSecret("A12345678+")}
-	ourName := InstanceName("rds1", "my-rds-single")
+	ourName := InstanceName("local", "rds1", "my-rds-single")
 	source := func() *cloud.Instance {
 		i := activeInstance()
 		i.ID, i.Name = restoreSourceID, "source-db"
@@ -433,7 +433,7 @@ func TestRestoreToNew(t *testing.T) {
 			reason:    "the password is persisted before anything else, as for a create",
 			spec:      fromBackup,
 			fake:      cloudtest.Fake{FindInstanceByNameFn: byName},
-			wantCalls: []string{"FindInstanceByName"},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName"},
 			check: func(t *testing.T, resp *hook.SyncResponse) {
 				assert.Equal(t, ReasonCreating, condition(t, resp.Status, v1alpha1.ConditionReady).Reason)
 				assert.Empty(t, resp.Status.ID)
@@ -445,7 +445,7 @@ func TestRestoreToNew(t *testing.T) {
 			secrets: stored,
 			fake: cloudtest.Fake{FindInstanceByNameFn: byName, GetInstanceFn: byID, ListBackupsFn: backups(cloud.BackupCompleted),
 				ResolveNetworkFn: network, RestoreFns: cloudtest.RestoreFns{RestoreToNewFn: restored}},
-			wantCalls: []string{"FindInstanceByName", "GetInstance", "ListBackups", "ResolveNetwork", "RestoreToNew"},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "GetInstance", "ListBackups", "ResolveNetwork", "RestoreToNew"},
 			check: func(t *testing.T, resp *hook.SyncResponse) {
 				st := resp.Status
 				assert.Equal(t, "inst-new", st.ID)
@@ -463,7 +463,7 @@ func TestRestoreToNew(t *testing.T) {
 			secrets: stored,
 			fake: cloudtest.Fake{FindInstanceByNameFn: byName, ResolveNetworkFn: network,
 				RestoreFns: cloudtest.RestoreFns{ListRestoreTimesFn: restoreRanges, RestoreToNewFn: restored}},
-			wantCalls: []string{"FindInstanceByName", "FindInstanceByName", "ListRestoreTimes", "ResolveNetwork", "RestoreToNew"},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "FindInstancesByName", "ListRestoreTimes", "ResolveNetwork", "RestoreToNew"},
 			check: func(t *testing.T, resp *hook.SyncResponse) {
 				assert.Equal(t, cloud.RestorePoint{InstanceID: restoreSourceID, Time: t0.Add(-30 * time.Minute)}, got.From)
 				assert.Equal(t, restoreSourceID+" at "+restoreAt, resp.Status.Operation.Target)
@@ -474,7 +474,7 @@ func TestRestoreToNew(t *testing.T) {
 			spec:      func(s *v1alpha1.RdsSpec) { s.Restorefrom = &v1alpha1.RestoreFrom{Instance: "nowhere", Backupid: "b-1"} },
 			secrets:   stored,
 			fake:      cloudtest.Fake{FindInstanceByNameFn: byName},
-			wantCalls: []string{"FindInstanceByName", "FindInstanceByName"},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "FindInstancesByName"},
 			check: func(t *testing.T, resp *hook.SyncResponse) {
 				assert.Equal(t, ReasonRestoreSource, restoreSynced(t, resp).Reason)
 				assert.Equal(t, `The source instance "nowhere" in restorefrom does not exist in OTC.`, restoreSynced(t, resp).Message)
@@ -490,7 +490,7 @@ func TestRestoreToNew(t *testing.T) {
 				i.Engine, i.Version = "PostgreSQL", "16"
 				return i, nil
 			}},
-			wantCalls: []string{"FindInstanceByName", "GetInstance"},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "GetInstance"},
 			check: func(t *testing.T, resp *hook.SyncResponse) {
 				assert.Equal(t, ReasonRestoreSource, restoreSynced(t, resp).Reason)
 				assert.Contains(t, restoreSynced(t, resp).Message, "it runs PostgreSQL, the spec asks for MySQL.")
@@ -505,7 +505,7 @@ func TestRestoreToNew(t *testing.T) {
 				i.Version = "5.7"
 				return i, nil
 			}},
-			wantCalls: []string{"FindInstanceByName", "GetInstance"},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "GetInstance"},
 			check: func(t *testing.T, resp *hook.SyncResponse) {
 				assert.Contains(t, restoreSynced(t, resp).Message, "it runs version 5.7")
 			},
@@ -515,7 +515,7 @@ func TestRestoreToNew(t *testing.T) {
 			spec:      fromBackup,
 			secrets:   stored,
 			fake:      cloudtest.Fake{FindInstanceByNameFn: byName, GetInstanceFn: byID, ListBackupsFn: backups(cloud.BackupBuilding)},
-			wantCalls: []string{"FindInstanceByName", "GetInstance", "ListBackups"},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "GetInstance", "ListBackups"},
 			check: func(t *testing.T, resp *hook.SyncResponse) {
 				assert.Equal(t, "The backup backup-1 in restorefrom is BUILDING, not COMPLETED.", restoreSynced(t, resp).Message)
 			},
@@ -527,7 +527,7 @@ func TestRestoreToNew(t *testing.T) {
 			},
 			secrets:   stored,
 			fake:      cloudtest.Fake{FindInstanceByNameFn: byName, GetInstanceFn: byID, ListBackupsFn: backups(cloud.BackupCompleted)},
-			wantCalls: []string{"FindInstanceByName", "GetInstance", "ListBackups"},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "GetInstance", "ListBackups"},
 			check: func(t *testing.T, resp *hook.SyncResponse) {
 				assert.Contains(t, restoreSynced(t, resp).Message, "is not a backup of instance "+restoreSourceID)
 			},
@@ -539,7 +539,7 @@ func TestRestoreToNew(t *testing.T) {
 			},
 			secrets:   stored,
 			fake:      cloudtest.Fake{FindInstanceByNameFn: byName, RestoreFns: cloudtest.RestoreFns{ListRestoreTimesFn: restoreRanges}},
-			wantCalls: []string{"FindInstanceByName", "FindInstanceByName", "ListRestoreTimes"},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "FindInstancesByName", "ListRestoreTimes"},
 			check: func(t *testing.T, resp *hook.SyncResponse) {
 				assert.Equal(t, ReasonRestoreOutOfRange, restoreSynced(t, resp).Reason)
 				assert.Empty(t, resp.Status.ID)
@@ -556,7 +556,7 @@ func TestRestoreToNew(t *testing.T) {
 				}
 				return i, err
 			}},
-			wantCalls: []string{"FindInstanceByName", "FindInstanceByName"},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "FindInstancesByName"},
 			check: func(t *testing.T, resp *hook.SyncResponse) {
 				assert.Contains(t, restoreSynced(t, resp).Message, "volumesize 40 is smaller than its 100 GB.")
 			},
@@ -570,7 +570,7 @@ func TestRestoreToNew(t *testing.T) {
 				i.Status = cloud.StatusBuild
 				return i, nil
 			}},
-			wantCalls: []string{"FindInstanceByName"},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName"},
 			check: func(t *testing.T, resp *hook.SyncResponse) {
 				assert.Equal(t, "inst-1", resp.Status.ID)
 				assert.Equal(t, restoreHandled("", v1alpha1.RestoreSkipped), resp.Status.Restore)
@@ -708,16 +708,25 @@ func TestAdoption(t *testing.T) {
 
 func TestFinalizeAdoption(t *testing.T) {
 	cases := map[string]struct {
-		reason string
-		spec   func(*v1alpha1.RdsSpec)
-		status v1alpha1.RdsStatus
+		reason    string
+		spec      func(*v1alpha1.RdsSpec)
+		status    v1alpha1.RdsStatus
+		fake      cloudtest.Fake
+		wantCalls []string
 	}{
 		"adopted and Retain: handed back untouched": {
-			reason: "deletionpolicy Retain makes no call at all",
+			reason: "deletionpolicy Retain only looks: the instance is released already",
 			spec: func(s *v1alpha1.RdsSpec) {
 				s.Instanceid, s.Deletionpolicy = restoreAdoptID, v1alpha1.DeletionPolicyRetain
 			},
 			status: v1alpha1.RdsStatus{ID: restoreAdoptID, Adopted: true},
+			fake: cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) {
+				in := activeInstance()
+				in.ID, in.Name = restoreAdoptID, "legacy-db"
+				in.Tags[TagReleasedBy] = "uid-1"
+				return in, nil
+			}},
+			wantCalls: []string{"GetInstance"},
 		},
 		"never adopted: nothing to delete": {
 			reason: "a mismatched instance was never taken over, so deleting the object must not touch it",
@@ -728,11 +737,11 @@ func TestFinalizeAdoption(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			spec := sampleSpec()
 			tc.spec(&spec)
-			f := &cloudtest.Fake{}
+			f := &tc.fake
 			resp, err := newReconciler(f).Finalize(context.Background(), request(spec, tc.status))
 			require.NoError(t, err)
 			assert.True(t, resp.Finalized, tc.reason)
-			assert.Empty(t, f.Calls(), tc.reason)
+			assert.Equal(t, tc.wantCalls, f.Calls(), tc.reason)
 		})
 	}
 }

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"maps"
 	mrand "math/rand/v2"
 	"testing"
 	"time"
@@ -81,12 +82,24 @@ func postgresInstance(version, flavor string) func(*cloud.Instance) {
 
 func activeInstance() *cloud.Instance {
 	return &cloud.Instance{
-		ID: "inst-1", Name: InstanceName("rds1", "my-rds-single"), Status: cloud.StatusActive, Type: "Single",
+		ID: "inst-1", Name: InstanceName("local", "rds1", "my-rds-single"), Status: cloud.StatusActive, Type: "Single",
 		Engine: "MySQL", Version: "8.0", CompleteVersion: "8.0.28", Flavor: "rds.mysql.c2.medium",
 		Volume: cloud.Volume{Type: "COMMON", Size: 40}, PrivateIPs: []string{"192.168.0.10"}, Port: 3306,
 		BackupStrategy: cloud.BackupStrategy{StartTime: "01:00-02:00", KeepDays: 12}, // as sampleSpec asks
 		Nodes:          []cloud.Node{{ID: "n1", Name: "node0", Role: "master", Status: "ACTIVE", AvailabilityZone: "eu-de-01"}},
+		Tags:           ownerTags("uid-1"),
 	}
+}
+
+// withOwner adds the ownership tags of rds1/my-rds-single (uid-1) to tags.
+func withOwner(tags map[string]string) map[string]string {
+	maps.Copy(tags, ownerTags("uid-1"))
+	return tags
+}
+
+// ownerTags are the ownership tags of the object rds1/my-rds-single with this uid, cluster local.
+func ownerTags(uid string) map[string]string {
+	return owner{Cluster: "local", Namespace: "rds1", Name: "my-rds-single", UID: uid}.tags()
 }
 
 func condition(t *testing.T, st *v1alpha1.RdsStatus, typ string) v1alpha1.Condition {
@@ -121,7 +134,7 @@ func TestSyncCreatePath(t *testing.T) {
 		"first call stores the password before creating": {
 			reason:    "the create must wait until the password is persisted in a child Secret",
 			fake:      cloudtest.Fake{FindInstanceByNameFn: notFound},
-			wantCalls: []string{"FindInstanceByName"},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName"},
 			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
 				s := secretChild(t, resp.Children)
 				assert.Equal(t, "A12345678+", string(s.Data[KeyPassword]))
@@ -134,7 +147,7 @@ func TestSyncCreatePath(t *testing.T) {
 			reason:    "without spec.password a password is generated and returned in the Secret, no create yet",
 			spec:      func(s *v1alpha1.RdsSpec) { s.Password = "" },
 			fake:      cloudtest.Fake{FindInstanceByNameFn: notFound},
-			wantCalls: []string{"FindInstanceByName"},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName"},
 			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
 				s := secretChild(t, resp.Children)
 				pw := string(s.Data[KeyPassword])
@@ -157,7 +170,7 @@ func TestSyncCreatePath(t *testing.T) {
 					return "inst-1", "job-1", nil
 				},
 			},
-			wantCalls: []string{"FindInstanceByName", "ResolveNetwork", "CreateInstance"},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "ResolveNetwork", "CreateInstance"},
 			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
 				assert.Equal(t, "inst-1", resp.Status.ID)
 				assert.Equal(t, "Stored-Pass-123", string(secretChild(t, resp.Children).Data[KeyPassword]))
@@ -173,7 +186,7 @@ func TestSyncCreatePath(t *testing.T) {
 					return "inst-1", "job-1", nil
 				},
 			},
-			wantCalls: []string{"FindInstanceByName", "ResolveNetwork", "CreateInstance"},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "ResolveNetwork", "CreateInstance"},
 			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
 				st := resp.Status
 				assert.Equal(t, "inst-1", st.ID)
@@ -192,7 +205,7 @@ func TestSyncCreatePath(t *testing.T) {
 				i.Status = cloud.StatusBuild
 				return i, nil
 			}},
-			wantCalls: []string{"FindInstanceByName"},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName"},
 			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
 				assert.Equal(t, "inst-1", resp.Status.ID)
 				assert.Equal(t, ReasonCreating, condition(t, resp.Status, v1alpha1.ConditionReady).Reason)
@@ -208,7 +221,7 @@ func TestSyncCreatePath(t *testing.T) {
 					return "", "", &cloud.Error{Kind: cloud.KindConflict, Code: "DBS.200022"}
 				},
 			},
-			wantCalls: []string{"FindInstanceByName", "ResolveNetwork", "CreateInstance"},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "ResolveNetwork", "CreateInstance"},
 			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
 				assert.Equal(t, metav1.ConditionTrue, condition(t, resp.Status, v1alpha1.ConditionSynced).Status)
 				assert.Equal(t, 10.0, resp.ResyncAfterSeconds)
@@ -223,7 +236,7 @@ func TestSyncCreatePath(t *testing.T) {
 					return cloud.Network{}, &cloud.Error{Kind: cloud.KindInvalid, Op: "ResolveNetwork", Message: `VPC "frank-test" not found`}
 				},
 			},
-			wantCalls: []string{"FindInstanceByName", "ResolveNetwork"},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "ResolveNetwork"},
 			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
 				c := condition(t, resp.Status, v1alpha1.ConditionSynced)
 				assert.Equal(t, ReasonCloudRefused, c.Reason)
@@ -346,7 +359,7 @@ func TestSyncCreatePath(t *testing.T) {
 				s.Passwordsecretref = &v1alpha1.SecretKeyRef{Name: "root-pw"}
 			},
 			fake:      cloudtest.Fake{FindInstanceByNameFn: notFound},
-			wantCalls: []string{"FindInstanceByName"},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName"},
 			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
 				assert.Equal(t, ReasonWaitingForSecret, condition(t, resp.Status, v1alpha1.ConditionSynced).Reason)
 				assert.Contains(t, condition(t, resp.Status, v1alpha1.ConditionSynced).Message, `"root-pw"`)
@@ -363,7 +376,9 @@ func TestSyncCreatePath(t *testing.T) {
 			resp, err := newReconciler(&f).Sync(context.Background(), request(spec, tc.status, tc.secrets...))
 			require.NoError(t, err, tc.reason)
 			assert.Equal(t, tc.wantCalls, f.Calls(), tc.reason)
-			assert.Equal(t, "rds-rds1-my-rds-single-"+InstanceName("rds1", "my-rds-single")[len(InstanceName("rds1", "my-rds-single"))-8:], resp.Status.Name)
+			if resp.Status.ID == "" {
+				assert.Regexp(t, `^rds-rds1-my-rds-single-[0-9a-f]{16}$`, resp.Status.Name)
+			}
 			assert.Equal(t, int64(1), resp.Status.ObservedGeneration)
 			tc.check(t, resp, &f)
 		})

@@ -79,16 +79,16 @@ func TestInstanceName(t *testing.T) {
 		assert.LessOrEqual(t, len(n), 64)
 		assert.Regexp(t, `^[A-Za-z][A-Za-z0-9_-]*$`, n)
 	}
-	n := InstanceName("rds1", "my-rds-single")
+	n := LegacyInstanceName("rds1", "my-rds-single")
 	valid(t, n)
-	assert.Equal(t, n, InstanceName("rds1", "my-rds-single"), "deterministic")
+	assert.Equal(t, n, LegacyInstanceName("rds1", "my-rds-single"), "deterministic")
 	assert.True(t, strings.HasPrefix(n, "rds-rds1-my-rds-single-"))
 
-	long := InstanceName(strings.Repeat("n", 63), strings.Repeat("a.b", 80))
+	long := LegacyInstanceName(strings.Repeat("n", 63), strings.Repeat("a.b", 80))
 	valid(t, long)
-	assert.NotEqual(t, InstanceName("a-b", "c"), InstanceName("a", "b-c"), "collision-safe")
-	assert.NotEqual(t, long, InstanceName(strings.Repeat("n", 63), strings.Repeat("a.b", 79)), "cut names still differ")
-	valid(t, InstanceName("1ns", "0"))
+	assert.NotEqual(t, LegacyInstanceName("a-b", "c"), LegacyInstanceName("a", "b-c"), "collision-safe")
+	assert.NotEqual(t, long, LegacyInstanceName(strings.Repeat("n", 63), strings.Repeat("a.b", 79)), "cut names still differ")
+	valid(t, LegacyInstanceName("1ns", "0"))
 	valid(t, FinalBackupName(long, "0123456789abcdef0123456789abcdefin01"))
 }
 

@@ -103,7 +103,7 @@ in_namespace() {
 
 	# Globals: the EXIT trap needs them after this function returns.
 	image=localhost/rds-lambda-controller:$VERSION name=rds-image-test-$$
-	local port
+	local port logsport
 	local secure=(--pull=never --network=host --read-only --cap-drop=all --user=65532:65532 --security-opt=no-new-privileges)
 	# shellcheck disable=SC2317 # called by the trap
 	cleanup_podman() {
@@ -120,7 +120,7 @@ in_namespace() {
 	podman build -q --pull=never -t "$image" "$WORK/context" >/dev/null || die "podman build failed"
 	local config
 	config=$(podman image inspect --format '{{.Config.User}} {{json .Config.Entrypoint}} {{json .Config.Cmd}}' "$image")
-	[[ $config == '65532:65532 ["/rds-hooks"] ["--listen=:8080"]' ]] ||
+	[[ $config == '65532:65532 ["/rds-hooks"] ["--listen=:8080","--logs-listen=:8081"]' ]] ||
 		die "image config is '$config', not the Dockerfile's"
 
 	local b out
@@ -134,8 +134,10 @@ in_namespace() {
 	log "--version and --help of ${BINARIES[*]} work in the image"
 
 	port=$(free_port)
-	log "running the hooks as a pod does, on 127.0.0.1:$port against the embedded simulator"
-	podman run -d --name "$name" "${secure[@]}" "$image" --listen="127.0.0.1:$port" --cloud=sim >/dev/null ||
+	logsport=$(free_port)
+	while [[ $logsport == "$port" ]]; do logsport=$(free_port); done
+	log "running the hooks as a pod does, on 127.0.0.1:$port (logs port $logsport) against the embedded simulator"
+	podman run -d --name "$name" "${secure[@]}" "$image" --listen="127.0.0.1:$port" --logs-listen="127.0.0.1:$logsport" --cloud=sim >/dev/null ||
 		die "podman run failed"
 	local base=http://127.0.0.1:$port i
 	for i in $(seq 1 150); do

@@ -16,8 +16,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,6 +27,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/mcsps/rds-lambda-controller/internal/version"
 	"github.com/mcsps/rds-lambda-controller/server"
@@ -79,6 +82,8 @@ type config struct {
 	nsSecret      string
 	nsAuthURLs    string
 	nsIdle        time.Duration
+	clusterID     string
+	adoption      string
 }
 
 // metacontrollerTimeout is Metacontroller's default webhook timeout (manifests/compositecontroller.yaml):
@@ -117,6 +122,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	str(&c.cloud, "cloud", cloudOTC, "the cloud to manage: otc (credentials from OS_* or OS_CLOUD) or sim (embedded simulator)")
 	str(&c.simListen, "sim-listen", "127.0.0.1:0", "with --cloud sim: where the embedded simulator listens")
 	str(&c.passwordKey, "password-key", "", "secret key that makes generated passwords reproducible per object (default: derived from the OTC password or secret key)")
+	str(&c.clusterID, "cluster-id", "", "this cluster's name in the ownership tags and instance names of the instances it creates: 1-32 of [a-z0-9-], unique among the clusters sharing an OTC project, never changed (required with --cloud otc; default \"local\" with --cloud sim)")
+	str(&c.adoption, "adoption", string(rdssync.AdoptUnowned), "which instances spec.instanceid may adopt: Unowned (no ownership tags, or released by an Rds of the same namespace), SameNamespace (only released by an Rds of the same namespace) or Never")
 	str(&c.jobImage, "job-image", "ghcr.io/mcsps/rds-lambda-controller:"+version.Version, "image of the log Job (it runs /rds-logs)")
 	str(&c.logsListen, "logs-listen", "127.0.0.1:8081", "address to serve the log Jobs on, POST /v1/logs only (\":8081\" in a pod)")
 	str(&c.logsURL, "logs-url", rdssync.DefaultLogsURL, "where log Jobs reach --logs-listen (the hooks' Service)")
@@ -159,7 +166,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	if c.cloud != cloudOTC && c.cloud != cloudSim {
 		return c, fmt.Errorf("%s must be %q or %q, not %q", setting("cloud"), cloudOTC, cloudSim, c.cloud)
 	}
-	for _, a := range []struct{ name, addr string }{{"listen", c.listen}, {"sim-listen", c.simListen}} {
+	for _, a := range []struct{ name, addr string }{{"listen", c.listen}, {"sim-listen", c.simListen}, {"logs-listen", c.logsListen}} {
 		if _, _, err := net.SplitHostPort(a.addr); err != nil {
 			return c, fmt.Errorf("%s %q: want HOST:PORT or :PORT", setting(a.name), a.addr)
 		}
@@ -170,14 +177,39 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	if c.hookTimeout >= metacontrollerTimeout {
 		return c, fmt.Errorf("%s %s: must be under Metacontroller's webhook timeout (%s), or Metacontroller gives up before the answer", setting("hook-timeout"), c.hookTimeout, metacontrollerTimeout)
 	}
+	if u, err := url.Parse(c.logsURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return c, fmt.Errorf("%s %q: want the http(s) URL log Jobs reach the logs port at", setting("logs-url"), c.logsURL)
+	}
 	if c.nsCredentials != rdssync.CredentialsOptional && c.nsCredentials != rdssync.CredentialsRequired {
-		return c, fmt.Errorf("--namespace-credentials must be %q or %q, not %q", rdssync.CredentialsOptional, rdssync.CredentialsRequired, c.nsCredentials)
+		return c, fmt.Errorf("%s must be %q or %q, not %q", setting("namespace-credentials"), rdssync.CredentialsOptional, rdssync.CredentialsRequired, c.nsCredentials)
+	}
+	if errs := validation.IsDNS1123Subdomain(c.nsSecret); len(errs) > 0 {
+		return c, fmt.Errorf("%s %q: not a Secret name: %s", setting("namespace-credentials-secret"), c.nsSecret, strings.Join(errs, "; "))
+	}
+	for _, a := range strings.Split(c.nsAuthURLs, ",") {
+		if u, err := url.Parse(strings.TrimSpace(a)); a != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+			return c, fmt.Errorf("%s %q: want comma-separated http(s) URLs", setting("namespace-credentials-auth-urls"), a)
+		}
 	}
 	if c.logsTTL <= 5*time.Minute {
 		return c, fmt.Errorf("--logs-ttl (%s) must be longer than the log Job's deadline (5m)", c.logsTTL)
 	}
 	if c.maxInFlight < 1 {
 		return c, fmt.Errorf("--max-inflight must be at least 1, not %d", c.maxInFlight)
+	}
+	if c.clusterID == "" && c.cloud == cloudSim {
+		c.clusterID = "local"
+	}
+	switch {
+	case c.clusterID == "":
+		return c, errors.New("--cluster-id (RDS_HOOKS_CLUSTER_ID) is required with --cloud otc: " +
+			"choose a name for this cluster (e.g. its own name), 1-32 of [a-z0-9-], unique among the clusters that share an OTC project, and never change it: " +
+			"it is written into the ownership tags and names of every instance the controller creates")
+	case !rdssync.ClusterIDPattern.MatchString(c.clusterID):
+		return c, fmt.Errorf("%s %q is not 1-32 of [a-z0-9-]", setting("cluster-id"), c.clusterID)
+	}
+	if !slices.Contains(rdssync.AdoptionPolicies, rdssync.AdoptionPolicy(c.adoption)) {
+		return c, fmt.Errorf("%s must be one of %v, not %q", setting("adoption"), rdssync.AdoptionPolicies, c.adoption)
 	}
 	if c.hookTimeout <= c.callTimeout {
 		return c, fmt.Errorf("--hook-timeout (%s) must be longer than --call-timeout (%s)", c.hookTimeout, c.callTimeout)
@@ -287,7 +319,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return fmt.Errorf("log in to OTC at %s: %w", loginURL(occfg), err)
 	}
-	logger.Info("logged in to OTC", "region", client.Region(), "cloud", cfg.cloud)
+	logger.Info("logged in to OTC", "region", client.Region(), "cloud", cfg.cloud, "cluster_id", cfg.clusterID, "adoption", cfg.adoption)
 
 	// The clients for the logins in the objects' namespaces: never the controller's own, which
 	// serves only objects without one (and none with --namespace-credentials Required).
@@ -324,6 +356,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		LogsURL:       cfg.logsURL,
 
 		LogsCapabilityTTL: cfg.logsTTL,
+		ClusterID:         cfg.clusterID,
+		Adoption:          rdssync.AdoptionPolicy(cfg.adoption),
 	})
 	handler := server.New(server.Options{
 		Reconciler:  reconciler,

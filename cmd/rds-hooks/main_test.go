@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -93,7 +94,7 @@ func TestRunWithEmbeddedSimulator(t *testing.T) {
 	metrics.Body.Close()
 	for _, want := range []string{
 		`rds_hooks_hook_duration_seconds_count{hook="sync",outcome="ok"} 1`,
-		`rds_hooks_otc_calls_total{operation="FindInstanceByName",result="notfound"} 1`, // no instance yet
+		`rds_hooks_otc_calls_total{operation="FindInstancesByName",result="ok"} 2`, // no instance yet: new and legacy name
 		"go_goroutines",
 	} {
 		assert.True(t, strings.Contains(string(text), want), "/metrics has %s", want)
@@ -134,7 +135,7 @@ func TestRunWithEmbeddedSimulator(t *testing.T) {
 // TestRunRefusesWithoutCredentials: the default is the real OTC; without credentials the binary
 // says so and exits, never falling back to the simulator.
 func TestRunRefusesWithoutCredentials(t *testing.T) {
-	err := run(context.Background(), []string{"--listen", freeAddr(t), "--logs-listen", freeAddr(t)}, noEnv, io.Discard, io.Discard)
+	err := run(context.Background(), []string{"--listen", freeAddr(t), "--logs-listen", freeAddr(t), "--cluster-id", "prod-1"}, noEnv, io.Discard, io.Discard)
 	require.ErrorIs(t, err, otc.ErrNoCredentials)
 	assert.Contains(t, err.Error(), "OS_AUTH_URL")
 	assert.Contains(t, err.Error(), "--cloud sim")
@@ -146,7 +147,7 @@ func TestLoginErrorNamesTheURL(t *testing.T) {
 	env := map[string]string{
 		"OS_AUTH_URL": authURL, "OS_USERNAME": "u", "OS_PASSWORD": "p", "OS_DOMAIN_NAME": "d", "OS_PROJECT_NAME": "eu-de",
 	}
-	err := run(context.Background(), []string{"--listen", freeAddr(t)}, func(k string) string { return env[k] }, io.Discard, io.Discard)
+	err := run(context.Background(), []string{"--listen", freeAddr(t), "--logs-listen", freeAddr(t), "--cluster-id", "prod-1"}, func(k string) string { return env[k] }, io.Discard, io.Discard)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "log in to OTC at "+authURL+": ")
 	assert.NotContains(t, err.Error(), `"p"`, "no password in the message")
@@ -225,7 +226,7 @@ func TestParseFlags(t *testing.T) {
 		"unknown namespace credentials mode": {
 			reason:  "only Optional and Required exist",
 			args:    []string{"--namespace-credentials", "Sometimes"},
-			wantErr: `--namespace-credentials must be "Optional" or "Required"`,
+			wantErr: `--namespace-credentials (RDS_HOOKS_NAMESPACE_CREDENTIALS) must be "Optional" or "Required"`,
 		},
 		"unknown cloud": {
 			reason:  "only otc and sim exist",
@@ -260,6 +261,35 @@ func TestParseFlags(t *testing.T) {
 			reason:  "the real OTC has its own endpoints",
 			args:    []string{"--sim-endpoint", "127.0.0.1:3306"},
 			wantErr: "--sim-endpoint needs --cloud sim",
+		},
+		"cluster id required with otc": {
+			reason:  "the cluster id goes into every ownership tag and name: it is chosen once, by the admin",
+			env:     map[string]string{"RDS_HOOKS_CLUSTER_ID": "-"},
+			args:    []string{"--cluster-id", ""},
+			wantErr: "--cluster-id (RDS_HOOKS_CLUSTER_ID) is required with --cloud otc",
+		},
+		"cluster id form": {
+			reason:  "1-32 of [a-z0-9-]",
+			args:    []string{"--cluster-id", "Prod_1"},
+			wantErr: `--cluster-id (RDS_HOOKS_CLUSTER_ID) "Prod_1" is not 1-32 of [a-z0-9-]`,
+		},
+		"cluster id defaults to local with sim": {
+			reason: "the simulator needs no choice",
+			args:   []string{"--cloud", "sim", "--cluster-id", ""},
+			check:  func(t *testing.T, c config) { assert.Equal(t, "local", c.clusterID) },
+		},
+		"adoption policy": {
+			reason: "Unowned by default, tightened by the admin",
+			args:   []string{"--adoption", "SameNamespace"},
+			check: func(t *testing.T, c config) {
+				assert.Equal(t, "SameNamespace", c.adoption)
+				assert.Equal(t, "test-cluster", c.clusterID)
+			},
+		},
+		"unknown adoption policy": {
+			reason:  "only the three policies exist",
+			args:    []string{"--adoption", "Always"},
+			wantErr: "--adoption (RDS_HOOKS_ADOPTION) must be one of",
 		},
 		"stray argument": {
 			reason:  "a typo is not ignored",
@@ -337,7 +367,9 @@ func TestParseFlags(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			c, err := parseFlags(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+			env := map[string]string{"RDS_HOOKS_CLUSTER_ID": "test-cluster"}
+			maps.Copy(env, tc.env)
+			c, err := parseFlags(tc.args, func(k string) string { return env[k] }, io.Discard)
 			if tc.wantErr != "" {
 				require.Error(t, err, tc.reason)
 				assert.Contains(t, err.Error(), tc.wantErr)
@@ -367,8 +399,11 @@ func TestEveryVariableIsValidated(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			variable := envName(name)
 			_, err := parseFlags(nil, func(k string) string {
-				if k == variable {
+				switch k {
+				case variable:
 					return "no such value"
+				case "RDS_HOOKS_CLUSTER_ID": // required with the real cloud
+					return "test-cluster"
 				}
 				return ""
 			}, io.Discard)
@@ -393,7 +428,7 @@ func TestUsageNamesEveryFlag(t *testing.T) {
 	var out bytes.Buffer
 	_, err := parseFlags([]string{"--help"}, noEnv, &out)
 	require.Error(t, err)
-	for _, f := range []string{"-listen", "-cloud", "-namespace-credentials", "-namespace-credentials-secret", "-job-image", "-hook-timeout", "-call-timeout", "-resync-steady", "-log-level", "-logs-listen", "-logs-url", "-logs-ttl", "-max-inflight"} {
+	for _, f := range []string{"-listen", "-cloud", "-cluster-id", "-adoption", "-namespace-credentials", "-namespace-credentials-secret", "-job-image", "-hook-timeout", "-call-timeout", "-resync-steady", "-log-level", "-logs-listen", "-logs-url", "-logs-ttl", "-max-inflight"} {
 		assert.True(t, strings.Contains(out.String(), f), f)
 	}
 }

@@ -65,6 +65,8 @@ type Instance struct {
 	BackupStrategy  BackupStrategy
 	Nodes           []Node
 	Tags            map[string]string
+	// Created is when OTC finished creating the instance; zero while it is being created.
+	Created time.Time
 }
 
 // Volume is an instance's storage.
@@ -165,8 +167,9 @@ type Core interface {
 
 	// GetInstance returns the instance with this id.
 	GetInstance(ctx context.Context, id string) (*Instance, error)
-	// FindInstanceByName returns the instance with exactly this name.
-	FindInstanceByName(ctx context.Context, name string) (*Instance, error)
+	// FindInstancesByName returns every instance with exactly this name, none (and no error) if
+	// there is none. OTC lets instances share a name.
+	FindInstancesByName(ctx context.Context, name string) ([]*Instance, error)
 	// CreateInstance issues the create and returns the new instance id and its job id.
 	CreateInstance(ctx context.Context, opts CreateInstanceOpts) (id, jobID string, err error)
 	// DeleteInstance issues the delete and returns the job id.

@@ -326,7 +326,7 @@ func (r *run) checkInstances() {
 	if len(in) > 1 {
 		r.fail("%d OTC instances for one object: %+v", len(in), in)
 	}
-	if want := rdssync.InstanceName(objectNamespace, objectName); len(in) == 1 && in[0].Name != want {
+	if want := rdssync.InstanceName("local", objectNamespace, objectName); len(in) == 1 && in[0].Name != want {
 		r.fail("the instance is named %q, not %q", in[0].Name, want)
 	}
 }
@@ -411,7 +411,11 @@ func (r *run) converged(spec v1alpha1.RdsSpec) bool {
 	if len(in) != 1 || !conditionTrue(st, v1alpha1.ConditionReady) || !conditionTrue(st, v1alpha1.ConditionSynced) {
 		return false
 	}
-	tags := map[string]string{}
+	// The instance carries the spec's tags and this object's ownership tags, nothing else.
+	tags := map[string]string{
+		rdssync.TagOwnerCluster: "local", rdssync.TagOwnerNamespace: objectNamespace, rdssync.TagOwnerName: objectName,
+		rdssync.TagOwnerUID: r.m.parent["metadata"].(map[string]any)["uid"].(string),
+	}
 	for _, tag := range spec.Tags {
 		tags[tag.Key] = tag.Value
 	}

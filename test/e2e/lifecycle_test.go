@@ -42,11 +42,18 @@ func TestLifecycle(t *testing.T) {
 	require.Len(t, instances, 1)
 	assert.Equal(t, resp.Status.Name, instances[0].Name, "the deterministic name")
 
-	// 3. While BUILD, calls only observe.
+	// 3. The ownership tags are the first change after the create; then, while BUILD, calls only
+	// observe.
+	resp = mc.sync()
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpTagsAction), "the ownership tags")
+	assert.Equal(t, map[string]string{
+		rdssync.TagOwnerCluster: "local", rdssync.TagOwnerNamespace: "rds1", rdssync.TagOwnerName: "my-rds-single",
+		rdssync.TagOwnerUID: "6a3c7f0e-1d2b-4c5a-9e8f-0123456789ab",
+	}, w.sim.Instances()[0].Tags)
 	w.clock.Advance(durations.Create / 2)
 	resp = mc.sync()
 	assert.Equal(t, cloud.StatusBuild, resp.Status.Status)
-	assert.Equal(t, 1, w.sim.MutatingCalls())
+	assert.Equal(t, 2, w.sim.MutatingCalls())
 
 	// 4. ACTIVE: Ready, the endpoint in status, the connection Secret complete.
 	w.clock.Advance(durations.Create)
@@ -243,7 +250,8 @@ func TestFinalBackupFailureKeepsTheInstance(t *testing.T) {
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpCreateBackup), "a failed backup is not retried behind the user's back")
 }
 
-// TestRetainFinalizesAtOnce: deletionpolicy Retain leaves the instance and makes no change.
+// TestRetainFinalizesAtOnce: deletionpolicy Retain leaves the instance; its one change is the
+// release tag, so that no later object takes it over by name.
 func TestRetainFinalizesAtOnce(t *testing.T) {
 	w := newWorld(t)
 	mc := w.newObject(func(spec map[string]any) { spec["deletionpolicy"] = "Retain" })
@@ -253,7 +261,10 @@ func TestRetainFinalizesAtOnce(t *testing.T) {
 	mc.sync()
 	w.sim.ResetCounters()
 	resp := mc.finalize()
+	assert.False(t, resp.Finalized, "released first")
+	resp = mc.finalize()
 	assert.True(t, resp.Finalized)
-	assert.Zero(t, w.sim.MutatingCalls())
-	assert.Len(t, w.sim.Instances(), 1)
+	assert.Equal(t, 1, w.sim.MutatingCalls(), "only the release tag")
+	require.Len(t, w.sim.Instances(), 1)
+	assert.Equal(t, "6a3c7f0e-1d2b-4c5a-9e8f-0123456789ab", w.sim.Instances()[0].Tags[rdssync.TagReleasedBy])
 }

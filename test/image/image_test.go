@@ -143,7 +143,7 @@ func TestDockerfileAgreesWithTheDeployment(t *testing.T) {
 	assert.Equal(t, []string{`["/rds-hooks"]`}, find(final, "ENTRYPOINT"))
 	assert.Empty(t, c.Command, "the Deployment runs the entrypoint")
 	assert.Equal(t, []string{`["` + strings.Join(c.Args, `", "`) + `"]`}, find(final, "CMD"), "the Deployment's args are the image's CMD")
-	assert.Equal(t, []string{"8080"}, find(final, "EXPOSE"))
+	assert.Equal(t, []string{"8080 8081"}, find(final, "EXPOSE"), "the hooks and the log Jobs' port")
 	assert.Equal(t, int32(8080), c.Ports[0].ContainerPort)
 }
 

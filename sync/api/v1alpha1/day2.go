@@ -9,4 +9,5 @@ type Tag struct {
 // deepCopyDay2 copies the day-2 fields of s that DeepCopy's shallow copy shares.
 func (s *RdsStatus) deepCopyDay2(out *RdsStatus) {
 	out.ManagedTags = append([]string(nil), s.ManagedTags...)
+	out.Duplicates = append([]string(nil), s.Duplicates...)
 }

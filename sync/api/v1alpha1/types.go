@@ -184,6 +184,10 @@ type RdsStatus struct {
 	Restore *RestoreStatus `json:"restore,omitempty"`
 	// Adopted says the instance was taken over through instanceid, not created by the hooks.
 	Adopted bool `json:"adopted,omitempty"`
+	// Duplicates are the ids of further OTC instances that belong to this object (their tags or,
+	// untagged, their name say so): the controller manages the instance in id and never deletes
+	// these; it reports them until they are gone.
+	Duplicates []string `json:"duplicates,omitempty"`
 	// RestartRequest is the spec.restartrequest value handled last: its restart was issued.
 	RestartRequest string `json:"restartRequest,omitempty"`
 	// UpgradeRequest is the datastoreversion a minor version upgrade was last issued for.

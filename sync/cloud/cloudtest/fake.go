@@ -15,7 +15,10 @@ import (
 type Fake struct {
 	RegionName string
 
-	GetInstanceFn        func(ctx context.Context, id string) (*cloud.Instance, error)
+	GetInstanceFn         func(ctx context.Context, id string) (*cloud.Instance, error)
+	FindInstancesByNameFn func(ctx context.Context, name string) ([]*cloud.Instance, error)
+	// FindInstanceByNameFn is a shorthand for FindInstancesByNameFn where a name finds at most one
+	// instance: an error of kind NotFound is no instance.
 	FindInstanceByNameFn func(ctx context.Context, name string) (*cloud.Instance, error)
 	CreateInstanceFn     func(ctx context.Context, opts cloud.CreateInstanceOpts) (string, string, error)
 	DeleteInstanceFn     func(ctx context.Context, id string) (string, error)
@@ -72,13 +75,23 @@ func (f *Fake) GetInstance(ctx context.Context, id string) (*cloud.Instance, err
 	return f.GetInstanceFn(ctx, id)
 }
 
-// FindInstanceByName implements cloud.Cloud.
-func (f *Fake) FindInstanceByName(ctx context.Context, name string) (*cloud.Instance, error) {
-	f.record("FindInstanceByName")
-	if f.FindInstanceByNameFn == nil {
-		return nil, unexpected("FindInstanceByName")
+// FindInstancesByName implements cloud.Cloud.
+func (f *Fake) FindInstancesByName(ctx context.Context, name string) ([]*cloud.Instance, error) {
+	f.record("FindInstancesByName")
+	switch {
+	case f.FindInstancesByNameFn != nil:
+		return f.FindInstancesByNameFn(ctx, name)
+	case f.FindInstanceByNameFn != nil:
+		in, err := f.FindInstanceByNameFn(ctx, name)
+		if cloud.KindOf(err) == cloud.KindNotFound {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []*cloud.Instance{in}, nil
 	}
-	return f.FindInstanceByNameFn(ctx, name)
+	return nil, unexpected("FindInstancesByName")
 }
 
 // CreateInstance implements cloud.Cloud.

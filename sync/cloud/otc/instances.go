@@ -29,15 +29,18 @@ func (c *Client) GetInstance(ctx context.Context, id string) (*cloud.Instance, e
 	})
 }
 
-// FindInstanceByName returns the instance with exactly this name, KindNotFound if there is none and
-// KindConflict if several instances carry it (OTC allows that across instance types).
-func (c *Client) FindInstanceByName(ctx context.Context, name string) (*cloud.Instance, error) {
-	const op = "FindInstanceByName"
+// FindInstancesByName returns every instance with exactly this name, none if there is none.
+//
+// NOTE: OTC's create API reference: "Instances of the same type can have the same name under the
+// same tenant". A name is a way to find candidates, never proof of which one is whose: the caller
+// tells them apart by their ownership tags.
+func (c *Client) FindInstancesByName(ctx context.Context, name string) ([]*cloud.Instance, error) {
+	const op = "FindInstancesByName"
 	if err := checkFilter(op, "instance name", name); err != nil {
 		return nil, err
 	}
-	return call(ctx, c, op, func(s services) (*cloud.Instance, error) {
-		return findInstance(s, op, instances.ListOpts{Name: name}, func(in instances.InstanceResponse) bool { return in.Name == name }, "instance named "+strconv.Quote(name))
+	return call(ctx, c, op, func(s services) ([]*cloud.Instance, error) {
+		return listInstances(s, instances.ListOpts{Name: name}, func(in instances.InstanceResponse) bool { return in.Name == name })
 	})
 }
 
@@ -54,8 +57,23 @@ func checkFilter(op, what, v string) error {
 
 // findInstance lists with opts and returns the one instance that match accepts, checking every page.
 func findInstance(s services, op string, opts instances.ListOpts, match func(instances.InstanceResponse) bool, what string) (*cloud.Instance, error) {
+	found, err := listInstances(s, opts, match)
+	if err != nil {
+		return nil, err
+	}
+	switch len(found) {
+	case 0:
+		return nil, cloud.Errorf(cloud.KindNotFound, op, "", "%s not found", what)
+	case 1:
+		return found[0], nil
+	}
+	return nil, cloud.Errorf(cloud.KindConflict, op, "", "%d instances match: %s", len(found), what)
+}
+
+// listInstances lists with opts and returns the instances that match accepts, checking every page.
+func listInstances(s services, opts instances.ListOpts, match func(instances.InstanceResponse) bool) ([]*cloud.Instance, error) {
 	opts.Limit = listPageSize
-	var found []instances.InstanceResponse
+	var found []*cloud.Instance
 	for page := 0; page < maxListPages; page++ {
 		opts.Offset = page * listPageSize
 		res, err := instances.List(s.rds, opts)
@@ -64,20 +82,14 @@ func findInstance(s services, op string, opts instances.ListOpts, match func(ins
 		}
 		for _, in := range res.Instances {
 			if match(in) {
-				found = append(found, in)
+				found = append(found, toInstance(in))
 			}
 		}
 		if len(res.Instances) < listPageSize || opts.Offset+len(res.Instances) >= res.TotalCount {
 			break
 		}
 	}
-	switch len(found) {
-	case 0:
-		return nil, cloud.Errorf(cloud.KindNotFound, op, "", "%s not found", what)
-	case 1:
-		return toInstance(found[0]), nil
-	}
-	return nil, cloud.Errorf(cloud.KindConflict, op, "", "%d instances match: %s", len(found), what)
+	return found, nil
 }
 
 // CreateInstance issues the create and returns the new instance's id and the job's id. It does not
@@ -165,6 +177,7 @@ func toInstance(in instances.InstanceResponse) *cloud.Instance {
 		SecurityGroupID: in.SecurityGroupId,
 		ReplicationMode: in.Ha.ReplicationMode,
 		BackupStrategy:  cloud.BackupStrategy{StartTime: in.BackupStrategy.StartTime, KeepDays: in.BackupStrategy.KeepDays},
+		Created:         parseTime(in.Created),
 	}
 	for _, n := range in.Nodes {
 		out.Nodes = append(out.Nodes, cloud.Node{ID: n.Id, Name: n.Name, Role: n.Role, Status: n.Status, AvailabilityZone: n.AvailabilityZone})

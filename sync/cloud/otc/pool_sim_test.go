@@ -59,12 +59,14 @@ func TestPoolEachTeamSeesOnlyItsProject(t *testing.T) {
 	b, err := e.pool.For(ctxT(t), e.creds("team-b", testutil.ProjectTeamB))
 	require.NoError(t, err)
 
-	inst, err := a.FindInstanceByName(ctxT(t), "rds-team-a-db")
+	found, err := a.FindInstancesByName(ctxT(t), "rds-team-a-db")
 	require.NoError(t, err)
-	assert.Equal(t, idA, inst.ID)
+	require.Len(t, found, 1)
+	assert.Equal(t, idA, found[0].ID)
 
-	_, err = b.FindInstanceByName(ctxT(t), "rds-team-a-db")
-	assert.ErrorIs(t, err, cloud.ErrNotFound, "team B's project does not list team A's instance")
+	found, err = b.FindInstancesByName(ctxT(t), "rds-team-a-db")
+	require.NoError(t, err)
+	assert.Empty(t, found, "team B's project does not list team A's instance")
 	_, err = b.GetInstance(ctxT(t), idA)
 	assert.ErrorIs(t, err, cloud.ErrNotFound, "nor does it find it by id")
 	assert.Empty(t, e.srv.Sims[testutil.ProjectTeamB].Instances())
@@ -91,7 +93,7 @@ func TestPoolLogsInOncePerCredentialSet(t *testing.T) {
 	for range 10 {
 		c, err := e.pool.For(ctxT(t), e.creds("team-a", testutil.ProjectTeamA))
 		require.NoError(t, err)
-		_, err = c.FindInstanceByName(ctxT(t), "x")
+		_, err = c.GetInstance(ctxT(t), "x")
 		require.ErrorIs(t, err, cloud.ErrNotFound)
 	}
 	assert.Equal(t, 1, e.logins(testutil.ProjectTeamA), "one login for 26 calls, 16 of them at once")

@@ -141,7 +141,8 @@ func TestSimRestoreToNewLostAnswer(t *testing.T) {
 	opts := mysqlOpts("restored-01")
 	_, _, err := e.c.RestoreToNew(ctx, cloud.RestoreToNewOpts{CreateInstanceOpts: opts, From: cloud.RestorePoint{InstanceID: src, Time: e.clock.Now().Add(-time.Minute)}})
 	requireKind(t, cloud.KindUnavailable, err)
-	in, err := e.c.FindInstanceByName(ctx, "restored-01")
+	in, err := e.c.FindInstancesByName(ctx, "restored-01")
 	require.NoError(t, err, "the restore went through: the deterministic name finds it")
-	assert.Equal(t, cloud.StatusBuild, in.Status)
+	require.Len(t, in, 1)
+	assert.Equal(t, cloud.StatusBuild, in[0].Status)
 }

@@ -106,15 +106,17 @@ func TestSimDuplicateNames(t *testing.T) {
 			if unique {
 				ce := requireKind(t, cloud.KindConflict, err)
 				assert.Equal(t, "DBS.200022", ce.Code)
-				found, err := e.c.FindInstanceByName(ctx, "rds-demo-01")
+				found, err := e.c.FindInstancesByName(ctx, "rds-demo-01")
 				require.NoError(t, err)
-				assert.Equal(t, id, found.ID)
+				require.Len(t, found, 1)
+				assert.Equal(t, id, found[0].ID)
 				return
 			}
 			require.NoError(t, err)
 			assert.NotEqual(t, id, second)
-			_, err = e.c.FindInstanceByName(ctx, "rds-demo-01")
-			requireKind(t, cloud.KindConflict, err)
+			found, err := e.c.FindInstancesByName(ctx, "rds-demo-01")
+			require.NoError(t, err)
+			assert.Len(t, found, 2, "as in OTC, two instances share the name")
 		})
 	}
 }
@@ -130,8 +132,9 @@ func TestSimLifecycle(t *testing.T) {
 	opts.VpcID, opts.SubnetID, opts.SecurityGroupID = net.VpcID, net.SubnetID, net.SecurityGroupID
 	opts.Port = 3307
 
-	_, err = e.c.FindInstanceByName(ctx, "rds-demo-01")
-	requireKind(t, cloud.KindNotFound, err)
+	none, err := e.c.FindInstancesByName(ctx, "rds-demo-01")
+	require.NoError(t, err)
+	assert.Empty(t, none)
 
 	id, jobID, err := e.c.CreateInstance(ctx, opts)
 	require.NoError(t, err)
@@ -151,9 +154,11 @@ func TestSimLifecycle(t *testing.T) {
 	in, err := e.c.GetInstance(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, cloud.StatusBuild, in.Status)
-	byName, err := e.c.FindInstanceByName(ctx, "rds-demo-01")
+	byName, err := e.c.FindInstancesByName(ctx, "rds-demo-01")
 	require.NoError(t, err)
-	assert.Equal(t, id, byName.ID)
+	require.Len(t, byName, 1)
+	assert.Equal(t, id, byName[0].ID)
+	assert.True(t, byName[0].Created.IsZero(), "OTC shows no creation time while it builds")
 
 	e.clock.Advance(otcsim.DefaultDurations().Create)
 	job, err = e.c.GetJob(ctx, jobID)
@@ -404,12 +409,15 @@ func TestSimFindByNameExact(t *testing.T) {
 		})
 		require.NoError(t, err)
 	}
-	in, err := e.c.FindInstanceByName(ctx, "rds-app")
+	in, err := e.c.FindInstancesByName(ctx, "rds-app")
 	require.NoError(t, err)
-	assert.Equal(t, "rds-app", in.Name)
-	_, err = e.c.FindInstanceByName(ctx, "rds-ap")
-	requireKind(t, cloud.KindNotFound, err)
-	_, err = e.c.FindInstanceByName(ctx, "*rds")
+	require.Len(t, in, 1)
+	assert.Equal(t, "rds-app", in[0].Name)
+	assert.False(t, in[0].Created.IsZero(), "an ACTIVE instance has its creation time")
+	none, err := e.c.FindInstancesByName(ctx, "rds-ap")
+	require.NoError(t, err)
+	assert.Empty(t, none)
+	_, err = e.c.FindInstancesByName(ctx, "*rds")
 	requireKind(t, cloud.KindInvalid, err)
 	assert.Equal(t, 2, e.sim.Calls(otcsim.OpListInstances), "the fuzzy name never reached OTC")
 }
@@ -483,9 +491,10 @@ func TestSimFaults(t *testing.T) {
 		_, _, err := e.c.CreateInstance(ctxT(t), mysqlOpts("rds-dropped-01"))
 		requireKind(t, cloud.KindUnavailable, err)
 		// The create happened: the deterministic name finds it, so the caller does not create twice.
-		in, err := e.c.FindInstanceByName(ctxT(t), "rds-dropped-01")
+		in, err := e.c.FindInstancesByName(ctxT(t), "rds-dropped-01")
 		require.NoError(t, err)
-		assert.Equal(t, cloud.StatusBuild, in.Status)
+		require.Len(t, in, 1)
+		assert.Equal(t, cloud.StatusBuild, in[0].Status)
 	})
 }
 

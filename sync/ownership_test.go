@@ -1,0 +1,394 @@
+package sync
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/cloudtest"
+)
+
+func TestTagValue(t *testing.T) {
+	cases := map[string]struct {
+		in   string
+		want string // "" to check only the form
+	}{
+		"fits":                  {in: "team-a", want: "team-a"},
+		"a uid fits":            {in: "6a3c7f0e-1d2b-4c5a-9e8f-0123456789ab", want: "6a3c7f0e-1d2b-4c5a-9e8f-0123456789ab"},
+		"43 characters fit":     {in: strings.Repeat("a", 43), want: strings.Repeat("a", 43)},
+		"44 characters are cut": {in: strings.Repeat("a", 44)},
+		"long name is cut":      {in: strings.Repeat("db.", 80)},
+		"foreign characters":    {in: "a/b c"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := tagValue(tc.in)
+			assert.Regexp(t, `^[A-Za-z0-9_.-]{0,43}$`, got, "an OTC tag value")
+			if tc.want != "" {
+				assert.Equal(t, tc.want, got)
+			} else {
+				assert.NotEqual(t, tc.in, got)
+				assert.Regexp(t, `-[0-9a-f]{8}$`, got, "a hash keeps cut values apart")
+			}
+			assert.Equal(t, got, tagValue(tc.in), "deterministic")
+		})
+	}
+	assert.NotEqual(t, tagValue(strings.Repeat("a", 44)), tagValue(strings.Repeat("a", 45)), "cut values still differ")
+}
+
+func TestInstanceNames(t *testing.T) {
+	n := InstanceName("prod-1", "rds1", "my-rds-single")
+	assert.Regexp(t, `^rds-rds1-my-rds-single-[0-9a-f]{16}$`, n)
+	assert.Equal(t, n, InstanceName("prod-1", "rds1", "my-rds-single"), "deterministic")
+	assert.NotEqual(t, n, InstanceName("prod-2", "rds1", "my-rds-single"), "the cluster id is part of the name")
+	assert.NotEqual(t, n, LegacyInstanceName("rds1", "my-rds-single"))
+	assert.Regexp(t, `^rds-rds1-my-rds-single-[0-9a-f]{8}$`, LegacyInstanceName("rds1", "my-rds-single"), "the legacy scheme is unchanged")
+	long := InstanceName(strings.Repeat("c", 32), strings.Repeat("n", 63), strings.Repeat("a.b", 80))
+	assert.LessOrEqual(t, len(long), 64)
+	assert.Regexp(t, `^[A-Za-z][A-Za-z0-9_-]{3,63}$`, long)
+	assert.NotEqual(t, InstanceName("c", "a-b", "c"), InstanceName("c", "a", "b-c"), "collision-safe")
+}
+
+func TestClassify(t *testing.T) {
+	me := owner{Cluster: "prod", Namespace: "rds1", Name: "ret1", UID: "uid-new"}
+	names := []string{"rds-rds1-ret1-new", "rds-rds1-ret1-legacy"}
+	tagsOf := func(o owner, released string) map[string]string {
+		tags := o.tags()
+		if released != "" {
+			tags[TagReleasedBy] = released
+		}
+		return tags
+	}
+	old := owner{Cluster: "prod", Namespace: "rds1", Name: "ret1", UID: "uid-old"}
+	cases := map[string]struct {
+		name string
+		tags map[string]string
+		want claim
+	}{
+		"ours": {
+			name: "anything", tags: me.tags(),
+			want: claim{Kind: Ours, Namespace: "rds1", Cluster: "prod"},
+		},
+		"ours under its legacy name": {
+			name: names[1], tags: me.tags(),
+			want: claim{Kind: Ours, Namespace: "rds1", Cluster: "prod"},
+		},
+		"untagged with our new name": {
+			name: names[0], tags: nil,
+			want: claim{Kind: OursUntagged},
+		},
+		"untagged with our legacy name": {
+			name: names[1], tags: map[string]string{"team": "a"},
+			want: claim{Kind: OursUntagged},
+		},
+		"untagged with another name": {
+			name: "someone-elses", tags: nil,
+			want: claim{Kind: Unowned},
+		},
+		"released by the object before, same name": {
+			name: names[0], tags: tagsOf(old, "uid-old"),
+			want: claim{Kind: Released, Namespace: "rds1", Cluster: "prod", ReleasedBy: "uid-old"},
+		},
+		"released by us (Retain in progress)": {
+			name: names[0], tags: tagsOf(me, "uid-new"),
+			want: claim{Kind: Released, Namespace: "rds1", Cluster: "prod", ReleasedBy: "uid-new"},
+		},
+		"release tag alone": {
+			name: names[0], tags: map[string]string{TagReleasedBy: "uid-x"},
+			want: claim{Kind: Released, ReleasedBy: "uid-x"},
+		},
+		"adopted after a release: stale release tag": {
+			name: "x", tags: tagsOf(me, "uid-old"),
+			want: claim{Kind: Ours, Namespace: "rds1", Cluster: "prod", ReleasedBy: "uid-old", StaleRelease: true},
+		},
+		"another object, our name": {
+			name: names[0], tags: old.tags(),
+			want: claim{Kind: OwnedByOther, Namespace: "rds1", Cluster: "prod"},
+		},
+		"our uid in another cluster": {
+			name: names[0], tags: owner{Cluster: "staging", Namespace: "rds1", Name: "ret1", UID: "uid-new"}.tags(),
+			want: claim{Kind: OwnedByOther, Namespace: "rds1", Cluster: "staging"},
+		},
+		"a partial owner tag is not untagged": {
+			name: names[0], tags: map[string]string{TagOwnerNamespace: "rds1"},
+			want: claim{Kind: OwnedByOther, Namespace: "rds1"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := classify(&cloud.Instance{ID: "i", Name: tc.name, Tags: tc.tags}, me, names...)
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.want.Kind == Ours || tc.want.Kind == OursUntagged, got.mine())
+		})
+	}
+}
+
+func TestAdoptionRefusal(t *testing.T) {
+	me := owner{Cluster: "prod", Namespace: "rds1", Name: "new", UID: "uid-new"}
+	releasedHere := claim{Kind: Released, Namespace: "rds1", Cluster: "prod", ReleasedBy: "uid-old"}
+	releasedElsewhere := claim{Kind: Released, Namespace: "evil", Cluster: "prod", ReleasedBy: "uid-x"}
+	releasedOtherCluster := claim{Kind: Released, Namespace: "rds1", Cluster: "staging", ReleasedBy: "uid-x"}
+	owned := claim{Kind: OwnedByOther, Namespace: "rds1", Cluster: "prod"}
+	cases := map[string]struct {
+		policy AdoptionPolicy
+		claim  claim
+		allow  bool
+	}{
+		"unowned under Unowned":                {AdoptUnowned, claim{Kind: Unowned}, true},
+		"untagged with our name under Unowned": {AdoptUnowned, claim{Kind: OursUntagged}, true},
+		"released here under Unowned":          {AdoptUnowned, releasedHere, true},
+		"released elsewhere under Unowned":     {AdoptUnowned, releasedElsewhere, false},
+		"released in another cluster":          {AdoptUnowned, releasedOtherCluster, false},
+		"owned by another object":              {AdoptUnowned, owned, false},
+		"ours already (a lost answer)":         {AdoptNever, claim{Kind: Ours}, true},
+		"unowned under SameNamespace":          {AdoptSameNamespace, claim{Kind: Unowned}, false},
+		"released here under SameNamespace":    {AdoptSameNamespace, releasedHere, true},
+		"released elsewhere, SameNamespace":    {AdoptSameNamespace, releasedElsewhere, false},
+		"released here under Never":            {AdoptNever, releasedHere, false},
+		"unowned under Never":                  {AdoptNever, claim{Kind: Unowned}, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			why := adoptionRefusal(tc.policy, tc.claim, me)
+			assert.Equal(t, tc.allow, why == "", why)
+			if !tc.allow {
+				assert.NotContains(t, why, "evil", "another tenant's namespace is never named")
+			}
+		})
+	}
+}
+
+func TestRestoreSourceRefusal(t *testing.T) {
+	me := owner{Cluster: "prod", Namespace: "rds1", Name: "copy", UID: "uid-copy"}
+	cases := map[string]struct {
+		claim      claim
+		ownProject bool
+		allow      bool
+	}{
+		"owned by an object of this namespace":    {claim{Kind: OwnedByOther, Namespace: "rds1", Cluster: "prod"}, false, true},
+		"released by an object of this namespace": {claim{Kind: Released, Namespace: "rds1", Cluster: "prod"}, false, true},
+		"ours":                                {claim{Kind: Ours, Namespace: "rds1", Cluster: "prod"}, false, true},
+		"another namespace":                   {claim{Kind: OwnedByOther, Namespace: "rds2", Cluster: "prod"}, false, false},
+		"this namespace in another cluster":   {claim{Kind: OwnedByOther, Namespace: "rds1", Cluster: "staging"}, false, false},
+		"untagged":                            {claim{Kind: Unowned}, false, false},
+		"untagged, the namespace's own creds": {claim{Kind: Unowned}, true, true},
+		"another namespace, own creds":        {claim{Kind: OwnedByOther, Namespace: "rds2", Cluster: "prod"}, true, true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			why := restoreSourceRefusal(tc.claim, me, tc.ownProject)
+			assert.Equal(t, tc.allow, why == "", why)
+		})
+	}
+}
+
+func TestPickInstance(t *testing.T) {
+	t1 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	in := func(id string, created time.Time) *cloud.Instance { return &cloud.Instance{ID: id, Created: created} }
+	cases := map[string]struct {
+		mine       []*cloud.Instance
+		statusID   string
+		wantKeep   string
+		wantOthers []string
+	}{
+		"none":                    {nil, "", "", nil},
+		"one":                     {[]*cloud.Instance{in("a", t1)}, "", "a", nil},
+		"the older one":           {[]*cloud.Instance{in("b", t1.Add(time.Hour)), in("a2", t1)}, "", "a2", []string{"b"}},
+		"a building one is newer": {[]*cloud.Instance{in("a", time.Time{}), in("b", t1)}, "", "b", []string{"a"}},
+		"both building: by id":    {[]*cloud.Instance{in("b", time.Time{}), in("a", time.Time{})}, "", "a", []string{"b"}},
+		"status wins":             {[]*cloud.Instance{in("a", t1), in("b", time.Time{})}, "b", "b", []string{"a"}},
+		"three":                   {[]*cloud.Instance{in("c", t1), in("a", t1.Add(time.Minute)), in("b", t1)}, "", "b", []string{"a", "c"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			keep, others := pickInstance(tc.mine, tc.statusID)
+			if tc.wantKeep == "" {
+				assert.Nil(t, keep)
+			} else {
+				assert.Equal(t, tc.wantKeep, keep.ID)
+			}
+			assert.Equal(t, tc.wantOthers, others)
+		})
+	}
+}
+
+func TestReservedTagsAreInvalidSpec(t *testing.T) {
+	for key, reserved := range map[string]bool{
+		"rds-owner-uid": true, "rds-owner-x": true, "rds-released-by": true, "rds-releasedx": true,
+		"rds-owner": false, "team": false, "rds-other": false,
+	} {
+		spec := sampleSpec()
+		spec.Tags = []v1alpha1.Tag{{Key: key, Value: "x"}}
+		problems := Validate(&spec)
+		if reserved {
+			assert.Len(t, problems, 1, key)
+			assert.NotEmpty(t, tagProblem(spec.Tags), key)
+		} else {
+			assert.Empty(t, problems, key)
+		}
+	}
+}
+
+// TestSyncOwnershipSteps: what one sync call does with an instance, by what its tags say.
+func TestSyncOwnershipSteps(t *testing.T) {
+	untagged := func() *cloud.Instance { in := activeInstance(); in.Tags = nil; return in }
+	var wrote map[string]string
+	var deleted []string
+	cases := map[string]struct {
+		reason     string
+		status     v1alpha1.RdsStatus
+		inst       func() *cloud.Instance
+		byName     map[string][]*cloud.Instance
+		setTags    error
+		wantCalls  []string
+		wantReady  string
+		wantSynced string
+		wantSecret string // the connection Secret's password; "" for none
+		check      func(t *testing.T, st *v1alpha1.RdsStatus)
+	}{
+		"untagged instance in status: tags first": {
+			reason:     "the first change to an instance of ours without tags writes them, after one look for duplicates",
+			status:     v1alpha1.RdsStatus{ID: "inst-1"},
+			inst:       untagged,
+			wantCalls:  []string{"GetInstance", "FindInstancesByName", "FindInstancesByName", "SetTags"},
+			wantReady:  ReasonAvailable,
+			wantSynced: ReasonReconciled,
+			wantSecret: "A12345678+",
+			check: func(t *testing.T, _ *v1alpha1.RdsStatus) {
+				assert.Equal(t, ownerTags("uid-1"), wrote)
+			},
+		},
+		"busy instance: the tags wait": {
+			reason:     "OTC refuses tags while the instance is busy: wait and retry, nothing else",
+			status:     v1alpha1.RdsStatus{ID: "inst-1"},
+			inst:       untagged,
+			setTags:    cloud.ErrBusy,
+			wantCalls:  []string{"GetInstance", "FindInstancesByName", "FindInstancesByName", "SetTags"},
+			wantReady:  ReasonAvailable,
+			wantSynced: ReasonBusy,
+			wantSecret: "A12345678+",
+		},
+		"untagged duplicate with our name": {
+			reason: "a lost race left a second untagged instance: it is reported, our tags go on the status one",
+			status: v1alpha1.RdsStatus{ID: "inst-1"},
+			inst:   untagged,
+			byName: map[string][]*cloud.Instance{
+				InstanceName("local", "rds1", "my-rds-single"): {untagged(), {ID: "inst-2", Name: InstanceName("local", "rds1", "my-rds-single")}},
+			},
+			wantCalls:  []string{"GetInstance", "FindInstancesByName", "FindInstancesByName", "SetTags"},
+			wantReady:  ReasonAvailable,
+			wantSynced: ReasonReconciled,
+			wantSecret: "A12345678+",
+			check: func(t *testing.T, st *v1alpha1.RdsStatus) {
+				assert.Equal(t, []string{"inst-2"}, st.Duplicates)
+				assert.Contains(t, getCondition(st, v1alpha1.ConditionInstanceDuplicates).Message, "inst-2")
+			},
+		},
+		"stale release tag is removed": {
+			reason: "adopted after a release: the earlier owner's release tag goes, as a change of its own",
+			status: v1alpha1.RdsStatus{ID: "inst-1", Adopted: true},
+			inst: func() *cloud.Instance {
+				in := activeInstance()
+				in.Tags[TagReleasedBy] = "uid-0"
+				return in
+			},
+			wantCalls:  []string{"GetInstance", "DeleteTags"},
+			wantReady:  ReasonAvailable,
+			wantSynced: ReasonReconciled,
+			wantSecret: "A12345678+",
+			check:      func(t *testing.T, _ *v1alpha1.RdsStatus) { assert.Equal(t, []string{TagReleasedBy}, deleted) },
+		},
+		"another object's instance in status": {
+			reason: "no change, nothing reported, the observed Secret echoed (here: none)",
+			status: v1alpha1.RdsStatus{ID: "inst-9"},
+			inst: func() *cloud.Instance {
+				in := activeInstance()
+				in.ID, in.Tags = "inst-9", ownerTags("uid-other")
+				return in
+			},
+			wantCalls:  []string{"GetInstance"},
+			wantReady:  ReasonInstanceNotOwned,
+			wantSynced: ReasonInstanceNotOwned,
+		},
+		"released instance carries our name": {
+			reason: "no status.id: the name is taken by a released instance; nothing is created or taken over",
+			byName: map[string][]*cloud.Instance{
+				InstanceName("local", "rds1", "my-rds-single"): {func() *cloud.Instance {
+					in := activeInstance()
+					in.Tags = ownerTags("uid-0")
+					in.Tags[TagReleasedBy] = "uid-0"
+					return in
+				}()},
+			},
+			wantCalls:  []string{"FindInstancesByName", "FindInstancesByName"},
+			wantReady:  ReasonInstanceNameTaken,
+			wantSynced: ReasonInstanceNameTaken,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			wrote, deleted = nil, nil
+			f := &cloudtest.Fake{
+				FindInstancesByNameFn: func(_ context.Context, name string) ([]*cloud.Instance, error) { return tc.byName[name], nil },
+				Day2: cloudtest.Day2{
+					SetTagsFn:    func(_ context.Context, _ string, tags map[string]string) error { wrote = tags; return tc.setTags },
+					DeleteTagsFn: func(_ context.Context, _ string, keys []string) error { deleted = keys; return nil },
+				},
+			}
+			if tc.inst != nil {
+				f.GetInstanceFn = func(context.Context, string) (*cloud.Instance, error) { return tc.inst(), nil }
+			}
+			resp, err := newReconciler(f).Sync(context.Background(), request(sampleSpec(), tc.status))
+			require.NoError(t, err, tc.reason)
+			assert.Equal(t, tc.wantCalls, f.Calls(), tc.reason)
+			assert.Equal(t, tc.wantReady, condition(t, resp.Status, v1alpha1.ConditionReady).Reason, tc.reason)
+			assert.Equal(t, tc.wantSynced, condition(t, resp.Status, v1alpha1.ConditionSynced).Reason, tc.reason)
+			if tc.wantSecret == "" {
+				assert.Empty(t, resp.Children, "no connection Secret")
+			} else {
+				assert.Equal(t, tc.wantSecret, string(secretChild(t, resp.Children).Data[KeyPassword]))
+			}
+			if tc.check != nil {
+				tc.check(t, resp.Status)
+			}
+		})
+	}
+}
+
+// TestAdoptionPolicyIsApplied: --adoption decides, before any change, whether instanceid adopts.
+func TestAdoptionPolicyIsApplied(t *testing.T) {
+	unowned := func(context.Context, string) (*cloud.Instance, error) {
+		in := activeInstance()
+		in.ID, in.Name, in.Tags = restoreAdoptID, "made-in-the-console", nil
+		return in, nil
+	}
+	for policy, wantAdopted := range map[AdoptionPolicy]bool{AdoptUnowned: true, AdoptSameNamespace: false, AdoptNever: false} {
+		t.Run(string(policy), func(t *testing.T) {
+			var wrote map[string]string
+			f := &cloudtest.Fake{GetInstanceFn: unowned, Day2: cloudtest.Day2{
+				SetTagsFn: func(_ context.Context, _ string, tags map[string]string) error { wrote = tags; return nil },
+			}}
+			r := New(Config{Cloud: f, Now: func() time.Time { return t0 }, Adoption: policy})
+			spec := sampleSpec()
+			spec.Instanceid = restoreAdoptID
+			resp, err := r.Sync(context.Background(), request(spec, v1alpha1.RdsStatus{}))
+			require.NoError(t, err)
+			if wantAdopted {
+				assert.Equal(t, []string{"GetInstance", "SetTags"}, f.Calls())
+				assert.Equal(t, ownerTags("uid-1"), wrote, "the adoption's one change")
+				assert.Equal(t, restoreAdoptID, resp.Status.ID)
+				return
+			}
+			assert.Equal(t, []string{"GetInstance"}, f.Calls(), "no change")
+			assert.Empty(t, resp.Status.ID)
+			assert.Equal(t, ReasonAdoptionRefused, condition(t, resp.Status, v1alpha1.ConditionSynced).Reason)
+			assert.Empty(t, resp.Children, "no connection Secret")
+		})
+	}
+}

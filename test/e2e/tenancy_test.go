@@ -1,0 +1,319 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/test/otcsim"
+)
+
+// The attacks of issue #10 ("Ownership and tenancy"), each played over HTTP against the real SDK
+// and the simulator as a user with kubectl rights in their own namespace only would. Each
+// succeeded before instances carried ownership tags.
+
+// tenant returns a Metacontroller for the Rds object namespace/name with this uid: the sample
+// spec, edited by edit.
+func (w *world) tenant(namespace, name, uid string, edit func(spec map[string]any)) *metacontroller {
+	w.t.Helper()
+	mc := w.newObject(edit)
+	md := mc.parent["metadata"].(map[string]any)
+	md["namespace"], md["name"], md["uid"] = namespace, name, uid
+	return mc
+}
+
+// untilActive syncs, advancing the clock, until the instance is ACTIVE with its ownership tags and
+// nothing in flight.
+func (m *metacontroller) untilActive() *hookResponse {
+	m.w.t.Helper()
+	for range 10 {
+		resp := m.sync()
+		if in, ok := m.w.sim.Instance(resp.Status.ID); ok && resp.Status.Status == cloud.StatusActive &&
+			resp.Status.Operation == nil && in.Tags[rdssync.TagOwnerUID] != "" {
+			return m.sync()
+		}
+		m.w.clock.Advance(otcsim.DefaultDurations().Create)
+	}
+	m.w.t.Fatal("the instance never became ACTIVE")
+	return nil
+}
+
+// setStatus replaces the parent's status as a user who may write it (or a forged backup) would.
+func (m *metacontroller) setStatus(st v1alpha1.RdsStatus) {
+	m.w.t.Helper()
+	var status map[string]any
+	require.NoError(m.w.t, json.Unmarshal(mustMarshal(m.w.t, st), &status))
+	m.parent["status"] = status
+}
+
+// victim is the instance of rds1/my-rds-single, ACTIVE, with its ownership tags.
+func (w *world) victim() (id string) {
+	w.t.Helper()
+	mc := w.tenant("rds1", "my-rds-single", "uid-victim", nil)
+	return mc.untilActive().Status.ID
+}
+
+// TestAttackCopyAnotherNamespacesDatabase: an Rds in namespace evil names rds1's instance in
+// restorefrom (by id or by name). It must get nothing: a stable refusal, no restore, no create.
+func TestAttackCopyAnotherNamespacesDatabase(t *testing.T) {
+	for _, byName := range []bool{false, true} {
+		t.Run(map[bool]string{false: "by id", true: "by name"}[byName], func(t *testing.T) {
+			w := newWorld(t)
+			id := w.victim()
+			victim, _ := w.sim.Instance(id)
+			w.clock.Advance(time.Hour) // backups and binlogs to restore from
+			source := id
+			if byName {
+				source = victim.Name
+			}
+			w.sim.ResetCounters()
+
+			evil := w.tenant("evil", "copy", "uid-evil", func(spec map[string]any) {
+				spec["password"] = "Evil-Passw0rd"
+				spec["restorefrom"] = map[string]any{"instance": source, "restoretime": w.clock.Now().Add(-10 * time.Minute).UTC().Format(time.RFC3339)}
+			})
+			var resp *hookResponse
+			for range 4 {
+				resp = evil.sync()
+				w.clock.Advance(10 * time.Second)
+			}
+			assert.Zero(t, w.sim.Calls(otcsim.OpRestoreToNew), "no copy of another namespace's data")
+			assert.Zero(t, w.sim.MutatingCalls())
+			assert.Len(t, w.sim.Instances(), 1)
+			synced := condition(resp.Status, v1alpha1.ConditionSynced)
+			assert.Equal(t, rdssync.ReasonRestoreSourceRefused, synced.Reason)
+			assert.Equal(t, metav1.ConditionFalse, synced.Status)
+			assert.NotContains(t, synced.Message, victim.PrivateIPs[0], "nothing of the other tenant's instance is told")
+			again := evil.sync()
+			assert.Equal(t, resp.Status.Conditions, again.Status.Conditions, "a stable condition")
+		})
+	}
+}
+
+// TestAttackAdoptAnotherNamespacesInstance: instanceid naming rds1's instance is refused, and with
+// skipfinalbackup the object's deletion deletes nothing.
+func TestAttackAdoptAnotherNamespacesInstance(t *testing.T) {
+	w := newWorld(t)
+	id := w.victim()
+	before, _ := w.sim.Instance(id)
+	w.sim.ResetCounters()
+
+	evil := w.tenant("evil", "steal", "uid-evil", func(spec map[string]any) {
+		spec["instanceid"], spec["skipfinalbackup"], spec["password"] = id, true, "Evil-Passw0rd"
+	})
+	resp := evil.sync()
+	resp = evil.sync()
+	assert.Empty(t, resp.Status.ID, "not adopted")
+	assert.False(t, resp.Status.Adopted)
+	assert.Equal(t, rdssync.ReasonAdoptionRefused, condition(resp.Status, v1alpha1.ConditionSynced).Reason)
+	assert.Contains(t, condition(resp.Status, v1alpha1.ConditionSynced).Message, "belongs to another Rds object")
+	assert.Nil(t, evil.secret("steal-connection"), "no connection data for another's instance")
+
+	fin := evil.finalize()
+	assert.True(t, fin.Finalized)
+	assert.Zero(t, w.sim.MutatingCalls(), "nothing changed, nothing deleted")
+	after, ok := w.sim.Instance(id)
+	require.True(t, ok)
+	assert.Equal(t, before, after)
+
+	// The policy can be tightened further, and nothing at all is adopted under Never; with the
+	// default, an instance without tags is adopted and gets this object's tags.
+	free, err := w.sim.AddInstance(otcsim.InstanceSpec{Name: "unowned-db", Flavor: "rds.mysql.c2.medium", VolumeType: "COMMON", VolumeSize: 40})
+	require.NoError(t, err)
+	ok2 := w.tenant("evil", "mine", "uid-mine", func(spec map[string]any) { spec["instanceid"] = free })
+	ok2.sync()
+	resp = ok2.sync()
+	assert.Equal(t, free, resp.Status.ID)
+	tags := w.sim.Instances()[len(w.sim.Instances())-1].Tags
+	assert.Equal(t, "uid-mine", tags[rdssync.TagOwnerUID])
+}
+
+// TestAttackRetainUndoneByRecreatingTheName: rds1/ret1 with deletionpolicy Retain is deleted and
+// its instance kept. A new rds1/ret1 (new uid, default Delete, another password) must not take it
+// over, write its password into a connection Secret, or delete it; adopting it explicitly with
+// instanceid and its password works.
+func TestAttackRetainUndoneByRecreatingTheName(t *testing.T) {
+	w := newWorld(t)
+	first := w.tenant("rds1", "ret1", "uid-ret1-a", func(spec map[string]any) {
+		spec["deletionpolicy"], spec["password"] = "Retain", "First-Passw0rd"
+	})
+	id := first.untilActive().Status.ID
+	conn := first.secret("ret1-connection")
+	require.NotNil(t, conn)
+	resp := first.finalize()
+	require.False(t, resp.Finalized, "the release tag first")
+	resp = first.finalize()
+	require.True(t, resp.Finalized)
+	retained, ok := w.sim.Instance(id)
+	require.True(t, ok, "the instance is kept")
+	assert.Equal(t, "uid-ret1-a", retained.Tags[rdssync.TagReleasedBy])
+	w.sim.ResetCounters()
+
+	second := w.tenant("rds1", "ret1", "uid-ret1-b", func(spec map[string]any) { spec["password"] = "Second-Passw0rd" })
+	for range 3 {
+		resp = second.sync()
+		w.clock.Advance(time.Minute)
+	}
+	assert.Empty(t, resp.Status.ID, "not taken over")
+	ready := condition(resp.Status, v1alpha1.ConditionReady)
+	assert.Equal(t, rdssync.ReasonInstanceNameTaken, ready.Reason)
+	assert.Contains(t, ready.Message, id)
+	assert.Contains(t, ready.Message, "instanceid "+id, "it says how to adopt it")
+	assert.Nil(t, second.secret("ret1-connection"), "its password is not written as the instance's")
+	assert.Zero(t, w.sim.MutatingCalls(), "nothing created, nothing changed")
+
+	fin := second.finalize()
+	assert.True(t, fin.Finalized)
+	assert.Zero(t, w.sim.MutatingCalls(), "its deletion deletes nothing")
+	after, ok := w.sim.Instance(id)
+	require.True(t, ok, "the retained instance survives")
+	assert.Equal(t, retained, after, "untouched")
+
+	// Explicit adoption with instanceid and the instance's password works.
+	third := w.tenant("rds1", "ret1", "uid-ret1-c", func(spec map[string]any) {
+		spec["instanceid"], spec["password"] = id, "First-Passw0rd"
+	})
+	for range 3 {
+		resp = third.sync()
+	}
+	assert.Equal(t, id, resp.Status.ID)
+	assert.True(t, resp.Status.Adopted)
+	assert.Equal(t, rdssync.ReasonAvailable, condition(resp.Status, v1alpha1.ConditionReady).Reason)
+	assert.Equal(t, metav1.ConditionTrue, condition(resp.Status, v1alpha1.ConditionSynced).Status)
+	assert.Equal(t, "First-Passw0rd", string(third.secret("ret1-connection").Data[rdssync.KeyPassword]))
+	assert.Equal(t, conn.Data[rdssync.KeyHost], third.secret("ret1-connection").Data[rdssync.KeyHost])
+	adopted, _ := w.sim.Instance(id)
+	assert.Equal(t, "uid-ret1-c", adopted.Tags[rdssync.TagOwnerUID])
+	assert.NotContains(t, adopted.Tags, rdssync.TagReleasedBy, "the earlier release tag is removed")
+	assert.Equal(t, 2, w.sim.Calls(otcsim.OpTagsAction), "the adoption's tags, then the stale release tag's removal")
+}
+
+// TestAttackForgedStatusID: status.id pointing at another object's instance gets nothing from
+// sync and deletes nothing in finalize.
+func TestAttackForgedStatusID(t *testing.T) {
+	w := newWorld(t)
+	id := w.victim()
+	before, _ := w.sim.Instance(id)
+	w.sim.ResetCounters()
+
+	evil := w.tenant("evil", "forged", "uid-evil", func(spec map[string]any) {
+		spec["password"], spec["skipfinalbackup"] = "Evil-Passw0rd", true
+	})
+	evil.setStatus(v1alpha1.RdsStatus{ID: id})
+	resp := evil.sync()
+	ready := condition(resp.Status, v1alpha1.ConditionReady)
+	assert.Equal(t, rdssync.ReasonInstanceNotOwned, ready.Reason)
+	assert.Contains(t, ready.Message, "instanceid", "it says how to adopt an instance explicitly")
+	assert.Empty(t, resp.Status.Endpoint, "nothing of the instance is reported")
+	assert.Nil(t, evil.secret("forged-connection"), "no connection data for another's instance")
+
+	fin := evil.finalize()
+	assert.True(t, fin.Finalized)
+	assert.Equal(t, rdssync.ReasonInstanceNotOwned, condition(fin.Status, v1alpha1.ConditionReady).Reason)
+	assert.Contains(t, condition(fin.Status, v1alpha1.ConditionReady).Message, "left alone")
+	assert.Zero(t, w.sim.MutatingCalls(), "no backup, no delete, no tag")
+	after, ok := w.sim.Instance(id)
+	require.True(t, ok)
+	assert.Equal(t, before, after)
+}
+
+// TestMigrationFromLegacyNames: instances created before ownership tags carry the legacy name and
+// no tags. With status.id they are tagged and kept; without it (a create whose answer the old
+// version lost) they are found by the legacy name and taken over. Nothing is created.
+func TestMigrationFromLegacyNames(t *testing.T) {
+	for _, withStatus := range []bool{true, false} {
+		t.Run(map[bool]string{true: "status.id", false: "lost create"}[withStatus], func(t *testing.T) {
+			w := newWorld(t)
+			legacy := rdssync.LegacyInstanceName("rds1", "my-rds-single")
+			id, err := w.sim.AddInstance(otcsim.InstanceSpec{Name: legacy, Flavor: "rds.mysql.c2.medium", VolumeType: "COMMON", VolumeSize: 40})
+			require.NoError(t, err)
+			w.sim.ResetCounters()
+			mc := w.newObject(nil)
+			if withStatus {
+				mc.setStatus(v1alpha1.RdsStatus{ID: id, Name: legacy, Status: cloud.StatusActive})
+			}
+			resp := mc.sync()
+			assert.Equal(t, id, resp.Status.ID)
+			assert.Equal(t, 1, w.sim.Calls(otcsim.OpTagsAction), "the first change writes the ownership tags")
+			in, _ := w.sim.Instance(id)
+			assert.Equal(t, "6a3c7f0e-1d2b-4c5a-9e8f-0123456789ab", in.Tags[rdssync.TagOwnerUID])
+			assert.Equal(t, "local", in.Tags[rdssync.TagOwnerCluster])
+			for range 3 {
+				resp = mc.sync()
+			}
+			assert.Equal(t, legacy, resp.Status.Name, "the instance keeps its name")
+			assert.Equal(t, rdssync.ReasonAvailable, condition(resp.Status, v1alpha1.ConditionReady).Reason)
+			assert.Zero(t, w.sim.Calls(otcsim.OpCreateInstance))
+			assert.Len(t, w.sim.Instances(), 1)
+			assert.Equal(t, 1, w.sim.Calls(otcsim.OpTagsAction), "the tags were written once, before any other change")
+		})
+	}
+}
+
+// TestDuplicateInstancesAreReported: a create race between two replicas left a second untagged
+// instance with the object's name. Before the tags make the status one ours, the controller looks
+// once: the other is reported with its id, never deleted, and nothing more is created. The
+// report ends when the other instance is gone.
+func TestDuplicateInstancesAreReported(t *testing.T) {
+	w := newWorld(t)
+	mc := w.newObject(nil)
+	mc.sync()
+	resp := mc.sync()
+	id := resp.Status.ID
+	require.NotEmpty(t, id)
+	other, err := w.sim.AddInstance(otcsim.InstanceSpec{Name: "rds-race-loser", Flavor: "rds.mysql.c2.medium", VolumeType: "COMMON", VolumeSize: 40})
+	require.NoError(t, err)
+	require.NoError(t, w.sim.SetInstanceName(other, resp.Status.Name), "OTC lets instances share a name")
+	w.sim.ResetCounters()
+
+	resp = mc.sync()
+	assert.Equal(t, id, resp.Status.ID, "the one in status is kept")
+	assert.Equal(t, []string{other}, resp.Status.Duplicates)
+	dup := condition(resp.Status, v1alpha1.ConditionInstanceDuplicates)
+	require.NotNil(t, dup)
+	assert.Equal(t, rdssync.ReasonDuplicateInstances, dup.Reason)
+	assert.Contains(t, dup.Message, other)
+	w.clock.Advance(otcsim.DefaultDurations().Create)
+	for range 3 {
+		resp = mc.sync()
+	}
+	assert.Equal(t, []string{other}, resp.Status.Duplicates, "still reported")
+	assert.Equal(t, rdssync.ReasonAvailable, condition(resp.Status, v1alpha1.ConditionReady).Reason)
+	assert.Zero(t, w.sim.Calls(otcsim.OpDeleteInstance), "never deleted by the controller")
+	assert.Zero(t, w.sim.Calls(otcsim.OpCreateInstance), "nothing more created")
+	assert.Equal(t, 1, w.sim.MutatingCalls(), "only the ownership tags of the kept one")
+	loser, _ := w.sim.Instance(other)
+	assert.Empty(t, loser.Tags, "the other is left as it is")
+
+	// The user deletes it in OTC: the report ends.
+	_, err = w.cloud.DeleteInstance(context.Background(), other)
+	require.NoError(t, err)
+	w.clock.Advance(otcsim.DefaultDurations().Delete)
+	resp = mc.sync()
+	assert.Empty(t, resp.Status.Duplicates)
+	assert.Nil(t, condition(resp.Status, v1alpha1.ConditionInstanceDuplicates))
+
+	// Both answers lost: two untagged instances with the name and no status.id. The older is
+	// taken over, the other reported.
+	w2 := newWorld(t)
+	name := rdssync.InstanceName("local", "rds1", "my-rds-single")
+	older, err := w2.sim.AddInstance(otcsim.InstanceSpec{Name: name, Flavor: "rds.mysql.c2.medium", VolumeType: "COMMON", VolumeSize: 40})
+	require.NoError(t, err)
+	w2.clock.Advance(time.Minute)
+	newer, err := w2.sim.AddInstance(otcsim.InstanceSpec{Name: "rds-race-2", Flavor: "rds.mysql.c2.medium", VolumeType: "COMMON", VolumeSize: 40})
+	require.NoError(t, err)
+	require.NoError(t, w2.sim.SetInstanceName(newer, name))
+	mc2 := w2.newObject(nil)
+	resp = mc2.sync()
+	assert.Equal(t, older, resp.Status.ID)
+	assert.Equal(t, []string{newer}, resp.Status.Duplicates)
+	assert.Zero(t, w2.sim.Calls(otcsim.OpCreateInstance))
+}
