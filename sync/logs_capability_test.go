@@ -25,6 +25,14 @@ func testCapability() logsCapability {
 	}
 }
 
+// ownedInstance answers GetInstance with inst-1 tagged for testCapability's object.
+func ownedInstance(context.Context, string) (*cloud.Instance, error) {
+	inst := activeInstance()
+	inst.ID = "inst-1"
+	inst.Tags = owner{Cluster: "local", Namespace: "rds1", Name: "db", UID: "uid-1"}.tags()
+	return inst, nil
+}
+
 func TestCapabilitySealing(t *testing.T) {
 	s, err := newCapabilitySealer(secret.New("key one"))
 	require.NoError(t, err)
@@ -103,7 +111,7 @@ func (f *fakeClouds) For(_ context.Context, creds *cloud.Credentials) (cloud.Clo
 func TestReadLogs(t *testing.T) {
 	now := t0.Add(time.Minute)
 	own := &cloudtest.Fake{}
-	team := &cloudtest.Fake{LogsFns: cloudtest.LogsFns{
+	team := &cloudtest.Fake{GetInstanceFn: ownedInstance, LogsFns: cloudtest.LogsFns{
 		ListErrorLogsFn: func(_ context.Context, id string, q cloud.LogQuery) ([]cloud.ErrorLogEntry, int, error) {
 			return []cloud.ErrorLogEntry{{Time: "2026-11-22T09:59:00", Level: "ERROR", Content: "a\x1b[31m\nb"}}, 3, nil
 		},
@@ -121,7 +129,7 @@ func TestReadLogs(t *testing.T) {
 		Errors: []cloud.ErrorLogEntry{{Time: "2026-11-22T09:59:00", Level: "ERROR", Content: "a[31m b"}},
 	}, resp, "cleaned entries of the window asked for")
 	assert.Equal(t, []*cloud.Credentials{c.Creds}, clouds.asked, "read with the credentials the issuing call used")
-	assert.Equal(t, []string{"ListErrorLogs"}, team.Calls())
+	assert.Equal(t, []string{"GetInstance", "ListErrorLogs"}, team.Calls(), "the ownership tags are read fresh, then the log")
 	assert.Empty(t, own.Calls(), "not with the controller's own")
 
 	refusals := map[string]struct {
@@ -150,7 +158,7 @@ func TestReadLogs(t *testing.T) {
 	var expired *CapabilityExpiredError
 	require.ErrorAs(t, err, &expired)
 	assert.Equal(t, t0.Add(15*time.Minute), expired.At)
-	assert.Len(t, team.Calls(), 2, "an expired capability reads nothing")
+	assert.Len(t, team.Calls(), 4, "an expired capability reads nothing")
 
 	noKey := New(Config{Cloud: own})
 	_, err = noKey.ReadLogs(context.Background(), token, logsapi.Request{Instance: "inst-1", Type: "error"})
@@ -170,7 +178,7 @@ func TestReadLogsCloudErrors(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			f := &cloudtest.Fake{LogsFns: cloudtest.LogsFns{
+			f := &cloudtest.Fake{GetInstanceFn: ownedInstance, LogsFns: cloudtest.LogsFns{
 				ListSlowLogsFn: func(context.Context, string, cloud.LogQuery) ([]cloud.SlowLogEntry, int, error) {
 					return nil, 0, tc.err
 				},
@@ -181,6 +189,31 @@ func TestReadLogsCloudErrors(t *testing.T) {
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, tc.kind, ce.Kind)
 			assert.Equal(t, tc.want, ce.Error())
+		})
+	}
+}
+
+// TestReadLogsOnlyOfTheObjectsInstance: a capability sealed for an instance that another object
+// owns (its namespace forged status.id before the token was issued) reads nothing: the ownership
+// tags are read fresh on every read.
+func TestReadLogsOnlyOfTheObjectsInstance(t *testing.T) {
+	for name, tags := range map[string]map[string]string{
+		"another object's":       owner{Cluster: "local", Namespace: "team-b", Name: "db", UID: "uid-b"}.tags(),
+		"another cluster's":      owner{Cluster: "other", Namespace: "rds1", Name: "db", UID: "uid-1"}.tags(),
+		"released by the object": owner{Cluster: "local", Namespace: "rds1", Name: "db", UID: "uid-1"}.releaseTags(),
+		"untagged, another name": {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := &cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) {
+				inst := activeInstance()
+				inst.ID, inst.Name, inst.Tags = "inst-1", "rds-team-b-db-0123456789abcdef", tags
+				return inst, nil
+			}}
+			r := New(Config{Cloud: f, Now: func() time.Time { return t0 }, PasswordKey: secret.New("k")})
+			_, err := r.ReadLogs(context.Background(), mustSeal(t, r.caps, testCapability()), logsapi.Request{Instance: "inst-1", Type: "error"})
+			var refused *LogsRefusedError
+			require.ErrorAs(t, err, &refused)
+			assert.Equal(t, []string{"GetInstance"}, f.Calls(), "no log is read")
 		})
 	}
 }

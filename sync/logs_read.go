@@ -73,9 +73,6 @@ func (r *Reconciler) ReadLogs(ctx context.Context, token string, req logsapi.Req
 	if capa.Creds != nil {
 		log = log.With("credentials", *capa.Creds)
 	}
-	// NOTE: once instances carry ownership tags, this is the place to check, with one GetInstance,
-	// that the instance still belongs to capa.UID. Until then the instance id is the one the
-	// issuing call observed for the object (logChildren renders a token only then).
 	cl, err := r.cloudFor(ctx, capa.Creds)
 	if err != nil {
 		log.Warn("log read: no cloud client", "error", err.Error())
@@ -83,6 +80,19 @@ func (r *Reconciler) ReadLogs(ctx context.Context, token string, req logsapi.Req
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.LogsReadTimeout)
 	defer cancel()
+	// NOTE: the token names the instance the issuing call observed for the object; a status.id
+	// forged by the object's namespace could have made that another object's instance. The
+	// ownership tags decide, read fresh: only the object's own instance's logs are served.
+	inst, err := cl.GetInstance(ctx, capa.Instance)
+	if err != nil {
+		log.Warn("log read: instance not read", "error", err.Error())
+		return nil, logsCloudError(err)
+	}
+	me := owner{Cluster: r.cfg.ClusterID, Namespace: capa.Namespace, Name: capa.Name, UID: capa.UID}
+	if k := classify(inst, me, InstanceName(me.Cluster, me.Namespace, me.Name), LegacyInstanceName(me.Namespace, me.Name)).Kind; k != Ours && k != OursUntagged {
+		log.Warn("log read refused: the instance is not the object's", "ownership", k.String())
+		return nil, &LogsRefusedError{Reason: "the instance is not this object's"}
+	}
 	resp := &logsapi.Response{Instance: capa.Instance, Type: req.Type, Start: q.Start, End: q.End}
 	switch req.Type {
 	case logsapi.TypeError:
