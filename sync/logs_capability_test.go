@@ -10,6 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/cloudtest"
@@ -228,4 +231,51 @@ func BenchmarkCapability(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A tenant who may patch its object's status forges status.logs: the capability the next call
+// seals must still expire within the TTL of now and stay within the request bounds, and a token
+// that would outlive the TTL is refused.
+func TestLogsCapabilityFromForgedStatus(t *testing.T) {
+	w := newLogsWorld(t)
+	_, o := w.sync(t, w.first())
+	forged := o.status.DeepCopy()
+	far := metav1.NewTime(t0.Add(10 * 365 * 24 * time.Hour))
+	forged.Logs.CredentialExpires = &far
+	forged.Logs.State = v1alpha1.LogsRunning
+	forged.Logs.Lines = 1_000_000
+	forged.Logs.Since = "100000h"
+	o.status = *forged
+	o.secrets = map[string]*corev1.Secret{"my-rds-single-connection": o.secrets["my-rds-single-connection"]}
+	w.now = t0.Add(time.Minute)
+	resp, _ := w.sync(t, o)
+	secrets, _ := logsChildren(resp)
+	for _, s := range secrets {
+		c := w.capability(t, s)
+		assert.LessOrEqual(t, c.Expires, w.now.Add(w.r.cfg.LogsCapabilityTTL).Unix(), "no capability outlives the TTL")
+		assert.LessOrEqual(t, c.Lines, maxLogsLines)
+		since, err := time.ParseDuration(c.Since)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, since, maxLogsSince)
+	}
+
+	// Starting with a forged expiry: the call issues one within the TTL instead.
+	starting := o.status.DeepCopy()
+	_, o2 := w.sync(t, w.first())
+	starting.Logs = o2.status.Logs.DeepCopy()
+	starting.Logs.CredentialExpires = &far
+	o.status = *starting
+	resp, next := w.sync(t, o)
+	assert.Equal(t, w.now.Add(w.r.cfg.LogsCapabilityTTL), next.status.Logs.CredentialExpires.Time)
+	secrets, _ = logsChildren(resp)
+	require.Len(t, secrets, 1)
+	assert.Equal(t, w.now.Add(w.r.cfg.LogsCapabilityTTL).Unix(), w.capability(t, secrets[0]).Expires)
+
+	// A token that would read for longer than the TTL from now was not sealed by a call that
+	// checked its status: refused.
+	long := testCapability()
+	long.Expires = w.now.Add(w.r.cfg.LogsCapabilityTTL + time.Hour).Unix()
+	_, err := w.r.ReadLogs(context.Background(), mustSeal(t, w.r.caps, long), logsapi.Request{Instance: "inst-1", Type: "error"})
+	assert.ErrorIs(t, err, ErrCapabilityInvalid)
+	assert.NotContains(t, w.fake.Calls(), "ListErrorLogs", "nothing read")
 }

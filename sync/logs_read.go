@@ -65,6 +65,9 @@ func (r *Reconciler) ReadLogs(ctx context.Context, token string, req logsapi.Req
 	if !now.Before(capa.expires()) {
 		return nil, &CapabilityExpiredError{At: capa.expires()}
 	}
+	if capa.expires().After(now.Add(r.cfg.LogsCapabilityTTL + capabilitySkew)) {
+		return nil, errCapabilityInvalid // no call seals one that reads for longer than its lifetime
+	}
 	q, err := capa.query(req, now)
 	if err != nil {
 		return nil, err
