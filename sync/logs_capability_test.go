@@ -279,3 +279,21 @@ func TestLogsCapabilityFromForgedStatus(t *testing.T) {
 	assert.ErrorIs(t, err, ErrCapabilityInvalid)
 	assert.NotContains(t, w.fake.Calls(), "ListErrorLogs", "nothing read")
 }
+
+// Until only narrows the window: a capability for the last hour reads no hour of last week.
+func TestReadLogsWindowStaysWithinTheCapability(t *testing.T) {
+	now := t0.Add(time.Minute)
+	f := &cloudtest.Fake{LogsFns: cloudtest.LogsFns{
+		ListErrorLogsFn: func(context.Context, string, cloud.LogQuery) ([]cloud.ErrorLogEntry, int, error) { return nil, 0, nil },
+	}}
+	r := New(Config{Cloud: f, Now: func() time.Time { return now }, PasswordKey: secret.New("k")})
+	c := testCapability() // issued at t0 for 1h, expires at t0+15m
+	token := mustSeal(t, r.caps, c)
+	_, err := r.ReadLogs(context.Background(), token, logsapi.Request{Instance: "inst-1", Type: "error", Until: now.Add(-7 * 24 * time.Hour)})
+	var refused *LogsRefusedError
+	require.ErrorAs(t, err, &refused, "a window a week back")
+	assert.Empty(t, f.Calls())
+	resp, err := r.ReadLogs(context.Background(), token, logsapi.Request{Instance: "inst-1", Type: "error", Until: now.Add(-30 * time.Second)})
+	require.NoError(t, err, "a Job whose clock is a little behind")
+	assert.Equal(t, now.Add(-30*time.Second), resp.End)
+}
