@@ -174,6 +174,9 @@ func (s *LogsServer) read(c *gin.Context) {
 		c.PureJSON(http.StatusOK, resp) // no HTML escaping: it would swell the entries
 	case errors.Is(err, rdssync.ErrLogsUnavailable):
 		fail(http.StatusServiceUnavailable, "unavailable", err.Error())
+	case errors.Is(err, rdssync.ErrCapabilityBusy):
+		c.Header("Retry-After", "2")
+		fail(http.StatusTooManyRequests, "busy", err.Error())
 	case errors.Is(err, rdssync.ErrCapabilityInvalid):
 		fail(http.StatusUnauthorized, "unauthorized", err.Error())
 	case errors.As(err, &expired):

@@ -60,6 +60,7 @@ func TestLogsPort(t *testing.T) {
 		"invalid":          {reason: "a forged or changed token", fn: fail(rdssync.ErrCapabilityInvalid), auth: "Bearer t", body: body, want: 401, wantBody: "the capability is not valid"},
 		"expired":          {reason: "after its expiry", fn: fail(&rdssync.CapabilityExpiredError{At: time.Unix(0, 0)}), auth: "Bearer t", body: body, want: 401, wantBody: "expired"},
 		"outside":          {reason: "another instance", fn: fail(&rdssync.LogsRefusedError{Reason: "the capability is for another instance"}), auth: "Bearer t", body: body, want: 403},
+		"same capability":  {reason: "one read per capability at a time", fn: fail(rdssync.ErrCapabilityBusy), auth: "Bearer t", body: body, want: 429, retryAfter: "2"},
 		"no key":           {reason: "a token login without --password-key", fn: fail(rdssync.ErrLogsUnavailable), auth: "Bearer t", body: body, want: 503},
 		"unexpected error": {reason: "its text stays in the log", fn: fail(errors.New("boom")), auth: "Bearer t", body: body, want: 500, wantBody: `"internal error"`},
 	}
@@ -79,6 +80,7 @@ func TestLogsPort(t *testing.T) {
 			if tc.wantToken != "" {
 				assert.Equal(t, []string{tc.wantToken}, reader.tokens, tc.reason)
 			}
+			assert.Equal(t, tc.retryAfter, w.Header().Get("Retry-After"), tc.reason)
 			for _, secret := range []string{"SECRET-TOKEN", "dTpw"} {
 				assert.NotContains(t, logs.String(), secret, "no token in the logs")
 			}

@@ -297,3 +297,50 @@ func TestReadLogsWindowStaysWithinTheCapability(t *testing.T) {
 	require.NoError(t, err, "a Job whose clock is a little behind")
 	assert.Equal(t, now.Add(-30*time.Second), resp.End)
 }
+
+// One capability is one Job's read of each log, not a licence to hammer OTC with the controller's
+// login (throttling every tenant): reads with one capability run one at a time, and a bounded number.
+func TestReadLogsOneCapabilityIsBounded(t *testing.T) {
+	now := t0.Add(time.Minute)
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	f := &cloudtest.Fake{LogsFns: cloudtest.LogsFns{
+		ListErrorLogsFn: func(ctx context.Context, id string, q cloud.LogQuery) ([]cloud.ErrorLogEntry, int, error) {
+			if q.Max == 7 {
+				started <- struct{}{}
+				<-release
+			}
+			return nil, 0, nil
+		},
+	}}
+	r := New(Config{Cloud: f, Now: func() time.Time { return now }, PasswordKey: secret.New("k")})
+	token := mustSeal(t, r.caps, testCapability())
+	read := func(lines int) error {
+		_, err := r.ReadLogs(context.Background(), token, logsapi.Request{Instance: "inst-1", Type: "error", Lines: lines})
+		return err
+	}
+	done := make(chan error)
+	go func() { done <- read(7) }()
+	<-started
+	assert.ErrorIs(t, read(0), ErrCapabilityBusy, "a second read with the same capability waits for the first")
+	other := testCapability()
+	other.UID, other.Instance = "uid-2", "inst-2"
+	_, err := r.ReadLogs(context.Background(), mustSeal(t, r.caps, other), logsapi.Request{Instance: "inst-2", Type: "error"})
+	assert.NoError(t, err, "another object's Job is not held up")
+	close(release)
+	require.NoError(t, <-done)
+
+	n := 1
+	for ; n < 1000; n++ {
+		if err := read(0); err != nil {
+			var refused *LogsRefusedError
+			require.ErrorAs(t, err, &refused)
+			break
+		}
+	}
+	assert.Equal(t, maxReadsPerCapability, n, "a bounded number of reads")
+	calls := len(f.Calls())
+	_, err = r.ReadLogs(context.Background(), token, logsapi.Request{Instance: "inst-1", Type: "error"})
+	assert.Error(t, err)
+	assert.Len(t, f.Calls(), calls, "no OTC call once spent")
+}

@@ -72,6 +72,11 @@ func (r *Reconciler) ReadLogs(ctx context.Context, token string, req logsapi.Req
 	if err != nil {
 		return nil, err
 	}
+	done, err := r.reads.begin(&capa, now)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	log := LoggerFrom(ctx).With("rds", capa.Namespace+"/"+capa.Name, "uid", capa.UID, "instance", capa.Instance, "type", req.Type)
 	if capa.Creds != nil {
 		log = log.With("credentials", *capa.Creds)
