@@ -21,6 +21,10 @@ var _ cloud.Clouds = (*Pool)(nil)
 const (
 	DefaultPoolIdle = 30 * time.Minute
 	DefaultPoolMax  = 1000
+	// DefaultPoolMaxPerNamespace bounds one namespace's clients: a namespace whose Rds objects
+	// name several Secrets needs a few, and one that cycles through credential sets (a Secret
+	// patched again and again) pushes out only its own.
+	DefaultPoolMaxPerNamespace = 16
 )
 
 // PoolConfig configures a Pool.
@@ -37,6 +41,9 @@ type PoolConfig struct {
 	Idle time.Duration
 	// Max bounds the number of clients; the least recently used goes first. Zero: DefaultPoolMax.
 	Max int
+	// MaxPerNamespace bounds the clients of one namespace; beyond it, the namespace's least
+	// recently used goes, never another namespace's. Zero: DefaultPoolMaxPerNamespace.
+	MaxPerNamespace int
 	// Now is the pool's clock. Default time.Now.
 	Now func() time.Time
 }
@@ -53,16 +60,19 @@ type Pool struct {
 	allowed   map[string]bool // normalised identity endpoints
 	idle      time.Duration
 	max       int
+	maxPerNS  int
 	now       func() time.Time
 	newClient func(ctx context.Context, cfg Config) (*Client, error)
 
 	mu      sync.Mutex
 	entries map[[sha256.Size]byte]*list.Element // of *poolEntry
 	lru     list.List                           // front: most recently used
+	perNS   map[string]int                      // entries by namespace
 }
 
 type poolEntry struct {
 	key      [sha256.Size]byte
+	ns       string
 	lastUsed time.Time
 	done     chan struct{} // closed when the login finished
 	client   *Client       // set before done closes, nil on failure
@@ -74,14 +84,17 @@ type poolEntry struct {
 // cloud) only when credential sets may omit OS_AUTH_URL.
 func NewPool(cfg PoolConfig) (*Pool, error) {
 	p := &Pool{
-		base: cfg.Base, idle: cfg.Idle, max: cfg.Max, now: cfg.Now, newClient: New,
-		allowed: map[string]bool{}, entries: map[[sha256.Size]byte]*list.Element{},
+		base: cfg.Base, idle: cfg.Idle, max: cfg.Max, maxPerNS: cfg.MaxPerNamespace, now: cfg.Now, newClient: New,
+		allowed: map[string]bool{}, entries: map[[sha256.Size]byte]*list.Element{}, perNS: map[string]int{},
 	}
 	if p.idle <= 0 {
 		p.idle = DefaultPoolIdle
 	}
 	if p.max <= 0 {
 		p.max = DefaultPoolMax
+	}
+	if p.maxPerNS <= 0 {
+		p.maxPerNS = DefaultPoolMaxPerNamespace
 	}
 	if p.now == nil {
 		p.now = time.Now
@@ -150,8 +163,18 @@ func (p *Pool) For(ctx context.Context, creds *cloud.Credentials) (cloud.Cloud, 
 		p.mu.Unlock()
 		return e.wait(ctx)
 	}
-	e = &poolEntry{key: key, lastUsed: now, done: make(chan struct{})}
+	e = &poolEntry{key: key, ns: creds.Namespace, lastUsed: now, done: make(chan struct{})}
 	p.entries[key] = p.lru.PushFront(e)
+	p.perNS[e.ns]++
+	// NOTE: a namespace over its share pushes out its own least recently used client first, so
+	// that its churn never logs another namespace out.
+	for el := p.lru.Back(); p.perNS[e.ns] > p.maxPerNS && el != nil; {
+		prev := el.Prev()
+		if el.Value.(*poolEntry).ns == e.ns {
+			p.remove(el)
+		}
+		el = prev
+	}
 	for p.lru.Len() > p.max {
 		p.remove(p.lru.Back())
 	}
@@ -221,7 +244,11 @@ func (p *Pool) sweep(now time.Time) {
 }
 
 func (p *Pool) remove(el *list.Element) {
-	delete(p.entries, el.Value.(*poolEntry).key)
+	e := el.Value.(*poolEntry)
+	if p.perNS[e.ns]--; p.perNS[e.ns] <= 0 {
+		delete(p.perNS, e.ns)
+	}
+	delete(p.entries, e.key)
 	p.lru.Remove(el)
 }
 

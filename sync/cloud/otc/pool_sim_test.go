@@ -2,6 +2,7 @@ package otc_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -239,4 +240,23 @@ func BenchmarkPoolFor(b *testing.B) {
 			}
 		}
 	})
+}
+
+// One namespace cycling through credential sets (a Secret patched again and again) pushes out its
+// own clients only, never another namespace's: the other team logs in once.
+func TestPoolANamespaceEvictsOnlyItsOwnClients(t *testing.T) {
+	e := newPoolEnv(t, func(pc *otc.PoolConfig) { pc.Max, pc.MaxPerNamespace = 4, 2 })
+	a, err := e.pool.For(ctxT(t), e.creds("team-a", testutil.ProjectTeamA))
+	require.NoError(t, err)
+	for i := range 10 {
+		creds := e.creds("evil", testutil.ProjectTeamB)
+		creds.Env["OS_PASSWORD"] = fmt.Sprintf("Wrong-%d", i)
+		_, err := e.pool.For(ctxT(t), creds)
+		require.Error(t, err)
+	}
+	again, err := e.pool.For(ctxT(t), e.creds("team-a", testutil.ProjectTeamA))
+	require.NoError(t, err)
+	assert.Same(t, a, again, "team A's client survives another namespace's churn")
+	assert.Equal(t, 1, e.logins(testutil.ProjectTeamA))
+	assert.LessOrEqual(t, e.pool.Len(), 3, "evil holds at most its share")
 }
