@@ -25,6 +25,11 @@ const (
 	// name several Secrets needs a few, and one that cycles through credential sets (a Secret
 	// patched again and again) pushes out only its own.
 	DefaultPoolMaxPerNamespace = 16
+	// MaxRefusedLoginsPerNamespace is how many logins of one namespace IAM may refuse within the
+	// reauth backoff; further new logins of that namespace wait for the backoff without asking IAM.
+	// A Secret may name any IAM user, another team's or the controller's own, with a new wrong
+	// password each time: the controller must not become a way to lock that user out.
+	MaxRefusedLoginsPerNamespace = 3
 )
 
 // PoolConfig configures a Pool.
@@ -68,6 +73,7 @@ type Pool struct {
 	entries map[[sha256.Size]byte]*list.Element // of *poolEntry
 	lru     list.List                           // front: most recently used
 	perNS   map[string]int                      // entries by namespace
+	refused map[string][]time.Time              // refused logins by namespace, within the backoff
 }
 
 type poolEntry struct {
@@ -86,6 +92,7 @@ func NewPool(cfg PoolConfig) (*Pool, error) {
 	p := &Pool{
 		base: cfg.Base, idle: cfg.Idle, max: cfg.Max, maxPerNS: cfg.MaxPerNamespace, now: cfg.Now, newClient: New,
 		allowed: map[string]bool{}, entries: map[[sha256.Size]byte]*list.Element{}, perNS: map[string]int{},
+		refused: map[string][]time.Time{},
 	}
 	if p.idle <= 0 {
 		p.idle = DefaultPoolIdle
@@ -163,6 +170,11 @@ func (p *Pool) For(ctx context.Context, creds *cloud.Credentials) (cloud.Cloud, 
 		p.mu.Unlock()
 		return e.wait(ctx)
 	}
+	if wait := p.refusedWait(creds.Namespace, now); wait > 0 {
+		p.mu.Unlock()
+		return nil, &cloud.Error{Kind: cloud.KindThrottled, Op: "Authenticate", RetryAfter: wait,
+			Message: "IAM refused several logins from this namespace; new ones wait"}
+	}
 	e = &poolEntry{key: key, ns: creds.Namespace, lastUsed: now, done: make(chan struct{})}
 	p.entries[key] = p.lru.PushFront(e)
 	p.perNS[e.ns]++
@@ -192,6 +204,7 @@ func (p *Pool) For(ctx context.Context, creds *cloud.Credentials) (cloud.Cloud, 
 		if errors.As(e.err, &ce) && ctx.Err() == nil {
 			switch ce.Kind {
 			case cloud.KindUnauthorized, cloud.KindInvalid, cloud.KindNotFound:
+				p.refused[e.ns] = append(p.refused[e.ns], e.retryAt)
 				e.retryAt = e.retryAt.Add(p.base.reauthBackoff())
 			default:
 				e.retryAt = e.retryAt.Add(p.base.reauthRetry())
@@ -228,6 +241,24 @@ func loginFailure(err error) error {
 	}
 	return &cloud.Error{Kind: cloud.KindInvalid, Op: "Authenticate",
 		Message: "the login succeeded, but its project offers no RDS in the region"}
+}
+
+// refusedWait is how long a new login of the namespace waits because IAM refused too many of its
+// logins within the backoff; 0: it may log in. The caller holds p.mu.
+func (p *Pool) refusedWait(ns string, now time.Time) time.Duration {
+	times := p.refused[ns]
+	for len(times) > 0 && !now.Before(times[0].Add(p.base.reauthBackoff())) {
+		times = times[1:]
+	}
+	if len(times) == 0 {
+		delete(p.refused, ns)
+		return 0
+	}
+	p.refused[ns] = times
+	if len(times) < MaxRefusedLoginsPerNamespace {
+		return 0
+	}
+	return times[len(times)-MaxRefusedLoginsPerNamespace].Add(p.base.reauthBackoff()).Sub(now)
 }
 
 // sweep drops the clients idle for longer than p.idle. The caller holds p.mu.
