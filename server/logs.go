@@ -46,7 +46,17 @@ type LogsServer struct {
 	opts   LogsOptions
 	engine *gin.Engine
 	slots  chan struct{}
+	// bodies bounds the request bodies being read at once (memory: bodies × MaxBodyBytes). A
+	// body waits for its turn; only a read holds a slot (slots).
+	bodies chan struct{}
 }
+
+// bodiesPerSlot is how many bodies may be read at once per slot: reading one is quick for a Job,
+// and bodies are small, but any pod may connect and hold its body back.
+const bodiesPerSlot = 16
+
+// bodyWait is how long a request waits for its turn to send its body before it is answered 503.
+const bodyWait = 5 * time.Second
 
 // NewLogs builds the logs port's handler.
 func NewLogs(opts LogsOptions) *LogsServer {
@@ -66,7 +76,8 @@ func NewLogs(opts LogsOptions) *LogsServer {
 		opts.Metrics = NewMetrics(prometheus.NewRegistry())
 	}
 	gin.SetMode(gin.ReleaseMode)
-	s := &LogsServer{opts: opts, engine: gin.New(), slots: make(chan struct{}, opts.MaxInFlight)}
+	s := &LogsServer{opts: opts, engine: gin.New(), slots: make(chan struct{}, opts.MaxInFlight),
+		bodies: make(chan struct{}, bodiesPerSlot*opts.MaxInFlight)}
 	s.engine.ContextWithFallback = true
 	s.engine.HandleMethodNotAllowed = true
 	// NOTE: no proxy is trusted: a Job must not choose the client address the refusals log.
@@ -99,16 +110,12 @@ func (s *LogsServer) read(c *gin.Context) {
 		c.AbortWithStatusJSON(status, logsapi.Error{Error: msg})
 	}
 
-	select {
-	case s.slots <- struct{}{}:
-		defer func() { <-s.slots }()
-	default:
+	body, err := s.readBody(c)
+	if errors.Is(err, errBodiesBusy) {
 		c.Header("Retry-After", "2")
 		fail(http.StatusServiceUnavailable, "busy", "the hooks are serving other log reads; try again shortly")
 		return
 	}
-
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -142,6 +149,18 @@ func (s *LogsServer) read(c *gin.Context) {
 		return
 	}
 
+	// NOTE: the slot is taken only once a whole, well-formed request with a token is here: any pod
+	// may reach this port, and a client trickling its body (up to the server's ReadTimeout) must
+	// not hold the slots of the Jobs.
+	select {
+	case s.slots <- struct{}{}:
+		defer func() { <-s.slots }()
+	default:
+		c.Header("Retry-After", "2")
+		fail(http.StatusServiceUnavailable, "busy", "the hooks are serving other log reads; try again shortly")
+		return
+	}
+
 	ctx, cancel := context.WithTimeout(rdssync.WithLogger(c.Request.Context(), s.opts.Logger), s.opts.Timeout)
 	defer cancel()
 	resp, err := s.opts.Reader.ReadLogs(ctx, token, req)
@@ -155,6 +174,9 @@ func (s *LogsServer) read(c *gin.Context) {
 		c.PureJSON(http.StatusOK, resp) // no HTML escaping: it would swell the entries
 	case errors.Is(err, rdssync.ErrLogsUnavailable):
 		fail(http.StatusServiceUnavailable, "unavailable", err.Error())
+	case errors.Is(err, rdssync.ErrCapabilityBusy):
+		c.Header("Retry-After", "2")
+		fail(http.StatusTooManyRequests, "busy", err.Error())
 	case errors.Is(err, rdssync.ErrCapabilityInvalid):
 		fail(http.StatusUnauthorized, "unauthorized", err.Error())
 	case errors.As(err, &expired):
@@ -174,4 +196,21 @@ func (s *LogsServer) read(c *gin.Context) {
 		s.opts.Logger.Error("log read failed", "error", err.Error())
 		fail(http.StatusInternalServerError, "error", "internal error")
 	}
+}
+
+var errBodiesBusy = errors.New("too many bodies being read")
+
+// readBody reads a request's body once it is its turn (bodies), at most bodyWait after it arrived.
+func (s *LogsServer) readBody(c *gin.Context) ([]byte, error) {
+	wait := time.NewTimer(bodyWait)
+	defer wait.Stop()
+	select {
+	case s.bodies <- struct{}{}:
+		defer func() { <-s.bodies }()
+	case <-wait.C:
+		return nil, errBodiesBusy
+	case <-c.Request.Context().Done():
+		return nil, c.Request.Context().Err()
+	}
+	return io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes))
 }

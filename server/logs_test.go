@@ -60,6 +60,7 @@ func TestLogsPort(t *testing.T) {
 		"invalid":          {reason: "a forged or changed token", fn: fail(rdssync.ErrCapabilityInvalid), auth: "Bearer t", body: body, want: 401, wantBody: "the capability is not valid"},
 		"expired":          {reason: "after its expiry", fn: fail(&rdssync.CapabilityExpiredError{At: time.Unix(0, 0)}), auth: "Bearer t", body: body, want: 401, wantBody: "expired"},
 		"outside":          {reason: "another instance", fn: fail(&rdssync.LogsRefusedError{Reason: "the capability is for another instance"}), auth: "Bearer t", body: body, want: 403},
+		"same capability":  {reason: "one read per capability at a time", fn: fail(rdssync.ErrCapabilityBusy), auth: "Bearer t", body: body, want: 429, retryAfter: "2"},
 		"no key":           {reason: "a token login without --password-key", fn: fail(rdssync.ErrLogsUnavailable), auth: "Bearer t", body: body, want: 503},
 		"unexpected error": {reason: "its text stays in the log", fn: fail(errors.New("boom")), auth: "Bearer t", body: body, want: 500, wantBody: `"internal error"`},
 	}
@@ -79,6 +80,7 @@ func TestLogsPort(t *testing.T) {
 			if tc.wantToken != "" {
 				assert.Equal(t, []string{tc.wantToken}, reader.tokens, tc.reason)
 			}
+			assert.Equal(t, tc.retryAfter, w.Header().Get("Retry-After"), tc.reason)
 			for _, secret := range []string{"SECRET-TOKEN", "dTpw"} {
 				assert.NotContains(t, logs.String(), secret, "no token in the logs")
 			}
@@ -130,4 +132,45 @@ func TestLogsPortThrottledAndBusy(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]uint64{"busy": 1, "throttled": 1}, counts, "each read is measured by outcome")
+}
+
+// blockingBody is a request body that sends nothing until released, as a client trickling its body
+// would.
+type blockingBody struct {
+	read    chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingBody) Read([]byte) (int, error) {
+	select {
+	case b.read <- struct{}{}:
+	default:
+	}
+	<-b.release
+	return 0, errors.New("closed")
+}
+
+// Any pod may reach the logs port: a client that holds its body back, without a capability, must
+// not take the slots of the Jobs that present one.
+func TestLogsPortSlowBodyTakesNoSlot(t *testing.T) {
+	ok := func(_ context.Context, req logsapi.Request) (*logsapi.Response, error) {
+		return &logsapi.Response{Instance: req.Instance, Type: req.Type}, nil
+	}
+	h := server.NewLogs(server.LogsOptions{Reader: &fakeReader{fn: ok}, MaxInFlight: 1})
+	slow := &blockingBody{read: make(chan struct{}, 1), release: make(chan struct{})}
+	done := make(chan int)
+	go func() {
+		req := httptest.NewRequest(http.MethodPost, "/v1/logs", slow)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		done <- w.Code
+	}()
+	<-slow.read
+	req := httptest.NewRequest(http.MethodPost, "/v1/logs", strings.NewReader(`{"instance":"i1","type":"error"}`))
+	req.Header.Set("Authorization", "Bearer t")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	assert.Equal(t, http.StatusOK, w.Code, "a Job's read is served while another client holds back its body: "+w.Body.String())
+	close(slow.release)
+	assert.Equal(t, http.StatusBadRequest, <-done)
 }

@@ -190,7 +190,10 @@ func (c *call) startLogs(ls *v1alpha1.LogsStatus) {
 	// a new expiry. It is renewed when it would expire before the Job could end (its Secret never
 	// arrived in time, or the call that accepted the request was long ago); the Secret of the last
 	// expiry may still be on its way, and two calls answer the same one.
-	if exp := ls.CredentialExpires; exp == nil || !c.now.Add(c.r.cfg.LogsJobDeadline).Before(exp.Time) {
+	// A recorded expiry beyond the capability's lifetime from now was not written by a call (a
+	// forged status): it is replaced too.
+	if exp := ls.CredentialExpires; exp == nil || !c.now.Add(c.r.cfg.LogsJobDeadline).Before(exp.Time) ||
+		exp.After(c.now.Add(c.r.cfg.LogsCapabilityTTL+capabilitySkew)) {
 		next := metav1.NewTime(c.now.Add(c.r.cfg.LogsCapabilityTTL))
 		ls.CredentialExpires = &next
 		c.log.Info("log Job capability issued", "job", ls.Job, "expires", next.Time)

@@ -10,6 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/cloudtest"
@@ -25,11 +28,12 @@ func testCapability() logsCapability {
 	}
 }
 
-// ownedInstance answers GetInstance with inst-1 tagged for testCapability's object.
-func ownedInstance(context.Context, string) (*cloud.Instance, error) {
+// ownedInstance answers GetInstance with the instance tagged for testCapability's object: inst-1
+// for uid-1, inst-2 for uid-2.
+func ownedInstance(_ context.Context, id string) (*cloud.Instance, error) {
 	inst := activeInstance()
-	inst.ID = "inst-1"
-	inst.Tags = owner{Cluster: "local", Namespace: "rds1", Name: "db", UID: "uid-1"}.tags()
+	inst.ID = id
+	inst.Tags = owner{Cluster: "local", Namespace: "rds1", Name: "db", UID: "uid-" + strings.TrimPrefix(id, "inst-")}.tags()
 	return inst, nil
 }
 
@@ -261,4 +265,116 @@ func BenchmarkCapability(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A tenant who may patch its object's status forges status.logs: the capability the next call
+// seals must still expire within the TTL of now and stay within the request bounds, and a token
+// that would outlive the TTL is refused.
+func TestLogsCapabilityFromForgedStatus(t *testing.T) {
+	w := newLogsWorld(t)
+	_, o := w.sync(t, w.first())
+	forged := o.status.DeepCopy()
+	far := metav1.NewTime(t0.Add(10 * 365 * 24 * time.Hour))
+	forged.Logs.CredentialExpires = &far
+	forged.Logs.State = v1alpha1.LogsRunning
+	forged.Logs.Lines = 1_000_000
+	forged.Logs.Since = "100000h"
+	o.status = *forged
+	o.secrets = map[string]*corev1.Secret{"my-rds-single-connection": o.secrets["my-rds-single-connection"]}
+	w.now = t0.Add(time.Minute)
+	resp, _ := w.sync(t, o)
+	secrets, _ := logsChildren(resp)
+	for _, s := range secrets {
+		c := w.capability(t, s)
+		assert.LessOrEqual(t, c.Expires, w.now.Add(w.r.cfg.LogsCapabilityTTL).Unix(), "no capability outlives the TTL")
+		assert.LessOrEqual(t, c.Lines, maxLogsLines)
+		since, err := time.ParseDuration(c.Since)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, since, maxLogsSince)
+	}
+
+	// Starting with a forged expiry: the call issues one within the TTL instead.
+	starting := o.status.DeepCopy()
+	_, o2 := w.sync(t, w.first())
+	starting.Logs = o2.status.Logs.DeepCopy()
+	starting.Logs.CredentialExpires = &far
+	o.status = *starting
+	resp, next := w.sync(t, o)
+	assert.Equal(t, w.now.Add(w.r.cfg.LogsCapabilityTTL), next.status.Logs.CredentialExpires.Time)
+	secrets, _ = logsChildren(resp)
+	require.Len(t, secrets, 1)
+	assert.Equal(t, w.now.Add(w.r.cfg.LogsCapabilityTTL).Unix(), w.capability(t, secrets[0]).Expires)
+
+	// A token that would read for longer than the TTL from now was not sealed by a call that
+	// checked its status: refused.
+	long := testCapability()
+	long.Expires = w.now.Add(w.r.cfg.LogsCapabilityTTL + time.Hour).Unix()
+	_, err := w.r.ReadLogs(context.Background(), mustSeal(t, w.r.caps, long), logsapi.Request{Instance: "inst-1", Type: "error"})
+	assert.ErrorIs(t, err, ErrCapabilityInvalid)
+	assert.NotContains(t, w.fake.Calls(), "ListErrorLogs", "nothing read")
+}
+
+// Until only narrows the window: a capability for the last hour reads no hour of last week.
+func TestReadLogsWindowStaysWithinTheCapability(t *testing.T) {
+	now := t0.Add(time.Minute)
+	f := &cloudtest.Fake{GetInstanceFn: ownedInstance, LogsFns: cloudtest.LogsFns{
+		ListErrorLogsFn: func(context.Context, string, cloud.LogQuery) ([]cloud.ErrorLogEntry, int, error) { return nil, 0, nil },
+	}}
+	r := New(Config{Cloud: f, Now: func() time.Time { return now }, PasswordKey: secret.New("k")})
+	c := testCapability() // issued at t0 for 1h, expires at t0+15m
+	token := mustSeal(t, r.caps, c)
+	_, err := r.ReadLogs(context.Background(), token, logsapi.Request{Instance: "inst-1", Type: "error", Until: now.Add(-7 * 24 * time.Hour)})
+	var refused *LogsRefusedError
+	require.ErrorAs(t, err, &refused, "a window a week back")
+	assert.Empty(t, f.Calls())
+	resp, err := r.ReadLogs(context.Background(), token, logsapi.Request{Instance: "inst-1", Type: "error", Until: now.Add(-30 * time.Second)})
+	require.NoError(t, err, "a Job whose clock is a little behind")
+	assert.Equal(t, now.Add(-30*time.Second), resp.End)
+}
+
+// One capability is one Job's read of each log, not a licence to hammer OTC with the controller's
+// login (throttling every tenant): reads with one capability run one at a time, and a bounded number.
+func TestReadLogsOneCapabilityIsBounded(t *testing.T) {
+	now := t0.Add(time.Minute)
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	f := &cloudtest.Fake{GetInstanceFn: ownedInstance, LogsFns: cloudtest.LogsFns{
+		ListErrorLogsFn: func(ctx context.Context, id string, q cloud.LogQuery) ([]cloud.ErrorLogEntry, int, error) {
+			if q.Max == 7 {
+				started <- struct{}{}
+				<-release
+			}
+			return nil, 0, nil
+		},
+	}}
+	r := New(Config{Cloud: f, Now: func() time.Time { return now }, PasswordKey: secret.New("k")})
+	token := mustSeal(t, r.caps, testCapability())
+	read := func(lines int) error {
+		_, err := r.ReadLogs(context.Background(), token, logsapi.Request{Instance: "inst-1", Type: "error", Lines: lines})
+		return err
+	}
+	done := make(chan error)
+	go func() { done <- read(7) }()
+	<-started
+	assert.ErrorIs(t, read(0), ErrCapabilityBusy, "a second read with the same capability waits for the first")
+	other := testCapability()
+	other.UID, other.Instance = "uid-2", "inst-2"
+	_, err := r.ReadLogs(context.Background(), mustSeal(t, r.caps, other), logsapi.Request{Instance: "inst-2", Type: "error"})
+	assert.NoError(t, err, "another object's Job is not held up")
+	close(release)
+	require.NoError(t, <-done)
+
+	n := 1
+	for ; n < 1000; n++ {
+		if err := read(0); err != nil {
+			var refused *LogsRefusedError
+			require.ErrorAs(t, err, &refused)
+			break
+		}
+	}
+	assert.Equal(t, maxReadsPerCapability, n, "a bounded number of reads")
+	calls := len(f.Calls())
+	_, err = r.ReadLogs(context.Background(), token, logsapi.Request{Instance: "inst-1", Type: "error"})
+	assert.Error(t, err)
+	assert.Len(t, f.Calls(), calls, "no OTC call once spent")
 }

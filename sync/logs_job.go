@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +30,11 @@ const logsUser = 65532
 // controller's own login.
 func (c *call) logsSecret(ls *v1alpha1.LogsStatus) (*corev1.Secret, error) {
 	exp := ls.CredentialExpires.Time.UTC().Truncate(time.Second)
+	// NOTE: status.logs comes back with the object, and a tenant allowed to patch its status could
+	// forge it: nothing is sealed that a call could not have issued.
+	if err := c.checkLogsStatus(ls); err != nil {
+		return nil, err
+	}
 	token, err := c.r.caps.seal(logsCapability{
 		Instance: c.logsInstance, Namespace: c.parent.Namespace, Name: c.parent.Name, UID: string(c.parent.UID),
 		Request: ls.Request, Types: ls.Types, Since: ls.Since, Lines: ls.Lines, Expires: exp.Unix(), Creds: c.creds,
@@ -130,4 +136,20 @@ func (c *call) logsJob(ls *v1alpha1.LogsStatus) *batchv1.Job {
 			},
 		},
 	}
+}
+
+// capabilitySkew is how far apart the clocks of two replicas (or of a replica and a Job) may be.
+const capabilitySkew = time.Minute
+
+// checkLogsStatus refuses a status.logs no call could have written: a capability that would read
+// for longer than its lifetime from now, or options beyond the request's bounds.
+func (c *call) checkLogsStatus(ls *v1alpha1.LogsStatus) error {
+	if ls.CredentialExpires.After(c.now.Add(c.r.cfg.LogsCapabilityTTL + capabilitySkew)) {
+		return errors.New("status.logs.credentialExpires lies beyond the capability's lifetime")
+	}
+	opts := &v1alpha1.LogsRequest{Request: ls.Request, Since: ls.Since, Lines: ls.Lines, Types: ls.Types}
+	if ls.Since == "" || ls.Lines < 1 || len(ls.Types) == 0 || len(validateLogs(opts, "")) > 0 {
+		return errors.New("status.logs holds options beyond the bounds of a log request")
+	}
+	return nil
 }

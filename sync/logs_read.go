@@ -65,10 +65,18 @@ func (r *Reconciler) ReadLogs(ctx context.Context, token string, req logsapi.Req
 	if !now.Before(capa.expires()) {
 		return nil, &CapabilityExpiredError{At: capa.expires()}
 	}
-	q, err := capa.query(req, now)
+	if capa.expires().After(now.Add(r.cfg.LogsCapabilityTTL + capabilitySkew)) {
+		return nil, errCapabilityInvalid // no call seals one that reads for longer than its lifetime
+	}
+	q, err := capa.query(req, now, r.cfg.LogsCapabilityTTL)
 	if err != nil {
 		return nil, err
 	}
+	done, err := r.reads.begin(&capa, now)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	log := LoggerFrom(ctx).With("rds", capa.Namespace+"/"+capa.Name, "uid", capa.UID, "instance", capa.Instance, "type", req.Type)
 	if capa.Creds != nil {
 		log = log.With("credentials", *capa.Creds)
@@ -115,8 +123,9 @@ func (r *Reconciler) ReadLogs(ctx context.Context, token string, req logsapi.Req
 	return resp, nil
 }
 
-// query is the window a read asks for, once checked against the capability.
-func (c *logsCapability) query(req logsapi.Request, now time.Time) (cloud.LogQuery, error) {
+// query is the window a read asks for, once checked against the capability, which was issued
+// ttl before it expires.
+func (c *logsCapability) query(req logsapi.Request, now time.Time, ttl time.Duration) (cloud.LogQuery, error) {
 	if req.Instance != c.Instance {
 		return cloud.LogQuery{}, &LogsRefusedError{Reason: "the capability is for another instance"}
 	}
@@ -144,6 +153,11 @@ func (c *logsCapability) query(req logsapi.Request, now time.Time) (cloud.LogQue
 	end := req.Until
 	if end.IsZero() || end.After(now) {
 		end = now
+	}
+	// The window may end earlier than now (the Job's clock), but not before the capability was
+	// issued: a capability for the last hour reads no hour of last month.
+	if issued := c.expires().Add(-ttl - capabilitySkew); end.Before(issued) {
+		return cloud.LogQuery{}, &LogsRefusedError{Reason: "until must not lie before the log request was accepted"}
 	}
 	return cloud.LogQuery{Start: end.Add(-since).UTC().Truncate(time.Second), End: end.UTC().Truncate(time.Second), Max: lines}, nil
 }

@@ -89,6 +89,8 @@ type Reconciler struct {
 	locks *keyedMutex // one call per object at a time (singleflight.go)
 	// caps seals and opens log Job capabilities; nil without a PasswordKey (log Jobs are refused).
 	caps *capabilitySealer
+	// reads bounds the reads of each capability (logs_reads.go).
+	reads *capabilityReads
 }
 
 // New returns a Reconciler with defaults filled in.
@@ -141,6 +143,7 @@ func New(cfg Config) *Reconciler {
 	// Without a stable secret there is no key every replica shares: log requests are refused
 	// with LogsUnavailable (logs.go) rather than sealed with a key of this process alone.
 	r.caps, _ = newCapabilitySealer(cfg.PasswordKey)
+	r.reads = newCapabilityReads()
 	return r
 }
 

@@ -2,7 +2,9 @@ package otc
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"sync"
@@ -106,6 +108,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	out := req.Clone(ctx)
 	out.Header.Del(callHeader)
 	resp, err := t.base.RoundTrip(out)
+	if err == nil {
+		resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxResponseBytes}
+	}
 	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
 		d := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 		st.mu.Lock()
@@ -205,4 +210,35 @@ func runCall[T any](ctx context.Context, c *Client, op string, fn func(s service
 	case <-ctx.Done():
 		return zero, translate(op, ctx.Err(), callInfo{})
 	}
+}
+
+// maxResponseBytes bounds one answer of OTC the SDK reads into memory. The largest answers are
+// listings of 100 items; a page of log entries holds what the tenant wrote into its own logs,
+// which must not exhaust the memory of the hooks every tenant shares.
+const maxResponseBytes = 16 << 20
+
+// errResponseTooLarge ends the reading of an answer beyond maxResponseBytes.
+var errResponseTooLarge = errors.New("OTC's answer exceeds the size the controller reads")
+
+// limitedBody fails a read beyond its limit, so that the SDK's decoding fails instead of holding
+// the whole answer.
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		if n, err := b.ReadCloser.Read(one[:]); n == 0 && err != nil {
+			return 0, err // the answer ended at the limit (io.EOF)
+		}
+		return 0, errResponseTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }

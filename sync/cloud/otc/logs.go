@@ -3,7 +3,9 @@ package otc
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/logs"
 
@@ -18,6 +20,24 @@ const logPageSize = 100
 
 // maxLogEntries is how many entries of each log OTC keeps; no window holds more.
 const maxLogEntries = 2000
+
+// MaxLogFieldBytes cuts each text field of a log entry as it arrives. The tenant writes its own
+// instance's logs (a slow statement may carry megabytes): a read keeps at most maxLogEntries
+// entries of bounded size, in the memory of the hooks every tenant shares. The hooks' logs port
+// cuts further, to logsapi.MaxEntryBytes with a mark.
+const MaxLogFieldBytes = 8 << 10
+
+// cutField returns s cut to MaxLogFieldBytes, on a rune boundary.
+func cutField(s string) string {
+	if len(s) <= MaxLogFieldBytes {
+		return s
+	}
+	s = s[:MaxLogFieldBytes]
+	for i := 0; i < utf8.UTFMax && len(s) > 0 && !utf8.ValidString(s); i++ {
+		s = s[:len(s)-1]
+	}
+	return strings.Clone(s) // not a slice of the page's large string
+}
 
 // ListErrorLogs returns the error log entries of the window, newest first, up to q.Max.
 func (c *Client) ListErrorLogs(ctx context.Context, instanceID string, q cloud.LogQuery) ([]cloud.ErrorLogEntry, int, error) {
@@ -34,7 +54,7 @@ func (c *Client) ListErrorLogs(ctx context.Context, instanceID string, q cloud.L
 		}
 		out := make([]cloud.ErrorLogEntry, 0, len(res.ErrorLogList))
 		for _, e := range res.ErrorLogList {
-			out = append(out, cloud.ErrorLogEntry{Time: e.Time, Level: e.Level, Content: e.Content})
+			out = append(out, cloud.ErrorLogEntry{Time: cutField(e.Time), Level: cutField(e.Level), Content: cutField(e.Content)})
 		}
 		return out, res.TotalRecord, nil
 	})
@@ -56,9 +76,10 @@ func (c *Client) ListSlowLogs(ctx context.Context, instanceID string, q cloud.Lo
 		out := make([]cloud.SlowLogEntry, 0, len(res.Slowloglist))
 		for _, e := range res.Slowloglist {
 			out = append(out, cloud.SlowLogEntry{
-				StartTime: e.StartTime, Duration: e.Time, LockTime: e.LockTime, RowsSent: e.RowsSent,
-				RowsExamined: e.RowsExamined, Count: e.Count, Type: e.Type, Database: e.Database,
-				User: e.Users, ClientIP: e.ClientIp, Query: e.QuerySample,
+				StartTime: cutField(e.StartTime), Duration: cutField(e.Time), LockTime: cutField(e.LockTime),
+				RowsSent: cutField(e.RowsSent), RowsExamined: cutField(e.RowsExamined), Count: cutField(e.Count),
+				Type: cutField(e.Type), Database: cutField(e.Database), User: cutField(e.Users),
+				ClientIP: cutField(e.ClientIp), Query: cutField(e.QuerySample),
 			})
 		}
 		return out, res.TotalRecord, nil

@@ -2,6 +2,7 @@ package otc_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
 
@@ -103,4 +105,33 @@ func TestSimLogErrors(t *testing.T) {
 	e.sim.AddFault(otcsim.Fault{Op: otcsim.OpListErrorLogs, Kind: otcsim.FaultStatus, Status: 500, Count: 1})
 	_, _, err = e.c.ListErrorLogs(ctx, id, q)
 	requireKind(t, cloud.KindUnavailable, err)
+}
+
+// A tenant writes its own instance's logs (a slow query with a megabyte of comment): what a read
+// keeps is bounded per entry, and a page too large to hold is refused, not decoded, so that one
+// tenant's log Job cannot exhaust the memory of the hooks every tenant shares.
+func TestSimLogsBoundedByEntryAndPage(t *testing.T) {
+	e := newSimEnv(t)
+	ctx := ctxT(t)
+	id := logsInstance(t, e, "MySQL")
+	base := t0.Add(-10 * time.Hour)
+	big := strings.Repeat("x", 64<<10)
+	for i := range 150 {
+		require.NoError(t, e.sim.AddSlowLog(id, otcsim.SlowLogEntry{Time: base.Add(time.Duration(i) * time.Minute), Duration: 2 * time.Second, Query: big, Type: "SELECT"}))
+	}
+	got, _, err := e.c.ListSlowLogs(ctx, id, cloud.LogQuery{Start: base, End: t0.Add(-time.Minute)})
+	require.NoError(t, err)
+	require.Len(t, got, 150)
+	for _, entry := range got {
+		assert.LessOrEqual(t, len(entry.Query), otc.MaxLogFieldBytes, "each field is cut")
+	}
+
+	huge := strings.Repeat("y", 300<<10) // 100 of these make a page of 30 MiB
+	for i := range 100 {
+		require.NoError(t, e.sim.AddErrorLog(id, base.Add(time.Duration(i)*time.Minute), "ERROR", huge))
+	}
+	_, _, err = e.c.ListErrorLogs(ctx, id, cloud.LogQuery{Start: base, End: t0.Add(-time.Minute)})
+	var ce *cloud.Error
+	require.ErrorAs(t, err, &ce, "a page beyond the response limit is refused")
+	assert.NotContains(t, err.Error(), "yyyy", "no content in the error")
 }

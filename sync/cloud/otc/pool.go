@@ -21,6 +21,15 @@ var _ cloud.Clouds = (*Pool)(nil)
 const (
 	DefaultPoolIdle = 30 * time.Minute
 	DefaultPoolMax  = 1000
+	// DefaultPoolMaxPerNamespace bounds one namespace's clients: a namespace whose Rds objects
+	// name several Secrets needs a few, and one that cycles through credential sets (a Secret
+	// patched again and again) pushes out only its own.
+	DefaultPoolMaxPerNamespace = 16
+	// MaxRefusedLoginsPerNamespace is how many logins of one namespace IAM may refuse within the
+	// reauth backoff; further new logins of that namespace wait for the backoff without asking IAM.
+	// A Secret may name any IAM user, another team's or the controller's own, with a new wrong
+	// password each time: the controller must not become a way to lock that user out.
+	MaxRefusedLoginsPerNamespace = 3
 )
 
 // PoolConfig configures a Pool.
@@ -37,6 +46,9 @@ type PoolConfig struct {
 	Idle time.Duration
 	// Max bounds the number of clients; the least recently used goes first. Zero: DefaultPoolMax.
 	Max int
+	// MaxPerNamespace bounds the clients of one namespace; beyond it, the namespace's least
+	// recently used goes, never another namespace's. Zero: DefaultPoolMaxPerNamespace.
+	MaxPerNamespace int
 	// Now is the pool's clock. Default time.Now.
 	Now func() time.Time
 }
@@ -53,16 +65,20 @@ type Pool struct {
 	allowed   map[string]bool // normalised identity endpoints
 	idle      time.Duration
 	max       int
+	maxPerNS  int
 	now       func() time.Time
 	newClient func(ctx context.Context, cfg Config) (*Client, error)
 
 	mu      sync.Mutex
 	entries map[[sha256.Size]byte]*list.Element // of *poolEntry
 	lru     list.List                           // front: most recently used
+	perNS   map[string]int                      // entries by namespace
+	refused map[string][]time.Time              // refused logins by namespace, within the backoff
 }
 
 type poolEntry struct {
 	key      [sha256.Size]byte
+	ns       string
 	lastUsed time.Time
 	done     chan struct{} // closed when the login finished
 	client   *Client       // set before done closes, nil on failure
@@ -74,14 +90,18 @@ type poolEntry struct {
 // cloud) only when credential sets may omit OS_AUTH_URL.
 func NewPool(cfg PoolConfig) (*Pool, error) {
 	p := &Pool{
-		base: cfg.Base, idle: cfg.Idle, max: cfg.Max, now: cfg.Now, newClient: New,
-		allowed: map[string]bool{}, entries: map[[sha256.Size]byte]*list.Element{},
+		base: cfg.Base, idle: cfg.Idle, max: cfg.Max, maxPerNS: cfg.MaxPerNamespace, now: cfg.Now, newClient: New,
+		allowed: map[string]bool{}, entries: map[[sha256.Size]byte]*list.Element{}, perNS: map[string]int{},
+		refused: map[string][]time.Time{},
 	}
 	if p.idle <= 0 {
 		p.idle = DefaultPoolIdle
 	}
 	if p.max <= 0 {
 		p.max = DefaultPoolMax
+	}
+	if p.maxPerNS <= 0 {
+		p.maxPerNS = DefaultPoolMaxPerNamespace
 	}
 	if p.now == nil {
 		p.now = time.Now
@@ -150,8 +170,23 @@ func (p *Pool) For(ctx context.Context, creds *cloud.Credentials) (cloud.Cloud, 
 		p.mu.Unlock()
 		return e.wait(ctx)
 	}
-	e = &poolEntry{key: key, lastUsed: now, done: make(chan struct{})}
+	if wait := p.refusedWait(creds.Namespace, now); wait > 0 {
+		p.mu.Unlock()
+		return nil, &cloud.Error{Kind: cloud.KindThrottled, Op: "Authenticate", RetryAfter: wait,
+			Message: "IAM refused several logins from this namespace; new ones wait"}
+	}
+	e = &poolEntry{key: key, ns: creds.Namespace, lastUsed: now, done: make(chan struct{})}
 	p.entries[key] = p.lru.PushFront(e)
+	p.perNS[e.ns]++
+	// NOTE: a namespace over its share pushes out its own least recently used client first, so
+	// that its churn never logs another namespace out.
+	for el := p.lru.Back(); p.perNS[e.ns] > p.maxPerNS && el != nil; {
+		prev := el.Prev()
+		if el.Value.(*poolEntry).ns == e.ns {
+			p.remove(el)
+		}
+		el = prev
+	}
 	for p.lru.Len() > p.max {
 		p.remove(p.lru.Back())
 	}
@@ -169,6 +204,7 @@ func (p *Pool) For(ctx context.Context, creds *cloud.Credentials) (cloud.Cloud, 
 		if errors.As(e.err, &ce) && ctx.Err() == nil {
 			switch ce.Kind {
 			case cloud.KindUnauthorized, cloud.KindInvalid, cloud.KindNotFound:
+				p.refused[e.ns] = append(p.refused[e.ns], e.retryAt)
 				e.retryAt = e.retryAt.Add(p.base.reauthBackoff())
 			default:
 				e.retryAt = e.retryAt.Add(p.base.reauthRetry())
@@ -207,6 +243,24 @@ func loginFailure(err error) error {
 		Message: "the login succeeded, but its project offers no RDS in the region"}
 }
 
+// refusedWait is how long a new login of the namespace waits because IAM refused too many of its
+// logins within the backoff; 0: it may log in. The caller holds p.mu.
+func (p *Pool) refusedWait(ns string, now time.Time) time.Duration {
+	times := p.refused[ns]
+	for len(times) > 0 && !now.Before(times[0].Add(p.base.reauthBackoff())) {
+		times = times[1:]
+	}
+	if len(times) == 0 {
+		delete(p.refused, ns)
+		return 0
+	}
+	p.refused[ns] = times
+	if len(times) < MaxRefusedLoginsPerNamespace {
+		return 0
+	}
+	return times[len(times)-MaxRefusedLoginsPerNamespace].Add(p.base.reauthBackoff()).Sub(now)
+}
+
 // sweep drops the clients idle for longer than p.idle. The caller holds p.mu.
 func (p *Pool) sweep(now time.Time) {
 	for el := p.lru.Back(); el != nil; {
@@ -221,7 +275,11 @@ func (p *Pool) sweep(now time.Time) {
 }
 
 func (p *Pool) remove(el *list.Element) {
-	delete(p.entries, el.Value.(*poolEntry).key)
+	e := el.Value.(*poolEntry)
+	if p.perNS[e.ns]--; p.perNS[e.ns] <= 0 {
+		delete(p.perNS, e.ns)
+	}
+	delete(p.entries, e.key)
 	p.lru.Remove(el)
 }
 

@@ -2,6 +2,7 @@ package otc_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -131,7 +132,7 @@ func TestPoolEvictsIdleAndLeastRecentlyUsedClients(t *testing.T) {
 	use("team-b2", testutil.ProjectTeamB)
 	assert.Equal(t, 2, e.pool.Len())
 	use("team-b", testutil.ProjectTeamB)
-	assert.Equal(t, 3, e.logins(testutil.ProjectTeamB), "team-b was the least recently used and logs in again")
+	assert.Equal(t, otc.MaxRefusedLoginsPerNamespace, e.logins(testutil.ProjectTeamB), "team-b was the least recently used and logs in again")
 }
 
 func TestPoolRefusesWhatANamespaceMayNotUse(t *testing.T) {
@@ -241,4 +242,46 @@ func BenchmarkPoolFor(b *testing.B) {
 			}
 		}
 	})
+}
+
+// One namespace cycling through credential sets (a Secret patched again and again) pushes out its
+// own clients only, never another namespace's: the other team logs in once.
+func TestPoolANamespaceEvictsOnlyItsOwnClients(t *testing.T) {
+	e := newPoolEnv(t, func(pc *otc.PoolConfig) { pc.Max, pc.MaxPerNamespace = 4, 2 })
+	a, err := e.pool.For(ctxT(t), e.creds("team-a", testutil.ProjectTeamA))
+	require.NoError(t, err)
+	for i := range 10 {
+		creds := e.creds("evil", testutil.ProjectTeamB)
+		creds.Env["OS_PASSWORD"] = fmt.Sprintf("Wrong-%d", i)
+		_, err := e.pool.For(ctxT(t), creds)
+		require.Error(t, err)
+	}
+	again, err := e.pool.For(ctxT(t), e.creds("team-a", testutil.ProjectTeamA))
+	require.NoError(t, err)
+	assert.Same(t, a, again, "team A's client survives another namespace's churn")
+	assert.Equal(t, 1, e.logins(testutil.ProjectTeamA))
+	assert.LessOrEqual(t, e.pool.Len(), 3, "evil holds at most its share")
+}
+
+// A namespace's Secret may name any IAM user (another team's, or the controller's own) with a new
+// wrong password each time: the controller must not become a way to lock that user out. After a
+// few refused logins the namespace's new logins wait for the backoff, without asking IAM.
+func TestPoolBoundsANamespacesRefusedLogins(t *testing.T) {
+	e := newPoolEnv(t, nil)
+	for i := range 10 {
+		creds := e.creds("evil", testutil.ProjectTeamA)
+		creds.Env["OS_PASSWORD"] = fmt.Sprintf("Guess-%d", i)
+		_, err := e.pool.For(ctxT(t), creds)
+		require.Error(t, err)
+	}
+	assert.Equal(t, otc.MaxRefusedLoginsPerNamespace, e.logins(testutil.ProjectTeamA), "IAM saw a bounded number of failed logins")
+
+	// Other namespaces are not held up.
+	_, err := e.pool.For(ctxT(t), e.creds("team-a", testutil.ProjectTeamA))
+	require.NoError(t, err)
+
+	// After the backoff, the namespace logs in again (its fixed Secret works).
+	e.clock.Advance(otc.DefaultReauthBackoff + time.Second)
+	_, err = e.pool.For(ctxT(t), e.creds("evil", testutil.ProjectTeamB))
+	require.NoError(t, err)
 }
