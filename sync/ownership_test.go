@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -389,6 +390,61 @@ func TestAdoptionPolicyIsApplied(t *testing.T) {
 			assert.Empty(t, resp.Status.ID)
 			assert.Equal(t, ReasonAdoptionRefused, condition(t, resp.Status, v1alpha1.ConditionSynced).Reason)
 			assert.Empty(t, resp.Children, "no connection Secret")
+		})
+	}
+}
+
+// TestForgedDuplicatesAreBounded: status.duplicates is what the last call said, but a tenant who
+// may write its object's status can make it list thousands of ids. Looking each up again would make
+// one sync call thousands of OTC calls under the controller's shared credentials (throttling every
+// other namespace) and run past the hook's deadline. Beyond a handful, the object's instances are
+// listed by name once instead, which is the truth however long the list.
+func TestForgedDuplicatesAreBounded(t *testing.T) {
+	name := InstanceName("local", "rds1", "my-rds-single")
+	forged := []string{"inst-2"}
+	for i := range 5000 {
+		forged = append(forged, fmt.Sprintf("victim-%04d", i))
+	}
+	cases := map[string]struct {
+		listed    []string
+		wantCalls []string
+		wantDups  []string
+	}{
+		"a few are looked up one by one": {
+			listed:    forged[:3],
+			wantCalls: []string{"GetInstance", "GetInstance", "GetInstance", "GetInstance"},
+			wantDups:  []string{"inst-2"},
+		},
+		"a forged long list costs two listings": {
+			listed:    forged,
+			wantCalls: []string{"GetInstance", "FindInstancesByName", "FindInstancesByName"},
+			wantDups:  []string{"inst-2"},
+		},
+	}
+	for desc, tc := range cases {
+		t.Run(desc, func(t *testing.T) {
+			f := &cloudtest.Fake{
+				GetInstanceFn: func(_ context.Context, id string) (*cloud.Instance, error) {
+					in := activeInstance()
+					in.ID = id
+					if strings.HasPrefix(id, "victim-") {
+						in.Name, in.Tags = "rds-rds2-x-0123456789abcdef", owner{Cluster: "local", Namespace: "rds2", Name: "x", UID: "uid-v"}.tags()
+					}
+					return in, nil
+				},
+				FindInstancesByNameFn: func(_ context.Context, n string) ([]*cloud.Instance, error) {
+					if n != name {
+						return nil, nil
+					}
+					a, b := activeInstance(), activeInstance()
+					b.ID = "inst-2"
+					return []*cloud.Instance{a, b}, nil
+				},
+			}
+			resp, err := newReconciler(f).Sync(context.Background(), request(sampleSpec(), v1alpha1.RdsStatus{ID: "inst-1", Duplicates: tc.listed}))
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantCalls, f.Calls())
+			assert.Equal(t, tc.wantDups, resp.Status.Duplicates, "only this object's instances are reported")
 		})
 	}
 }
