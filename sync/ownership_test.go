@@ -222,6 +222,7 @@ func TestPickInstance(t *testing.T) {
 func TestReservedTagsAreInvalidSpec(t *testing.T) {
 	for key, reserved := range map[string]bool{
 		"rds-owner-uid": true, "rds-owner-x": true, "rds-released-by": true, "rds-releasedx": true,
+		"RDS-OWNER-UID": true, "Rds-Released-By": true, "rds-Owner-namespace": true,
 		"rds-owner": false, "team": false, "rds-other": false,
 	} {
 		spec := sampleSpec()
