@@ -29,7 +29,6 @@ const (
 // or removes them.
 var reservedTagPrefixes = []string{"rds-owner-", "rds-released"}
 
-//
 // NOTE: OTC does not document whether tag keys are case-sensitive; were they not, spec.tags key
 // RDS-OWNER-UID would overwrite (or its removal delete) an ownership tag. Any case is reserved.
 func reservedTag(key string) bool {
