@@ -29,6 +29,8 @@ const (
 // or removes them.
 var reservedTagPrefixes = []string{"rds-owner-", "rds-released"}
 
+// reservedTag reports whether key is one of the ownership tags' keys, in any case.
+//
 // NOTE: OTC does not document whether tag keys are case-sensitive; were they not, spec.tags key
 // RDS-OWNER-UID would overwrite (or its removal delete) an ownership tag. Any case is reserved.
 func reservedTag(key string) bool {
