@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
@@ -446,6 +447,77 @@ func TestForgedDuplicatesAreBounded(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantCalls, f.Calls())
 			assert.Equal(t, tc.wantDups, resp.Status.Duplicates, "only this object's instances are reported")
+		})
+	}
+}
+
+// TestUntaggedInstanceOlderThanTheObject: an untagged instance is taken over by its name only if it
+// is not older than the object. The legacy name has no cluster id, so rds1/db in another cluster
+// sharing the OTC project computes it too, and an object created again after a Retain deletion of
+// the version before tags computes it again: neither may take over the old instance by its name.
+func TestUntaggedInstanceOlderThanTheObject(t *testing.T) {
+	legacy := LegacyInstanceName("rds1", "my-rds-single")
+	cases := map[string]struct {
+		created    time.Time // the instance's; the object was created at t0
+		wantCalls  []string
+		wantReady  string
+		wantSecret bool
+	}{
+		"created a year before the object: not ours": {
+			created:   t0.AddDate(-1, 0, 0),
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName"},
+			wantReady: ReasonInstanceNameTaken,
+		},
+		"created after the object (a lost create answer): ours": {
+			created:    t0.Add(10 * time.Minute),
+			wantCalls:  []string{"FindInstancesByName", "FindInstancesByName", "SetTags"},
+			wantReady:  ReasonAvailable,
+			wantSecret: true,
+		},
+		"clocks a minute apart: ours": {
+			created:    t0.Add(-time.Minute),
+			wantCalls:  []string{"FindInstancesByName", "FindInstancesByName", "SetTags"},
+			wantReady:  ReasonAvailable,
+			wantSecret: true,
+		},
+		"still building (no creation time): ours": {
+			wantCalls:  []string{"FindInstancesByName", "FindInstancesByName", "SetTags"},
+			wantReady:  ReasonAvailable,
+			wantSecret: true,
+		},
+	}
+	for desc, tc := range cases {
+		t.Run(desc, func(t *testing.T) {
+			var wrote []string
+			f := &cloudtest.Fake{
+				FindInstancesByNameFn: func(_ context.Context, n string) ([]*cloud.Instance, error) {
+					if n != legacy {
+						return nil, nil
+					}
+					in := activeInstance()
+					in.Name, in.Tags, in.Created = legacy, nil, tc.created
+					return []*cloud.Instance{in}, nil
+				},
+				Day2: cloudtest.Day2{SetTagsFn: func(_ context.Context, id string, _ map[string]string) error {
+					wrote = append(wrote, id)
+					return nil
+				}},
+			}
+			req := request(sampleSpec(), v1alpha1.RdsStatus{}, storedSecret("A12345678+"))
+			req.Parent.CreationTimestamp = metav1.NewTime(t0)
+			resp, err := newReconciler(f).Sync(context.Background(), req)
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantCalls, f.Calls())
+			assert.Equal(t, tc.wantReady, condition(t, resp.Status, v1alpha1.ConditionReady).Reason)
+			if tc.wantSecret {
+				assert.Equal(t, "inst-1", resp.Status.ID)
+				return
+			}
+			assert.Empty(t, wrote, "no tags on an instance that is not ours")
+			assert.Empty(t, resp.Status.ID)
+			assert.Contains(t, condition(t, resp.Status, v1alpha1.ConditionReady).Message, "instanceid inst-1", "how to adopt it")
+			s := secretChild(t, resp.Children)
+			assert.Nil(t, s.Data[KeyHost], "no connection data of the old instance")
 		})
 	}
 }

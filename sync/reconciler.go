@@ -205,7 +205,7 @@ func (r *Reconciler) begin(ctx context.Context, req *hook.Request) *call {
 		cloud:  r.cfg.Cloud,
 	}
 	c.st.ObservedGeneration = c.parent.Generation
-	c.me = owner{Cluster: r.cfg.ClusterID, Namespace: c.parent.Namespace, Name: c.parent.Name, UID: string(c.parent.UID)}
+	c.me = owner{Cluster: r.cfg.ClusterID, Namespace: c.parent.Namespace, Name: c.parent.Name, UID: string(c.parent.UID), Created: c.parent.CreationTimestamp.Time}
 	c.names = []string{
 		InstanceName(r.cfg.ClusterID, c.parent.Namespace, c.parent.Name),
 		LegacyInstanceName(c.parent.Namespace, c.parent.Name),
