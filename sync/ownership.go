@@ -252,7 +252,7 @@ func restoreSourceRefusal(cl claim, me owner, ownProject bool) string {
 	if ownProject || (cl.Kind != Unowned && cl.Kind != OursUntagged && cl.sameTenant(me)) {
 		return ""
 	}
-	return "its ownership tags do not name an Rds object of this namespace, and only such an instance can be restored from with the controller's credentials."
+	return "no instance of an Rds object of this namespace has that id or name, and only such an instance can be restored from with the controller's credentials."
 }
 
 // pickInstance chooses, among instances that are all this object's, the one to manage: the one

@@ -521,3 +521,48 @@ func TestUntaggedInstanceOlderThanTheObject(t *testing.T) {
 		})
 	}
 }
+
+// TestRestoreSourceIsNoExistenceOracle: with the controller's credentials, restorefrom naming an
+// instance of another namespace and naming one that does not exist answer alike, so that a tenant
+// cannot probe which instances (and, by their computable names, which Rds objects) other
+// namespaces have.
+func TestRestoreSourceIsNoExistenceOracle(t *testing.T) {
+	const (
+		theirs  = "fedcba9876543210fedcba9876543210in01"
+		nowhere = "00000000000000000000000000000000in01"
+	)
+	theirName := InstanceName("local", "rds2", "db")
+	other := func() *cloud.Instance {
+		in := activeInstance()
+		in.ID, in.Name, in.Tags = theirs, theirName, owner{Cluster: "local", Namespace: "rds2", Name: "db", UID: "uid-2"}.tags()
+		return in
+	}
+	f := &cloudtest.Fake{
+		GetInstanceFn: func(_ context.Context, id string) (*cloud.Instance, error) {
+			if id == theirs {
+				return other(), nil
+			}
+			return nil, cloud.ErrNotFound
+		},
+		FindInstancesByNameFn: func(_ context.Context, n string) ([]*cloud.Instance, error) {
+			if n == theirName {
+				return []*cloud.Instance{other(), other()}, nil // even several of that name
+			}
+			return nil, nil
+		},
+	}
+	answer := func(source string) v1alpha1.Condition {
+		spec := sampleSpec()
+		spec.Restorefrom = &v1alpha1.RestoreFrom{Instance: source, Backupid: "b-1"}
+		resp, err := newReconciler(f).Sync(context.Background(), request(spec, v1alpha1.RdsStatus{}, storedSecret("A12345678+")))
+		require.NoError(t, err)
+		c := condition(t, resp.Status, v1alpha1.ConditionSynced)
+		c.Message = strings.ReplaceAll(c.Message, source, "X")
+		return c
+	}
+	byID := answer(theirs)
+	assert.Equal(t, ReasonRestoreSourceRefused, byID.Reason)
+	assert.Equal(t, byID, answer(nowhere), "by id")
+	assert.Equal(t, byID, answer(theirName), "by name")
+	assert.Equal(t, byID, answer("rds-rds2-nothing-0123456789abcdef"), "by name")
+}
