@@ -262,7 +262,9 @@ func (c *call) restorePoint(ctx context.Context) (*cloud.RestorePoint, error) {
 	// exist answer alike (refused): instance names are computable, and different answers would
 	// tell a tenant which Rds objects other namespaces have. Among instances sharing the name only
 	// those of this namespace count.
-	allowed := func(in *cloud.Instance) bool { return restoreSourceRefusal(classify(in, c.me), c.me, c.ownProject) == "" }
+	allowed := func(in *cloud.Instance) bool {
+		return restoreSourceRefusal(classify(in, c.me), c.me, c.ownProject) == ""
+	}
 	var src *cloud.Instance
 	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
 		if instanceIDPattern.MatchString(rf.Instance) {
