@@ -302,9 +302,9 @@ func TestForgedLogsStatusGetsNoWiderCapability(t *testing.T) {
 				return // no capability rendered at all: fine
 			}
 			_, err = r.ReadLogs(context.Background(), token, logsapi.Request{Instance: "inst-1", Type: "error"})
-			require.Error(t, err, "a forged capability reads nothing")
+			require.ErrorIs(t, err, ErrCapabilityInvalid, "a forged capability reads nothing")
 			_, err = r.ReadLogs(context.Background(), token, logsapi.Request{Instance: "inst-1", Type: "error", Lines: 10, Since: "1m"})
-			require.Error(t, err, "not even a narrow read")
+			require.ErrorIs(t, err, ErrCapabilityInvalid, "not even a narrow read")
 		})
 	}
 }
