@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -377,4 +376,55 @@ func TestReadLogsOneCapabilityIsBounded(t *testing.T) {
 	_, err = r.ReadLogs(context.Background(), token, logsapi.Request{Instance: "inst-1", Type: "error"})
 	assert.Error(t, err)
 	assert.Len(t, f.Calls(), calls, "no OTC call once spent")
+}
+
+// TestForgedLogsStatusGetsNoWiderCapability: status.logs is written by the controller, but a
+// tenant who may write its object's status can forge it, and the Job's capability is rendered
+// from it. A capability wider than any request could ask for (lines, window) or longer-lived than
+// a capability is ever issued for reads nothing.
+func TestForgedLogsStatusGetsNoWiderCapability(t *testing.T) {
+	forever := metav1.NewTime(t0.AddDate(50, 0, 0))
+	cases := map[string]func(ls *v1alpha1.LogsStatus){
+		"an expiry decades away": func(ls *v1alpha1.LogsStatus) { ls.CredentialExpires = &forever },
+		"a million lines":        func(ls *v1alpha1.LogsStatus) { ls.Lines = 1_000_000 },
+		"ten years of logs":      func(ls *v1alpha1.LogsStatus) { ls.Since = "87600h" },
+	}
+	for name, forge := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := &cloudtest.Fake{GetInstanceFn: ownedInstance, LogsFns: cloudtest.LogsFns{
+				ListErrorLogsFn: func(context.Context, string, cloud.LogQuery) ([]cloud.ErrorLogEntry, int, error) { return nil, 0, nil },
+			}}
+			r := New(Config{Cloud: f, Now: func() time.Time { return t0 }, PasswordKey: secret.New("k"), JobImage: "img"})
+			exp := metav1.NewTime(t0.Add(15 * time.Minute))
+			ls := &v1alpha1.LogsStatus{Request: "r1", Job: "db-logs-x", State: v1alpha1.LogsStarting, Since: "1h", Lines: 200,
+				Types: []string{"error"}, CredentialExpires: &exp}
+			forge(ls)
+			spec := sampleSpec()
+			spec.Logs = &v1alpha1.LogsRequest{Request: "r1"}
+			req := request(spec, v1alpha1.RdsStatus{ID: "inst-1", Logs: ls}, storedSecret("A12345678+"))
+			req.Parent.Name, req.Parent.UID = "db", "uid-1"
+			resp, err := r.Sync(context.Background(), req)
+			require.NoError(t, err)
+			var token string
+			for _, ch := range resp.Children {
+				if s, ok := ch.(*corev1.Secret); ok && s.Name == "db-logs-x-credentials" {
+					token = string(s.Data[logsapi.EnvToken])
+				}
+			}
+			if token == "" {
+				return // no capability rendered at all: fine
+			}
+			// Either the call issued a capability within the bounds instead of the forged one (a
+			// Starting request is sealed anew), or the forged one reads nothing.
+			c, err := r.caps.open(token)
+			require.NoError(t, err)
+			if c.Expires <= t0.Add(r.cfg.LogsCapabilityTTL).Unix() && c.Lines <= maxLogsLines && c.Since == "1h" {
+				return
+			}
+			_, err = r.ReadLogs(context.Background(), token, logsapi.Request{Instance: "inst-1", Type: "error"})
+			require.ErrorIs(t, err, ErrCapabilityInvalid, "a forged capability reads nothing")
+			_, err = r.ReadLogs(context.Background(), token, logsapi.Request{Instance: "inst-1", Type: "error", Lines: 10, Since: "1m"})
+			require.ErrorIs(t, err, ErrCapabilityInvalid, "not even a narrow read")
+		})
+	}
 }

@@ -65,8 +65,12 @@ func (r *Reconciler) ReadLogs(ctx context.Context, token string, req logsapi.Req
 	if !now.Before(capa.expires()) {
 		return nil, &CapabilityExpiredError{At: capa.expires()}
 	}
-	if capa.expires().After(now.Add(r.cfg.LogsCapabilityTTL + capabilitySkew)) {
-		return nil, errCapabilityInvalid // no call seals one that reads for longer than its lifetime
+	// NOTE: a capability is rendered from status.logs, which whoever may write the object's status
+	// can forge: one wider than any request may ask for, or with more time left than a capability
+	// is issued for (capabilitySkew allows for replicas' clocks), reads nothing.
+	if since, err := time.ParseDuration(capa.Since); err != nil || since > logsapi.MaxSince || capa.Lines > logsapi.MaxLines ||
+		capa.expires().After(now.Add(r.cfg.LogsCapabilityTTL+capabilitySkew)) {
+		return nil, errCapabilityInvalid
 	}
 	q, err := capa.query(req, now, r.cfg.LogsCapabilityTTL)
 	if err != nil {

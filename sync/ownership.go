@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 )
@@ -29,7 +30,12 @@ const (
 // or removes them.
 var reservedTagPrefixes = []string{"rds-owner-", "rds-released"}
 
+// reservedTag reports whether key is one of the ownership tags' keys, in any case.
+//
+// NOTE: OTC does not document whether tag keys are case-sensitive; were they not, spec.tags key
+// RDS-OWNER-UID would overwrite (or its removal delete) an ownership tag. Any case is reserved.
 func reservedTag(key string) bool {
+	key = strings.ToLower(key)
 	for _, p := range reservedTagPrefixes {
 		if strings.HasPrefix(key, p) {
 			return true
@@ -62,6 +68,26 @@ var AdoptionPolicies = []AdoptionPolicy{AdoptUnowned, AdoptSameNamespace, AdoptN
 // owner is one Rds object as its instance's tags name it.
 type owner struct {
 	Cluster, Namespace, Name, UID string
+	// Created is when the object was created (its metadata.creationTimestamp); zero if unknown.
+	// It is no tag: it only tells which untagged instances the object cannot have created.
+	Created time.Time
+}
+
+// createdSlack allows for the clocks of OTC and the Kubernetes API server disagreeing.
+const createdSlack = 5 * time.Minute
+
+// predates reports whether inst was created before this object was: the object cannot have
+// created it, whatever its name.
+//
+// NOTE: an untagged instance is taken over by its name alone only as the object's own create
+// whose tags are not written yet, or as an instance the version before tags created for it. Both
+// were created after the object. One that is older was created for someone else who computes the
+// same name: an object deleted under deletionpolicy Retain before there were release tags and
+// created again, or the same namespace/name in another cluster sharing the OTC project (the legacy
+// name has no cluster id in it). OTC shows no creation time while it builds an instance: that one
+// is new.
+func (o owner) predates(inst *cloud.Instance) bool {
+	return !o.Created.IsZero() && !inst.Created.IsZero() && inst.Created.Before(o.Created.Add(-createdSlack))
 }
 
 // tags are the ownership tags of an instance owned by o, values encoded.
@@ -117,12 +143,13 @@ type Ownership int
 
 // Ownerships, see classify.
 const (
-	// Unowned: no ownership tags, and a name that is not this object's.
+	// Unowned: no ownership tags, and a name that is not this object's (or created before it).
 	Unowned Ownership = iota
 	// Ours: its tags name this object (uid) in this cluster, and it is not released.
 	Ours
-	// OursUntagged: no ownership tags, and this object's name (new or legacy): this object's own
-	// create whose tags are not written yet, or an instance created before there were tags.
+	// OursUntagged: no ownership tags, this object's name (new or legacy), and not created before
+	// the object: this object's own create whose tags are not written yet, or an instance created
+	// for it before there were tags.
 	OursUntagged
 	// Released: an object let it go under deletionpolicy Retain.
 	Released
@@ -175,7 +202,7 @@ func classify(inst *cloud.Instance, me owner, names ...string) claim {
 		tagged = tagged || reservedTag(k)
 	}
 	switch {
-	case !tagged && slices.Contains(names, inst.Name):
+	case !tagged && slices.Contains(names, inst.Name) && !me.predates(inst):
 		cl.Kind = OursUntagged
 	case !tagged:
 		cl.Kind = Unowned
@@ -225,7 +252,7 @@ func restoreSourceRefusal(cl claim, me owner, ownProject bool) string {
 	if ownProject || (cl.Kind != Unowned && cl.Kind != OursUntagged && cl.sameTenant(me)) {
 		return ""
 	}
-	return "its ownership tags do not name an Rds object of this namespace, and only such an instance can be restored from with the controller's credentials."
+	return "no instance of an Rds object of this namespace has that id or name, and only such an instance can be restored from with the controller's credentials."
 }
 
 // pickInstance chooses, among instances that are all this object's, the one to manage: the one

@@ -2,12 +2,14 @@ package sync
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
@@ -221,6 +223,7 @@ func TestPickInstance(t *testing.T) {
 func TestReservedTagsAreInvalidSpec(t *testing.T) {
 	for key, reserved := range map[string]bool{
 		"rds-owner-uid": true, "rds-owner-x": true, "rds-released-by": true, "rds-releasedx": true,
+		"RDS-OWNER-UID": true, "Rds-Released-By": true, "rds-Owner-namespace": true,
 		"rds-owner": false, "team": false, "rds-other": false,
 	} {
 		spec := sampleSpec()
@@ -391,4 +394,175 @@ func TestAdoptionPolicyIsApplied(t *testing.T) {
 			assert.Empty(t, resp.Children, "no connection Secret")
 		})
 	}
+}
+
+// TestForgedDuplicatesAreBounded: status.duplicates is what the last call said, but a tenant who
+// may write its object's status can make it list thousands of ids. Looking each up again would make
+// one sync call thousands of OTC calls under the controller's shared credentials (throttling every
+// other namespace) and run past the hook's deadline. Beyond a handful, the object's instances are
+// listed by name once instead, which is the truth however long the list.
+func TestForgedDuplicatesAreBounded(t *testing.T) {
+	name := InstanceName("local", "rds1", "my-rds-single")
+	forged := []string{"inst-2"}
+	for i := range 5000 {
+		forged = append(forged, fmt.Sprintf("victim-%04d", i))
+	}
+	cases := map[string]struct {
+		listed    []string
+		wantCalls []string
+		wantDups  []string
+	}{
+		"a few are looked up one by one": {
+			listed:    forged[:3],
+			wantCalls: []string{"GetInstance", "GetInstance", "GetInstance", "GetInstance"},
+			wantDups:  []string{"inst-2"},
+		},
+		"a forged long list costs two listings": {
+			listed:    forged,
+			wantCalls: []string{"GetInstance", "FindInstancesByName", "FindInstancesByName"},
+			wantDups:  []string{"inst-2"},
+		},
+	}
+	for desc, tc := range cases {
+		t.Run(desc, func(t *testing.T) {
+			f := &cloudtest.Fake{
+				GetInstanceFn: func(_ context.Context, id string) (*cloud.Instance, error) {
+					in := activeInstance()
+					in.ID = id
+					if strings.HasPrefix(id, "victim-") {
+						in.Name, in.Tags = "rds-rds2-x-0123456789abcdef", owner{Cluster: "local", Namespace: "rds2", Name: "x", UID: "uid-v"}.tags()
+					}
+					return in, nil
+				},
+				FindInstancesByNameFn: func(_ context.Context, n string) ([]*cloud.Instance, error) {
+					if n != name {
+						return nil, nil
+					}
+					a, b := activeInstance(), activeInstance()
+					b.ID = "inst-2"
+					return []*cloud.Instance{a, b}, nil
+				},
+			}
+			resp, err := newReconciler(f).Sync(context.Background(), request(sampleSpec(), v1alpha1.RdsStatus{ID: "inst-1", Duplicates: tc.listed}))
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantCalls, f.Calls())
+			assert.Equal(t, tc.wantDups, resp.Status.Duplicates, "only this object's instances are reported")
+		})
+	}
+}
+
+// TestUntaggedInstanceOlderThanTheObject: an untagged instance is taken over by its name only if it
+// is not older than the object. The legacy name has no cluster id, so rds1/db in another cluster
+// sharing the OTC project computes it too, and an object created again after a Retain deletion of
+// the version before tags computes it again: neither may take over the old instance by its name.
+func TestUntaggedInstanceOlderThanTheObject(t *testing.T) {
+	legacy := LegacyInstanceName("rds1", "my-rds-single")
+	cases := map[string]struct {
+		created    time.Time // the instance's; the object was created at t0
+		wantCalls  []string
+		wantReady  string
+		wantSecret bool
+	}{
+		"created a year before the object: not ours": {
+			created:   t0.AddDate(-1, 0, 0),
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName"},
+			wantReady: ReasonInstanceNameTaken,
+		},
+		"created after the object (a lost create answer): ours": {
+			created:    t0.Add(10 * time.Minute),
+			wantCalls:  []string{"FindInstancesByName", "FindInstancesByName", "SetTags"},
+			wantReady:  ReasonAvailable,
+			wantSecret: true,
+		},
+		"clocks a minute apart: ours": {
+			created:    t0.Add(-time.Minute),
+			wantCalls:  []string{"FindInstancesByName", "FindInstancesByName", "SetTags"},
+			wantReady:  ReasonAvailable,
+			wantSecret: true,
+		},
+		"still building (no creation time): ours": {
+			wantCalls:  []string{"FindInstancesByName", "FindInstancesByName", "SetTags"},
+			wantReady:  ReasonAvailable,
+			wantSecret: true,
+		},
+	}
+	for desc, tc := range cases {
+		t.Run(desc, func(t *testing.T) {
+			var wrote []string
+			f := &cloudtest.Fake{
+				FindInstancesByNameFn: func(_ context.Context, n string) ([]*cloud.Instance, error) {
+					if n != legacy {
+						return nil, nil
+					}
+					in := activeInstance()
+					in.Name, in.Tags, in.Created = legacy, nil, tc.created
+					return []*cloud.Instance{in}, nil
+				},
+				Day2: cloudtest.Day2{SetTagsFn: func(_ context.Context, id string, _ map[string]string) error {
+					wrote = append(wrote, id)
+					return nil
+				}},
+			}
+			req := request(sampleSpec(), v1alpha1.RdsStatus{}, storedSecret("A12345678+"))
+			req.Parent.CreationTimestamp = metav1.NewTime(t0)
+			resp, err := newReconciler(f).Sync(context.Background(), req)
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantCalls, f.Calls())
+			assert.Equal(t, tc.wantReady, condition(t, resp.Status, v1alpha1.ConditionReady).Reason)
+			if tc.wantSecret {
+				assert.Equal(t, "inst-1", resp.Status.ID)
+				return
+			}
+			assert.Empty(t, wrote, "no tags on an instance that is not ours")
+			assert.Empty(t, resp.Status.ID)
+			assert.Contains(t, condition(t, resp.Status, v1alpha1.ConditionReady).Message, "instanceid inst-1", "how to adopt it")
+			s := secretChild(t, resp.Children)
+			assert.Nil(t, s.Data[KeyHost], "no connection data of the old instance")
+		})
+	}
+}
+
+// TestRestoreSourceIsNoExistenceOracle: with the controller's credentials, restorefrom naming an
+// instance of another namespace and naming one that does not exist answer alike, so that a tenant
+// cannot probe which instances (and, by their computable names, which Rds objects) other
+// namespaces have.
+func TestRestoreSourceIsNoExistenceOracle(t *testing.T) {
+	const (
+		theirs  = "fedcba9876543210fedcba9876543210in01"
+		nowhere = "00000000000000000000000000000000in01"
+	)
+	theirName := InstanceName("local", "rds2", "db")
+	other := func() *cloud.Instance {
+		in := activeInstance()
+		in.ID, in.Name, in.Tags = theirs, theirName, owner{Cluster: "local", Namespace: "rds2", Name: "db", UID: "uid-2"}.tags()
+		return in
+	}
+	f := &cloudtest.Fake{
+		GetInstanceFn: func(_ context.Context, id string) (*cloud.Instance, error) {
+			if id == theirs {
+				return other(), nil
+			}
+			return nil, cloud.ErrNotFound
+		},
+		FindInstancesByNameFn: func(_ context.Context, n string) ([]*cloud.Instance, error) {
+			if n == theirName {
+				return []*cloud.Instance{other(), other()}, nil // even several of that name
+			}
+			return nil, nil
+		},
+	}
+	answer := func(source string) v1alpha1.Condition {
+		spec := sampleSpec()
+		spec.Restorefrom = &v1alpha1.RestoreFrom{Instance: source, Backupid: "b-1"}
+		resp, err := newReconciler(f).Sync(context.Background(), request(spec, v1alpha1.RdsStatus{}, storedSecret("A12345678+")))
+		require.NoError(t, err)
+		c := condition(t, resp.Status, v1alpha1.ConditionSynced)
+		c.Message = strings.ReplaceAll(c.Message, source, "X")
+		return c
+	}
+	byID := answer(theirs)
+	assert.Equal(t, ReasonRestoreSourceRefused, byID.Reason)
+	assert.Equal(t, byID, answer(nowhere), "by id")
+	assert.Equal(t, byID, answer(theirName), "by name")
+	assert.Equal(t, byID, answer("rds-rds2-nothing-0123456789abcdef"), "by name")
 }

@@ -208,7 +208,7 @@ func (r *Reconciler) begin(ctx context.Context, req *hook.Request) *call {
 		cloud:  r.cfg.Cloud,
 	}
 	c.st.ObservedGeneration = c.parent.Generation
-	c.me = owner{Cluster: r.cfg.ClusterID, Namespace: c.parent.Namespace, Name: c.parent.Name, UID: string(c.parent.UID)}
+	c.me = owner{Cluster: r.cfg.ClusterID, Namespace: c.parent.Namespace, Name: c.parent.Name, UID: string(c.parent.UID), Created: c.parent.CreationTimestamp.Time}
 	c.names = []string{
 		InstanceName(r.cfg.ClusterID, c.parent.Namespace, c.parent.Name),
 		LegacyInstanceName(c.parent.Namespace, c.parent.Name),
@@ -453,11 +453,31 @@ func (c *call) claimInstance(ctx context.Context, inst *cloud.Instance, obs *obs
 
 // trackDuplicates keeps status.duplicates: the further instances of this object a listing found,
 // or, when this call listed none, those the last call reported that OTC still lists as ours.
+//
+// NOTE: status.duplicates is what the last call said, but whoever may write the object's status
+// can make it list any number of ids. Each is looked up only while there are a few
+// (maxDuplicateLookups); a longer list is replaced by one listing by name, which costs two calls
+// however long the list and says the truth.
 func (c *call) trackDuplicates(ctx context.Context, inst *cloud.Instance, obs observation) {
 	dups := obs.others
+	prev := slices.Compact(slices.Sorted(slices.Values(c.parent.Status.Duplicates)))
+	if !c.listed && len(prev) > maxDuplicateLookups {
+		found, err := c.findByNames(ctx)
+		mine := []*cloud.Instance{inst}
+		for _, in := range found {
+			if classify(in, c.me, c.names...).mine() {
+				mine = append(mine, in)
+			}
+		}
+		_, dups = pickInstance(mine, inst.ID)
+		if err != nil {
+			// Unknown for now: a few are kept to be looked up next time.
+			dups = slices.DeleteFunc(prev[:maxDuplicateLookups], func(id string) bool { return id == inst.ID })
+		}
+	}
 	if !c.listed {
 		dups = nil
-		for _, id := range c.parent.Status.Duplicates {
+		for _, id := range prev {
 			if id == inst.ID {
 				continue
 			}
@@ -484,6 +504,9 @@ func (c *call) trackDuplicates(ctx context.Context, inst *cloud.Instance, obs ob
 		"OTC lists further instances of this object: %s. The controller manages %s, never deletes the others and creates nothing more; delete them in OTC once you have checked they hold nothing you need.",
 		strings.Join(dups, ", "), inst.ID))
 }
+
+// maxDuplicateLookups is how many ids of status.duplicates are looked up one by one.
+const maxDuplicateLookups = 4
 
 // notOwned reports an instance status.id names that is not this object's: nothing of it is
 // reported, nothing is changed, and the connection Secret is echoed as observed.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -257,6 +258,13 @@ func (c *call) restorable(ctx context.Context, instanceID string, at time.Time) 
 // point means the call stops: a condition says why.
 func (c *call) restorePoint(ctx context.Context) (*cloud.RestorePoint, error) {
 	rf := c.spec.Restorefrom
+	// NOTE: with the controller's credentials, a source of another namespace and one that does not
+	// exist answer alike (refused): instance names are computable, and different answers would
+	// tell a tenant which Rds objects other namespaces have. Among instances sharing the name only
+	// those of this namespace count.
+	allowed := func(in *cloud.Instance) bool {
+		return restoreSourceRefusal(classify(in, c.me), c.me, c.ownProject) == ""
+	}
 	var src *cloud.Instance
 	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
 		if instanceIDPattern.MatchString(rf.Instance) {
@@ -267,6 +275,9 @@ func (c *call) restorePoint(ctx context.Context) (*cloud.RestorePoint, error) {
 		if found, err = c.cloud.FindInstancesByName(ctx, rf.Instance); err != nil {
 			return err
 		}
+		if !c.ownProject {
+			found = slices.DeleteFunc(found, func(in *cloud.Instance) bool { return !allowed(in) })
+		}
 		switch len(found) {
 		case 0:
 			return cloud.ErrNotFound
@@ -276,7 +287,13 @@ func (c *call) restorePoint(ctx context.Context) (*cloud.RestorePoint, error) {
 		}
 		return cloud.ErrConflict
 	})
+	refuse := func() {
+		c.refused(ReasonRestoreSourceRefused, fmt.Sprintf("The source instance %q in restorefrom is refused: %s", rf.Instance, restoreSourceRefusal(claim{}, c.me, false)))
+	}
 	switch {
+	case errors.Is(err, cloud.ErrNotFound) && !c.ownProject:
+		refuse()
+		return nil, nil
 	case errors.Is(err, cloud.ErrNotFound):
 		c.waitForUser(ReasonRestoreSource, fmt.Sprintf("The source instance %q in restorefrom does not exist in OTC.", rf.Instance))
 		return nil, nil
@@ -287,8 +304,8 @@ func (c *call) restorePoint(ctx context.Context) (*cloud.RestorePoint, error) {
 		return nil, c.cloudError(err)
 	}
 	// The tenancy boundary comes before anything else is checked or read of the source.
-	if why := restoreSourceRefusal(classify(src, c.me), c.me, c.ownProject); why != "" {
-		c.refused(ReasonRestoreSourceRefused, fmt.Sprintf("The source instance %q in restorefrom is refused: %s", rf.Instance, why))
+	if !allowed(src) {
+		refuse()
 		return nil, nil
 	}
 	if problems := sourceProblems(c.spec, src); len(problems) > 0 {

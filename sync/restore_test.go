@@ -470,14 +470,14 @@ func TestRestoreToNew(t *testing.T) {
 			},
 		},
 		"source missing": {
-			reason:    "nothing is created from a source that does not exist",
+			reason:    "nothing is created from a source that does not exist; with the controller's credentials it is refused like another namespace's, which tells no tenant what exists",
 			spec:      func(s *v1alpha1.RdsSpec) { s.Restorefrom = &v1alpha1.RestoreFrom{Instance: "nowhere", Backupid: "b-1"} },
 			secrets:   stored,
 			fake:      cloudtest.Fake{FindInstanceByNameFn: byName},
 			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "FindInstancesByName"},
 			check: func(t *testing.T, resp *hook.SyncResponse) {
-				assert.Equal(t, ReasonRestoreSource, restoreSynced(t, resp).Reason)
-				assert.Equal(t, `The source instance "nowhere" in restorefrom does not exist in OTC.`, restoreSynced(t, resp).Message)
+				assert.Equal(t, ReasonRestoreSourceRefused, restoreSynced(t, resp).Reason)
+				assert.Equal(t, `The source instance "nowhere" in restorefrom is refused: no instance of an Rds object of this namespace has that id or name, and only such an instance can be restored from with the controller's credentials.`, restoreSynced(t, resp).Message)
 				assert.Empty(t, resp.Status.ID)
 			},
 		},

@@ -258,6 +258,33 @@ func TestMigrationFromLegacyNames(t *testing.T) {
 	}
 }
 
+// TestLegacyRetainedInstanceIsNotTakenOverByANewObject: an instance the version before tags
+// retained (deletionpolicy Retain) has its legacy name and no tags. An object created again under
+// the same namespace/name a day later computes that name, but the instance is older than the
+// object, so it cannot be its own: nothing is written to it, its name is reported taken, and
+// adopting it by instanceid is the way to take it over.
+func TestLegacyRetainedInstanceIsNotTakenOverByANewObject(t *testing.T) {
+	w := newWorld(t)
+	legacy := rdssync.LegacyInstanceName("rds1", "my-rds-single")
+	id, err := w.sim.AddInstance(otcsim.InstanceSpec{Name: legacy, Flavor: "rds.mysql.c2.medium", VolumeType: "COMMON", VolumeSize: 40})
+	require.NoError(t, err)
+	w.clock.Advance(24 * time.Hour)
+	w.sim.ResetCounters()
+	mc := w.newObject(nil)
+	mc.parent["metadata"].(map[string]any)["creationTimestamp"] = w.clock.Now().UTC().Format(time.RFC3339)
+	var resp *hookResponse
+	for range 3 {
+		resp = mc.sync()
+	}
+	assert.Zero(t, w.sim.MutatingCalls(), "no tags, no create")
+	assert.Empty(t, resp.Status.ID)
+	ready := condition(resp.Status, v1alpha1.ConditionReady)
+	assert.Equal(t, rdssync.ReasonInstanceNameTaken, ready.Reason)
+	assert.Contains(t, ready.Message, "instanceid "+id)
+	in, _ := w.sim.Instance(id)
+	assert.Empty(t, in.Tags)
+}
+
 // TestDuplicateInstancesAreReported: a create race between two replicas left a second untagged
 // instance with the object's name. Before the tags make the status one ours, the controller looks
 // once: the other is reported with its id, never deleted, and nothing more is created. The
