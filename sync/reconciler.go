@@ -235,7 +235,7 @@ func (c *call) observe(ctx context.Context) (*cloud.Instance, error) {
 	var inst *cloud.Instance
 	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
 		if c.st.ID != "" {
-			inst, err = c.cloud.GetInstance(ctx, c.st.ID)
+			inst, err = c.readInstance(ctx) // observe_view.go
 		} else {
 			inst, err = c.cloud.FindInstanceByName(ctx, c.st.Name)
 		}
