@@ -26,7 +26,9 @@ import (
 
 	"github.com/mcsps/rds-lambda-controller/server"
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/view"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
@@ -60,6 +62,7 @@ type config struct {
 	requestTO     time.Duration
 	resyncPending time.Duration
 	resyncSteady  time.Duration
+	viewMaxAge    time.Duration
 	shutdownGrace time.Duration
 	jobImage      string
 	sqlDrift      time.Duration
@@ -105,6 +108,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	dur(&c.requestTO, "request-timeout", otc.DefaultRequestTimeout, "cap of one HTTP request to OTC, whatever the caller's deadline")
 	dur(&c.resyncPending, "resync-pending", 10*time.Second, "how soon to look again while OTC works on a change")
 	dur(&c.resyncSteady, "resync-steady", 5*time.Minute, "how soon to look again when nothing is in flight")
+	dur(&c.viewMaxAge, "view-max-age", view.DefaultMaxAge, "bound on the staleness of the shared view of all instances that steady syncs read (docs/view.md); 0 reads every instance fresh")
 	dur(&c.sqlDrift, "sql-drift-check", time.Hour, "how often databases, users and grants are applied again to repair changes made behind the controller's back")
 	dur(&c.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight calls may finish after SIGTERM")
 	if err := c.logLevel.UnmarshalText([]byte(env("log-level", "INFO"))); err != nil {
@@ -174,8 +178,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if passwordKey.Empty() {
 		logger.Warn("no stable secret for generated passwords (token login): set --password-key")
 	}
+	// Steady syncs read one shared, paged listing of the project's instances (docs/view.md).
+	var hooksCloud cloud.Cloud = client
+	if cfg.viewMaxAge > 0 {
+		hooksCloud = view.Wrap(client, view.Options{MaxAge: cfg.viewMaxAge, Logger: logger.With("component", "view")})
+	}
 	reconciler := rdssync.New(rdssync.Config{
-		Cloud:         client,
+		Cloud:         hooksCloud,
 		PasswordKey:   passwordKey,
 		CallTimeout:   cfg.callTimeout,
 		ResyncPending: cfg.resyncPending,
