@@ -35,6 +35,7 @@ import (
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/view"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testdata"
@@ -79,12 +80,20 @@ func TestScale(t *testing.T) {
 		conc, err = strconv.Atoi(s)
 		require.NoError(t, err)
 	}
+	t.Cleanup(func() {
+		if binary != "" {
+			_ = os.RemoveAll(filepath.Dir(binary))
+		}
+	})
 	var rows []row
 	for _, n := range sizes {
-		r := runScale(t, n, conc)
-		rows = append(rows, r)
-		t.Logf("N=%d done in %s", n, r.elapsed.Round(time.Second))
+		t.Run(fmt.Sprintf("N=%d", n), func(t *testing.T) {
+			r := runScale(t, n, conc)
+			rows = append(rows, r)
+			t.Logf("N=%d done in %s (setup %s, measured %s)", n, r.elapsed.Round(time.Second), r.setup.Round(time.Second), r.measured.Round(time.Second))
+		})
 	}
+	require.Len(t, rows, len(sizes))
 	table := formatTable(rows, conc)
 	fmt.Fprint(os.Stdout, table)
 	require.Contains(t, table, "| OTC calls/sync")
@@ -99,8 +108,8 @@ func TestScale(t *testing.T) {
 
 func formatTable(rows []row, conc int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nscale: %d interleaved rounds (median), %d concurrent requests, GOMAXPROCS=%d, resync pending %s / steady %s\n\n",
-		rounds, conc, runtime.GOMAXPROCS(0), resyncPending, resyncSteady)
+	fmt.Fprintf(&b, "\nscale: %d interleaved rounds (median), %d concurrent requests, GOMAXPROCS=%d, rds-hooks %s\n\n",
+		rounds, conc, runtime.GOMAXPROCS(0), strings.Join(hooksArgs(), " "))
 	b.WriteString("| N | OTC calls/sync | hook p50 | hook p99 | floor p50 | floor p99 | p99 ratio | hook req/s | floor req/s | throughput ratio | ACTIVE->Ready | RSS MiB | heap MiB |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
@@ -137,6 +146,12 @@ func runScale(t *testing.T, n, conc int) row {
 	}
 	b.settle(objs, conc)
 	setup := time.Since(start)
+	// The objects were all created just now, and the hooks read an instance that changed in the
+	// last 30 s fresh (docs/view.md): a fleet in steady state has not changed for longer. The smoke
+	// run does not wait.
+	if os.Getenv("SCALE_N") != "" {
+		time.Sleep(view.DefaultSettle + time.Second)
+	}
 
 	bodies := make([][]byte, n)
 	for i, o := range objs {
@@ -165,7 +180,11 @@ func runScale(t *testing.T, n, conc int) row {
 
 	// An object in transition while the fleet is steady: ACTIVE in OTC -> Ready in the answer.
 	lags := make([]time.Duration, transitions)
-	parallel(transitions, transitions, func(i int) { lags[i] = b.readyLag(fmt.Sprintf("transit-%05d-%d", n, i)) })
+	// Staggered, so that OTC turns ACTIVE at different points of the pending resync.
+	parallel(transitions, transitions, func(i int) {
+		time.Sleep(time.Duration(i) * resyncPending / transitions)
+		lags[i] = b.readyLag(fmt.Sprintf("transit-%05d-%d", n, i))
+	})
 	lag := slices.Max(lags)
 
 	return row{
@@ -229,6 +248,13 @@ func newBench(t *testing.T, conc int) *bench {
 	}
 }
 
+// hooksArgs are the flags of rds-hooks that shape the run: the resyncs, and SCALE_HOOKS_FLAGS
+// (e.g. "--view-max-age=0" to measure without the shared view).
+func hooksArgs() []string {
+	return append([]string{"--resync-pending=" + resyncPending.String(), "--resync-steady=" + resyncSteady.String()},
+		strings.Fields(os.Getenv("SCALE_HOOKS_FLAGS"))...)
+}
+
 var (
 	buildOnce gosync.Once
 	binary    string
@@ -253,8 +279,7 @@ func startHooks(t *testing.T, env map[string]string) (string, int) {
 	})
 	require.NoError(t, buildErr)
 
-	cmd := exec.Command(binary, "--listen", "127.0.0.1:0", "--password-key", "scale-benchmark-password-key",
-		"--resync-pending", resyncPending.String(), "--resync-steady", resyncSteady.String())
+	cmd := exec.Command(binary, append([]string{"--listen", "127.0.0.1:0", "--password-key", "scale-benchmark-password-key"}, hooksArgs()...)...)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "OS_") && !strings.HasPrefix(kv, "RDS_HOOKS_") {
 			cmd.Env = append(cmd.Env, kv)
