@@ -180,10 +180,10 @@ func runScale(t *testing.T, n, conc int) row {
 
 	// An object in transition while the fleet is steady: ACTIVE in OTC -> Ready in the answer.
 	lags := make([]time.Duration, transitions)
-	// Staggered, so that OTC turns ACTIVE at different points of the pending resync.
+	// Each one's calls late by a different part of the pending resync (as a busy Metacontroller
+	// queue would), so that OTC turns ACTIVE at different points between two calls.
 	parallel(transitions, transitions, func(i int) {
-		time.Sleep(time.Duration(i) * resyncPending / transitions)
-		lags[i] = b.readyLag(fmt.Sprintf("transit-%05d-%d", n, i))
+		lags[i] = b.readyLag(fmt.Sprintf("transit-%05d-%d", n, i), time.Duration(i)*resyncPending/transitions)
 	})
 	lag := slices.Max(lags)
 
@@ -463,9 +463,11 @@ func (b *bench) steadyResync(o *object) float64 {
 }
 
 // readyLag takes a new object through create as Metacontroller would (calling again after the
-// asked resync) and returns how long after OTC reported ACTIVE the answer said Ready.
-func (b *bench) readyLag(name string) time.Duration {
+// asked resync, once late by `late`) and returns how long after OTC reported ACTIVE the answer
+// said Ready.
+func (b *bench) readyLag(name string, late time.Duration) time.Duration {
 	o := b.newObject(name)
+	delayed := false
 	var active time.Time
 	deadline := time.Now().Add(time.Minute)
 	for !o.ready {
@@ -476,6 +478,9 @@ func (b *bench) readyLag(name string) time.Duration {
 		}
 		// Metacontroller calls again after resyncAfterSeconds; meanwhile watch OTC for ACTIVE.
 		next := time.Now().Add(time.Duration(o.resync * float64(time.Second)))
+		if o.status.Operation != nil && !delayed {
+			next, delayed = next.Add(late), true
+		}
 		for time.Now().Before(next) {
 			if active.IsZero() && o.status.ID != "" {
 				if in, ok := b.sim.Instance(o.status.ID); ok && in.Status == cloud.StatusActive {
