@@ -10,7 +10,6 @@ package scale
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -55,6 +55,7 @@ const (
 type row struct {
 	n                        int
 	callsPerSync             float64
+	calls, syncs             int
 	hookP50, hookP99         time.Duration
 	floorP50, floorP99       time.Duration
 	hookRPS, floorRPS        float64
@@ -62,6 +63,35 @@ type row struct {
 	steadyResync             float64       // seconds, as the steady answers ask
 	rssMiB, heapMiB          float64
 	setup, measured, elapsed time.Duration
+}
+
+// TestMain serves the floor handler when the test binary is started as the floor's process
+// (SCALE_ROLE=floor), so that the floor runs in a process of its own as rds-hooks does.
+func TestMain(m *testing.M) {
+	if os.Getenv("SCALE_ROLE") == "floor" {
+		os.Exit(serveFloor())
+	}
+	os.Exit(m.Run())
+}
+
+// serveFloor serves the floor on a loopback port until SIGTERM, logging its address as rds-hooks does.
+func serveFloor() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	srv := &http.Server{Handler: floorHandler(), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
+	go func() {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM)
+		<-sig
+		_ = srv.Close()
+	}()
+	out, _ := json.Marshal(map[string]string{"msg": "floor listening", "addr": l.Addr().String()})
+	fmt.Println(string(out))
+	_ = srv.Serve(l)
+	return 0
 }
 
 func TestScale(t *testing.T) {
@@ -113,8 +143,8 @@ func formatTable(rows []row, conc int) string {
 	b.WriteString("| N | OTC calls/sync | hook p50 | hook p99 | floor p50 | floor p99 | p99 ratio | hook req/s | floor req/s | throughput ratio | ACTIVE->Ready | RSS MiB | heap MiB |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %d | %.4f | %s | %s | %s | %s | %.2fx | %.0f | %.0f | %.2fx | %s | %.1f | %.1f |\n",
-			r.n, r.callsPerSync, ms(r.hookP50), ms(r.hookP99), ms(r.floorP50), ms(r.floorP99),
+		fmt.Fprintf(&b, "| %d | %.4f (%d/%d) | %s | %s | %s | %s | %.2fx | %.0f | %.0f | %.2fx | %s | %.1f | %.1f |\n",
+			r.n, r.callsPerSync, r.calls, r.syncs, ms(r.hookP50), ms(r.hookP99), ms(r.floorP50), ms(r.floorP99),
 			float64(r.hookP99)/float64(r.floorP99), r.hookRPS, r.floorRPS, r.hookRPS/r.floorRPS,
 			r.readyLag.Round(10*time.Millisecond), r.rssMiB, r.heapMiB)
 	}
@@ -190,6 +220,8 @@ func runScale(t *testing.T, n, conc int) row {
 	return row{
 		n:            n,
 		callsPerSync: float64(calls) / float64(rounds*n),
+		calls:        calls,
+		syncs:        rounds * n,
 		hookP50:      median(hook, func(r roundResult) float64 { return float64(r.p50) }).dur(),
 		hookP99:      median(hook, func(r roundResult) float64 { return float64(r.p99) }).dur(),
 		floorP50:     median(floor, func(r roundResult) float64 { return float64(r.p50) }).dur(),
@@ -224,6 +256,7 @@ func newBench(t *testing.T, conc int) *bench {
 	srv := otcsim.NewServer(otcsim.Options{Durations: otcsim.Durations{Create: createTime}, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(srv.Close)
 	hooks, pid := startHooks(t, srv.Env())
+	floor, _ := startProcess(t, exec.Command(os.Args[0]), map[string]string{"SCALE_ROLE": "floor"})
 
 	body, err := os.ReadFile(filepath.Join(testdata.Dir(), "metacontroller", "01-sync-v1-no-children.request.json"))
 	require.NoError(t, err)
@@ -239,7 +272,7 @@ func newBench(t *testing.T, conc int) *bench {
 		sim:   srv.Sim,
 		hooks: hooks,
 		pid:   pid,
-		floor: serve(t, floorHandler()),
+		floor: floor,
 		client: &http.Client{Transport: &http.Transport{
 			MaxIdleConns: conc * 2, MaxIdleConnsPerHost: conc * 2, IdleConnTimeout: time.Minute,
 		}, Timeout: 30 * time.Second},
@@ -279,7 +312,13 @@ func startHooks(t *testing.T, env map[string]string) (string, int) {
 	})
 	require.NoError(t, buildErr)
 
-	cmd := exec.Command(binary, append([]string{"--listen", "127.0.0.1:0", "--password-key", "scale-benchmark-password-key"}, hooksArgs()...)...)
+	return startProcess(t, exec.Command(binary, append([]string{"--listen", "127.0.0.1:0", "--password-key", "scale-benchmark-password-key"}, hooksArgs()...)...), env)
+}
+
+// startProcess starts cmd with env on top of this process's environment (less its OS_* and
+// RDS_HOOKS_* variables) and returns the address its log says it listens on, and its pid.
+func startProcess(t *testing.T, cmd *exec.Cmd, env map[string]string) (string, int) {
+	t.Helper()
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "OS_") && !strings.HasPrefix(kv, "RDS_HOOKS_") {
 			cmd.Env = append(cmd.Env, kv)
@@ -301,27 +340,13 @@ func startHooks(t *testing.T, env map[string]string) (string, int) {
 	lines.Buffer(make([]byte, 64<<10), 1<<20)
 	for lines.Scan() {
 		var entry struct{ Msg, Addr string }
-		if json.Unmarshal(lines.Bytes(), &entry) == nil && entry.Msg == "rds-hooks listening" {
+		if json.Unmarshal(lines.Bytes(), &entry) == nil && strings.HasSuffix(entry.Msg, " listening") {
 			go func() { _, _ = io.Copy(io.Discard, stdout) }()
 			return "http://" + entry.Addr, cmd.Process.Pid
 		}
 	}
-	t.Fatalf("rds-hooks exited before listening: %v", lines.Err())
+	t.Fatalf("%s exited before listening: %v", cmd.Path, lines.Err())
 	return "", 0
-}
-
-// serve serves h on a loopback listener as rds-hooks does.
-func serve(t testing.TB, h http.Handler) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-	})
-	return "http://" + l.Addr().String()
 }
 
 // floorHandler is the least any hook must do: decode the request and encode an answer of the same
