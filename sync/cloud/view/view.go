@@ -150,7 +150,7 @@ func (v *View) ObserveInstance(ctx context.Context, id string, maxAge time.Durat
 	now := v.opts.Now()
 	maxAge = min(maxAge, v.opts.MaxAge)
 	v.mu.Lock()
-	if now.Sub(v.triedAt) >= v.opts.Refresh && v.listing == nil {
+	if maxAge > 0 && now.Sub(v.triedAt) >= v.opts.Refresh && v.listing == nil {
 		v.startListing()
 	}
 	var inst *cloud.Instance

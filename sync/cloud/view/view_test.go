@@ -211,3 +211,33 @@ func TestWrapNeedsAListingClient(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "x", inst.ID)
 }
+
+// TestViewFailedListing: a listing that fails leaves readers to read by id, and is tried again only
+// once the Refresh age has passed.
+func TestViewFailedListing(t *testing.T) {
+	f := newFixture(t, 2, otcsim.Options{})
+	f.sim.AddFault(otcsim.Fault{Op: otcsim.OpListInstances, Kind: otcsim.FaultStatus, Status: 500, Count: 1})
+	require.Error(t, f.view.Refresh(context.Background()))
+
+	f.sim.ResetCounters()
+	assert.Equal(t, "inst-0000", f.observe(t, f.ids[0], time.Minute).Name, "read by id")
+	assert.Equal(t, "inst-0001", f.observe(t, f.ids[1], time.Minute).Name)
+	assert.Equal(t, 2, f.sim.Calls(otcsim.OpListInstances), "no new listing before Refresh has passed")
+	assert.Equal(t, int64(0), f.view.Stats().Refreshes)
+
+	f.clock.Advance(time.Minute)
+	f.observe(t, f.ids[0], time.Minute) // starts the listing in the background
+	require.Eventually(t, func() bool { return f.view.Stats().Refreshes == 1 }, 10*time.Second, 10*time.Millisecond)
+}
+
+// TestViewServesCopies: what a caller does to a served instance does not change the view.
+func TestViewServesCopies(t *testing.T) {
+	f := newFixture(t, 1, otcsim.Options{})
+	f.refresh(t)
+	inst := f.observe(t, f.ids[0], time.Minute)
+	inst.Status = cloud.StatusFailed
+	inst.Nodes[0].Status = "broken"
+	again := f.observe(t, f.ids[0], time.Minute)
+	assert.Equal(t, cloud.StatusActive, again.Status)
+	assert.NotEqual(t, "broken", again.Nodes[0].Status)
+}
