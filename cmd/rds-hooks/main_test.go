@@ -131,7 +131,13 @@ func TestParseFlags(t *testing.T) {
 				assert.Equal(t, "127.0.0.1:8080", c.listen)
 				assert.Equal(t, 8*time.Second, c.hookTimeout)
 				assert.Equal(t, 4*time.Second, c.callTimeout)
+				assert.Equal(t, 2*time.Minute, c.viewMaxAge, "steady syncs read the shared view")
 			},
+		},
+		"view off": {
+			reason: "--view-max-age 0 reads every instance fresh",
+			args:   []string{"--view-max-age", "0"},
+			check:  func(t *testing.T, c config) { assert.Zero(t, c.viewMaxAge) },
 		},
 		"environment": {
 			reason: "every flag has an RDS_HOOKS_ variable",
