@@ -13,6 +13,7 @@ CONTAINER   ?= docker
 LDFLAGS     := -X github.com/mcsps/rds-lambda-controller/internal/version.Version=$(VERSION)
 LISTEN      ?= 127.0.0.1:8080
 KUBECTL     ?= kubectl
+SCALE_N     ?= 100,1000,10000
 
 .DEFAULT_GOAL := help
 
@@ -53,6 +54,10 @@ test-short: ## Run the tests that need no MariaDB (and not the image test).
 .PHONY: bench
 bench: ## Run the benchmarks.
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+.PHONY: bench-scale
+bench-scale: ## Run the fleet benchmark (SCALE_N Rds objects in steady state, default 100,1000,10000); prints a table.
+	SCALE_N=$(SCALE_N) $(GO) test ./test/scale -run '^TestScale$$' -count=1 -v -timeout 30m
 
 .PHONY: lint
 lint: vet ## Check formatting and vet the code.

@@ -346,7 +346,7 @@ func (c *call) observe(ctx context.Context) (observation, error) {
 	if c.st.ID != "" {
 		var inst *cloud.Instance
 		err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-			inst, err = c.cloud.GetInstance(ctx, c.st.ID)
+			inst, err = c.readInstance(ctx) // observe_view.go: the shared view while steady
 			return err
 		})
 		if errors.Is(err, cloud.ErrNotFound) {

@@ -32,7 +32,9 @@ import (
 	"github.com/mcsps/rds-lambda-controller/internal/version"
 	"github.com/mcsps/rds-lambda-controller/server"
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/view"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
@@ -67,6 +69,7 @@ type config struct {
 	requestTO     time.Duration
 	resyncPending time.Duration
 	resyncSteady  time.Duration
+	viewMaxAge    time.Duration
 	shutdownGrace time.Duration
 	jobImage      string
 	logsListen    string
@@ -133,6 +136,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	dur(&c.requestTO, "request-timeout", otc.DefaultRequestTimeout, "cap of one HTTP request to OTC, whatever the caller's deadline")
 	dur(&c.resyncPending, "resync-pending", 10*time.Second, "how soon to look again while OTC works on a change")
 	dur(&c.resyncSteady, "resync-steady", 5*time.Minute, "how soon to look again when nothing is in flight")
+	dur(&c.viewMaxAge, "view-max-age", view.DefaultMaxAge, "bound on the staleness of the shared view of all instances that steady syncs read (docs/view.md); 0 reads every instance fresh")
 	dur(&c.sqlDrift, "sql-drift-check", time.Hour, "how often databases, users and grants are applied again to repair changes made behind the controller's back")
 	dur(&c.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight calls may finish after SIGTERM")
 	str(&c.nsCredentials, "namespace-credentials", rdssync.CredentialsOptional,
@@ -268,11 +272,20 @@ func durationOf(f *flag.Flag) (time.Duration, bool) {
 	return d, ok
 }
 
-// checkFlags refuses a duration flag of 0 or less: no deadline, period or grace is meant so.
+// zeroMeansOff are the duration flags whose 0 switches a feature off.
+var zeroMeansOff = map[string]bool{"view-max-age": true}
+
+// checkFlags refuses a duration flag of 0 or less (no deadline, period or grace is meant so), but
+// for the flags whose 0 means off, which refuse only a negative value.
 func checkFlags(fs *flag.FlagSet) error {
 	var errs []error
 	fs.VisitAll(func(f *flag.Flag) {
-		if d, ok := durationOf(f); ok && d <= 0 {
+		d, ok := durationOf(f)
+		switch {
+		case !ok:
+		case zeroMeansOff[f.Name] && d < 0:
+			errs = append(errs, fmt.Errorf("%s %s: must be 0 (off) or more", setting(f.Name), d))
+		case !zeroMeansOff[f.Name] && d <= 0:
 			errs = append(errs, fmt.Errorf("%s %s: must be more than 0", setting(f.Name), d))
 		}
 	})
@@ -329,7 +342,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			authURLs = append(authURLs, u)
 		}
 	}
-	pool, err := otc.NewPool(otc.PoolConfig{Base: occfg, AuthURLs: authURLs, Idle: cfg.nsIdle})
+	// Each credential set's client gets a shared view of its own project, like the controller's own.
+	inView := func(c cloud.Cloud) cloud.Cloud { return c }
+	if cfg.viewMaxAge > 0 {
+		inView = func(c cloud.Cloud) cloud.Cloud {
+			return view.Wrap(c, view.Options{MaxAge: cfg.viewMaxAge, Logger: logger.With("component", "view")})
+		}
+	}
+	pool, err := otc.NewPool(otc.PoolConfig{Base: occfg, AuthURLs: authURLs, Idle: cfg.nsIdle, Wrap: inView})
 	if err != nil {
 		return fmt.Errorf("namespace credentials: %w", err)
 	}
@@ -343,8 +363,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if passwordKey.Empty() {
 		logger.Warn("no stable secret for generated passwords and log Job capabilities (token login): set --password-key; log requests are refused until then")
 	}
+	// Steady syncs read one shared, paged listing of the project's instances (docs/view.md).
+	hooksCloud := inView(client)
 	reconciler := rdssync.New(rdssync.Config{
-		Cloud:         client,
+		Cloud:         hooksCloud,
 		Clouds:        pool,
 		Credentials:   rdssync.CredentialsConfig{Mode: cfg.nsCredentials, DefaultSecret: cfg.nsSecret},
 		PasswordKey:   passwordKey,

@@ -174,7 +174,13 @@ func TestParseFlags(t *testing.T) {
 				assert.Equal(t, "http://rds-hooks.rds-system.svc:8081", c.logsURL)
 				assert.Equal(t, 15*time.Minute, c.logsTTL)
 				assert.Equal(t, 8, c.maxInFlight)
+				assert.Equal(t, 2*time.Minute, c.viewMaxAge, "steady syncs read the shared view")
 			},
+		},
+		"view off": {
+			reason: "--view-max-age 0 reads every instance fresh",
+			args:   []string{"--view-max-age", "0"},
+			check:  func(t *testing.T, c config) { assert.Zero(t, c.viewMaxAge) },
 		},
 		"capability shorter than the Job": {
 			reason:  "a log Job must be able to use its capability until its deadline",

@@ -410,7 +410,7 @@ func (s *Sim) handleManageAutoScaling(w http.ResponseWriter, r *http.Request) {
 // leaves less free space than the trigger threshold: by 15% of the allocated size, in steps of
 // 10 GB, up to the limit.
 func (s *Sim) autoscale(now time.Time) {
-	for _, in := range s.sortedInstances() {
+	for _, in := range s.sortedInstancesWhere(func(in *instance) bool { return in.autoscaling.enabled }) {
 		p := in.autoscaling
 		util, ok := s.metrics[metricKey{instanceID: in.id, metric: metricDiskUtil}]
 		if !p.enabled || !ok || in.op != nil || in.volumeSize >= p.limitSize ||

@@ -51,6 +51,9 @@ type PoolConfig struct {
 	MaxPerNamespace int
 	// Now is the pool's clock. Default time.Now.
 	Now func() time.Time
+	// Wrap, if set, wraps each logged-in client once (e.g. in the shared view of its project,
+	// sync/cloud/view), and the pool hands out what it returns.
+	Wrap func(cloud.Cloud) cloud.Cloud
 }
 
 // Pool hands out one logged-in Client per credential set (cloud.Clouds). A set is known by the
@@ -68,6 +71,7 @@ type Pool struct {
 	maxPerNS  int
 	now       func() time.Time
 	newClient func(ctx context.Context, cfg Config) (*Client, error)
+	wrap      func(cloud.Cloud) cloud.Cloud
 
 	mu      sync.Mutex
 	entries map[[sha256.Size]byte]*list.Element // of *poolEntry
@@ -81,7 +85,7 @@ type poolEntry struct {
 	ns       string
 	lastUsed time.Time
 	done     chan struct{} // closed when the login finished
-	client   *Client       // set before done closes, nil on failure
+	client   cloud.Cloud   // set before done closes (wrapped by PoolConfig.Wrap), nil on failure
 	err      error         // the login's error
 	retryAt  time.Time     // a failed entry is dropped at its first use after retryAt
 }
@@ -90,7 +94,7 @@ type poolEntry struct {
 // cloud) only when credential sets may omit OS_AUTH_URL.
 func NewPool(cfg PoolConfig) (*Pool, error) {
 	p := &Pool{
-		base: cfg.Base, idle: cfg.Idle, max: cfg.Max, maxPerNS: cfg.MaxPerNamespace, now: cfg.Now, newClient: New,
+		base: cfg.Base, idle: cfg.Idle, max: cfg.Max, maxPerNS: cfg.MaxPerNamespace, now: cfg.Now, newClient: New, wrap: cfg.Wrap,
 		allowed: map[string]bool{}, entries: map[[sha256.Size]byte]*list.Element{}, perNS: map[string]int{},
 		refused: map[string][]time.Time{},
 	}
@@ -195,8 +199,15 @@ func (p *Pool) For(ctx context.Context, creds *cloud.Credentials) (cloud.Cloud, 
 	// NOTE: the login runs under the first caller's deadline; callers arriving meanwhile wait for
 	// it (or their own deadline). A login cut short by that deadline is not remembered as failed.
 	client, err := p.newClient(ctx, cfg)
+	var served cloud.Cloud
+	if err == nil {
+		served = client
+		if p.wrap != nil {
+			served = p.wrap(client)
+		}
+	}
 	p.mu.Lock()
-	e.client = client
+	e.client = served
 	if err != nil {
 		e.err = loginFailure(err)
 		e.retryAt = p.now()
@@ -216,7 +227,7 @@ func (p *Pool) For(ctx context.Context, creds *cloud.Credentials) (cloud.Cloud, 
 	if err != nil {
 		return nil, e.err
 	}
-	return client, nil
+	return served, nil
 }
 
 // wait returns the entry's client once its login finished, or ctx's error.

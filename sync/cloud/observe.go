@@ -1,0 +1,28 @@
+package cloud
+
+import (
+	"context"
+	"time"
+)
+
+// InstanceObserver reads an instance with an explicit freshness: a client wrapped in a shared view
+// of the cloud (sync/cloud/view) serves it from its last listing when that is recent enough.
+type InstanceObserver interface {
+	// ObserveInstance returns the instance with this id as OTC reported it at most maxAge ago
+	// (capped at the implementation's own bound); maxAge <= 0 reads it fresh. Errors as GetInstance.
+	ObserveInstance(ctx context.Context, id string, maxAge time.Duration) (*Instance, error)
+}
+
+// InstanceLister lists every instance of the client's project, all pages.
+type InstanceLister interface {
+	ListInstances(ctx context.Context) ([]Instance, error)
+}
+
+// ObserveInstance reads the instance with this id at most maxAge old when c keeps a view of the
+// cloud (InstanceObserver), and fresh otherwise.
+func ObserveInstance(ctx context.Context, c Core, id string, maxAge time.Duration) (*Instance, error) {
+	if o, ok := c.(InstanceObserver); ok && maxAge > 0 {
+		return o.ObserveInstance(ctx, id, maxAge)
+	}
+	return c.GetInstance(ctx, id)
+}

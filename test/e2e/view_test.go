@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mcsps/rds-lambda-controller/server"
+	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/view"
+	"github.com/mcsps/rds-lambda-controller/test/otcsim"
+	"github.com/mcsps/rds-lambda-controller/test/testutil"
+)
+
+// newViewWorld is newWorld with the hooks' client wrapped in the shared view, as rds-hooks wires it,
+// on the same manual clock.
+func newViewWorld(t *testing.T) (*world, *view.View) {
+	t.Helper()
+	clock := otcsim.NewManualClock(t0)
+	srv := otcsim.NewServer(otcsim.Options{Clock: clock, Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(srv.Close)
+	client := testutil.Login(t, srv, nil)
+	v := view.New(client, view.Options{Now: clock.Now})
+	logs := &testutil.Buffer{}
+	rec := rdssync.New(rdssync.Config{Cloud: v, Now: clock.Now, CallTimeout: 4 * time.Second})
+	hooks := httptest.NewServer(server.New(server.Options{
+		Reconciler: rec,
+		Logger:     slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}))
+	t.Cleanup(hooks.Close)
+	srv.Sim.ResetCounters()
+	return &world{t: t, clock: clock, sim: srv.Sim, hooks: hooks, logs: logs, cloud: client}, v
+}
+
+// TestSteadySyncsReadTheView: once an object is steady its syncs read the shared view (no OTC
+// call), a spec change reads fresh and its resize is followed fresh, and a change behind the
+// controller's back shows within the view's bound.
+func TestSteadySyncsReadTheView(t *testing.T) {
+	w, v := newViewWorld(t)
+	mc := w.newObject(nil)
+	mc.sync()
+	mc.sync()
+	w.clock.Advance(otcsim.DefaultDurations().Create)
+	resp := mc.sync()
+	require.Equal(t, cloud.StatusActive, resp.Status.Status)
+	require.Equal(t, float64(300), resp.ResyncAfterSeconds)
+
+	// Steady, and settled (nothing changed for 30 s): served from the view.
+	w.clock.Advance(31 * time.Second)
+	require.NoError(t, v.Refresh(context.Background()))
+	w.sim.ResetCounters()
+	_, _, first := w.post("/sync", mc.envelope(false))
+	_, _, second := w.post("/sync", mc.envelope(false))
+	assert.Equal(t, string(first), string(second))
+	assert.Empty(t, w.sim.CallCounts(), "a steady sync makes no OTC call")
+
+	// A spec change reads fresh and issues the resize; the resize is followed fresh.
+	spec := mc.parent["spec"].(map[string]any)
+	spec["flavorref"] = "rds.mysql.c2.large"
+	md := mc.parent["metadata"].(map[string]any)
+	md["generation"] = 2
+	resp = mc.sync()
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpListInstances), "read fresh by id")
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
+	require.NotNil(t, resp.Status.Operation)
+	w.clock.Advance(otcsim.DefaultDurations().Resize + time.Second)
+	resp = mc.sync()
+	assert.Equal(t, 2, w.sim.Calls(otcsim.OpListInstances), "an operation in flight reads fresh")
+	assert.Equal(t, "rds.mysql.c2.large", resp.Status.Flavor)
+	assert.Nil(t, resp.Status.Operation)
+
+	// Behind the controller's back: at most the bound late.
+	w.clock.Advance(31 * time.Second)
+	require.NoError(t, v.Refresh(context.Background()))
+	require.NoError(t, w.sim.ForceInstanceStatus(resp.Status.ID, cloud.StatusFrozen))
+	resp = mc.sync()
+	assert.Equal(t, cloud.StatusActive, resp.Status.Status, "served from the view within its bound")
+	w.clock.Advance(view.DefaultMaxAge + time.Second)
+	resp = mc.sync()
+	assert.Equal(t, cloud.StatusFrozen, resp.Status.Status, "past the bound: read fresh")
+	assert.Equal(t, metav1.ConditionFalse, condition(resp.Status, v1alpha1.ConditionReady).Status)
+}
