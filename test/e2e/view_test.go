@@ -51,6 +51,7 @@ func TestSteadySyncsReadTheView(t *testing.T) {
 	w.clock.Advance(otcsim.DefaultDurations().Create)
 	resp := mc.sync()
 	require.Equal(t, cloud.StatusActive, resp.Status.Status)
+	resp = mc.sync() // the ownership tags were the last call's change
 	require.Equal(t, float64(300), resp.ResyncAfterSeconds)
 
 	// Steady, and settled (nothing changed for 30 s): served from the view.

@@ -72,6 +72,10 @@ func (s *Sim) handleTagsAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in.tags = tags
+	// The ownership tags name the object an endpoint key "NAMESPACE/NAME" backs (endpoints.go).
+	if !in.endpointPinned {
+		in.endpointHost, in.endpointPort = s.endpointOf(in)
+	}
 	writeEmpty(w, http.StatusOK)
 }
 

@@ -312,7 +312,7 @@ func startHooks(t *testing.T, env map[string]string) (string, int) {
 	})
 	require.NoError(t, buildErr)
 
-	return startProcess(t, exec.Command(binary, append([]string{"--listen", "127.0.0.1:0", "--password-key", "scale-benchmark-password-key"}, hooksArgs()...)...), env)
+	return startProcess(t, exec.Command(binary, append([]string{"--listen", "127.0.0.1:0", "--logs-listen", "127.0.0.1:0", "--cluster-id", "scale", "--password-key", "scale-benchmark-password-key"}, hooksArgs()...)...), env)
 }
 
 // startProcess starts cmd with env on top of this process's environment (less its OS_* and
