@@ -1,0 +1,84 @@
+package sync
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+// One-shot requests: a value of a spec field that asks for something to happen once (a restart for
+// each restartrequest value, a minor version upgrade for each datastoreversion). Status records the
+// value handled, but a call can observe a status that does not show it yet: the answer that
+// recorded it was lost, a duplicate call ran next to the first on another replica, or the
+// informer cache lagged. So the request is also remembered in the cloud, where every replica
+// sees it, before it is carried out: a tag written ahead, as managed tags are (day2_tags.go).
+//
+//  1. The instance does not carry the request's tag: the call writes it, and nothing else.
+//  2. The tag names the value, and the instance (or the observed status) shows the request carried
+//     out or under way: the call records the value as handled, with no cloud call.
+//  3. The tag names the value, nothing shows it carried out: the call carries it out.
+//
+// NOTE: OTC keeps no trace of a finished restart. A call that observes neither the handled value
+// in status nor the instance REBOOTING, after a restart that is over (an answer lost and not
+// retried until the reboot ended), restarts once more: the tag narrows the window to the
+// reboot's duration, across replicas and process restarts, and cannot close it.
+const (
+	// TagRestartRequest holds a hash of the restartrequest value whose restart is owed or done.
+	TagRestartRequest = "rds-restart-request"
+	// TagUpgradeRequest holds a hash of the datastoreversion a minor upgrade was asked for, and
+	// the version the instance ran when the tag was written: "<hash>-<version>".
+	TagUpgradeRequest = "rds-upgrade-request"
+)
+
+// oneShotStep is what a call does about a one-shot request.
+type oneShotStep int
+
+const (
+	oneShotNothing oneShotStep = iota // no request, or status records it handled
+	oneShotMark                       // write the tag ahead; the request waits for a later call
+	oneShotRecord                     // carried out (or under way): record it in status, no call
+	oneShotIssue                      // carry it out
+)
+
+func (s oneShotStep) String() string {
+	return [...]string{"Nothing", "Mark", "Record", "Issue"}[s]
+}
+
+// oneShotFacts is what a call observes of one one-shot request.
+type oneShotFacts struct {
+	Asked   bool // the spec asks for a value
+	Handled bool // the observed status records that value handled
+	Marked  bool // the instance's tag names that value (written ahead)
+	Evident bool // OTC or the observed status shows it carried out or under way
+}
+
+// decideOneShot is the whole decision; see the comment at the top of the file.
+func decideOneShot(f oneShotFacts) oneShotStep {
+	switch {
+	case !f.Asked || f.Handled:
+		return oneShotNothing
+	case !f.Marked:
+		return oneShotMark // whatever else shows: without the tag it was not this object's request
+	case f.Evident:
+		return oneShotRecord
+	}
+	return oneShotIssue
+}
+
+// RequestMark is the tag value that marks a one-shot request for value: 8 hex digits of its
+// sha256 (values are free text, tag values are not).
+func RequestMark(value string) string {
+	sum := sha256.Sum256([]byte(value))
+	return hex.EncodeToString(sum[:])[:hashLen]
+}
+
+// upgradeMark is the rds-upgrade-request value for asked while the instance runs running.
+func upgradeMark(asked, running string) string {
+	return tagValue(RequestMark(asked) + "-" + running)
+}
+
+// upgradeMarked reports whether tag marks a minor upgrade for asked (written while the instance
+// ran any version).
+func upgradeMarked(tag, asked string) bool {
+	return strings.HasPrefix(tag, RequestMark(asked)+"-")
+}
