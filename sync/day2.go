@@ -361,19 +361,7 @@ func (c *call) versionChange(inst *cloud.Instance) ([]change, *problem) {
 	if want, p := minorUpgradeAsked(c.spec.Datastoretype, asked, running); !want {
 		return nil, p
 	}
-	// NOTE: the upgrade is a one-shot request (oneshot.go). Its mark also holds the version the
-	// instance ran when it was written: a version other than that one shows the upgrade made.
-	tag, tagged := inst.Tags[TagUpgradeRequest]
-	marked := tagged && upgradeMarked(tag, asked)
-	prev := c.parent.Status.Operation
-	step := decideOneShot(oneShotFacts{
-		Asked:   true,
-		Handled: c.st.UpgradeRequest == asked,
-		Marked:  marked,
-		Evident: marked && tag != upgradeMark(asked, running) ||
-			prev != nil && prev.Type == OpMinorUpgrade && prev.Target == asked,
-	})
-	switch step {
+	switch decideOneShot(upgradeFacts(asked, c.st.UpgradeRequest, running, inst.Tags, c.parent.Status.Operation)) {
 	case oneShotRecord:
 		c.st.UpgradeRequest = asked
 	case oneShotMark:
@@ -470,14 +458,7 @@ func (c *call) backupChange(inst *cloud.Instance) ([]change, *problem) {
 // status follows, shows a marked restart made.
 func (c *call) restartChange(inst *cloud.Instance) ([]change, *problem) {
 	want := c.spec.Restartrequest
-	prev := c.parent.Status.Operation
-	step := decideOneShot(oneShotFacts{
-		Asked:   want != "",
-		Handled: want == c.st.RestartRequest,
-		Marked:  inst.Tags[TagRestartRequest] == RequestMark(want),
-		Evident: inst.Status == cloud.StatusRebooting || prev != nil && prev.Type == OpRestart && prev.Target == want,
-	})
-	switch step {
+	switch decideOneShot(restartFacts(want, c.st.RestartRequest, inst.Status, inst.Tags, c.parent.Status.Operation)) {
 	case oneShotRecord:
 		c.st.RestartRequest = want
 	case oneShotMark:

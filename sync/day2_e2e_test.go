@@ -28,6 +28,7 @@ import (
 type day2World struct {
 	t       *testing.T
 	clock   *otcsim.ManualClock
+	srv     *otcsim.Server
 	sim     *otcsim.Sim
 	client  *otc.Client
 	r       *sync.Reconciler
@@ -50,7 +51,7 @@ func newDay2World(t *testing.T, spec func(*v1alpha1.RdsSpec), wrap func(http.Rou
 	})
 
 	w := &day2World{
-		t: t, clock: clock, sim: srv.Sim, client: client,
+		t: t, clock: clock, srv: srv, sim: srv.Sim, client: client,
 		r: sync.New(sync.Config{Cloud: client, Now: clock.Now, CallTimeout: 5 * time.Second}),
 		obj: v1alpha1.Rds{
 			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.Kind},

@@ -4,6 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 )
 
 // One-shot requests: a value of a spec field that asks for something to happen once (a restart for
@@ -81,4 +84,30 @@ func upgradeMark(asked, running string) string {
 // ran any version).
 func upgradeMarked(tag, asked string) bool {
 	return strings.HasPrefix(tag, RequestMark(asked)+"-")
+}
+
+// restartFacts are the facts of spec.restartrequest want: status handled the value handled, the
+// instance's status and tags, and the operation the observed status follows. REBOOTING, or the
+// restart of want the observed status follows, shows the restart made.
+func restartFacts(want, handled, instStatus string, tags map[string]string, prev *v1alpha1.Operation) oneShotFacts {
+	return oneShotFacts{
+		Asked:   want != "",
+		Handled: want == handled,
+		Marked:  tags[TagRestartRequest] == RequestMark(want),
+		Evident: instStatus == cloud.StatusRebooting || prev != nil && prev.Type == OpRestart && prev.Target == want,
+	}
+}
+
+// upgradeFacts are the facts of a minor upgrade asked for datastoreversion asked while the instance
+// runs running. The mark holds the version the instance ran when it was written: another one
+// shows the upgrade made, as does the upgrade the observed status follows.
+func upgradeFacts(asked, handled, running string, tags map[string]string, prev *v1alpha1.Operation) oneShotFacts {
+	tag, tagged := tags[TagUpgradeRequest]
+	marked := tagged && upgradeMarked(tag, asked)
+	return oneShotFacts{
+		Asked:   asked != "",
+		Handled: asked == handled,
+		Marked:  marked,
+		Evident: marked && tag != upgradeMark(asked, running) || prev != nil && prev.Type == OpMinorUpgrade && prev.Target == asked,
+	}
 }
