@@ -454,21 +454,28 @@ func (c *call) backupChange(inst *cloud.Instance) ([]change, *problem) {
 }
 
 // restartChange restarts the instance once for each new spec.restartrequest, a one-shot request
-// (oneshot.go): the tag first, the restart on a later call. REBOOTING, or the restart the observed
-// status follows, shows a marked restart made.
+// (oneshot.go): the tag first, the restart on a later call, the tag sealed once status records it.
 func (c *call) restartChange(inst *cloud.Instance) ([]change, *problem) {
 	want := c.spec.Restartrequest
-	switch decideOneShot(restartFacts(want, c.st.RestartRequest, inst.Status, inst.Tags, c.parent.Status.Operation)) {
+	key := c.oneShotKey(OpRestart, want)
+	switch decideOneShot(restartFacts(want, c.st.RestartRequest, inst.Status, inst.Tags, c.parent.Status.Operation, c.r.sent.seen(key))) {
 	case oneShotRecord:
 		c.st.RestartRequest = want
 	case oneShotMark:
 		return []change{c.markChange(inst, TagRestartRequest, RequestMark(want), "restart")}, nil
+	case oneShotSeal:
+		return []change{{
+			target: "the tag " + TagRestartRequest + " sealed after the restart",
+			issue: func(ctx context.Context) (string, error) {
+				return "", c.cloud.SetTags(ctx, inst.ID, map[string]string{TagRestartRequest: RestartSeal(want)})
+			},
+		}}, nil
 	case oneShotIssue:
 		return []change{{
 			op:     OpRestart,
 			target: want,
 			issue:  func(ctx context.Context) (string, error) { return c.cloud.RestartInstance(ctx, inst.ID) },
-			issued: func() { c.st.RestartRequest = want },
+			issued: func() { c.st.RestartRequest = want; c.r.sent.record(key) },
 		}}, nil
 	}
 	return nil, nil

@@ -209,7 +209,7 @@ func TestDay2EndToEnd(t *testing.T) {
 			writeAhead: true,
 			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
 				assert.Equal(t, "2026-05-01", st.RestartRequest)
-				assert.Equal(t, sync.RequestMark("2026-05-01"), v.Tags[sync.TagRestartRequest])
+				assert.Equal(t, sync.RestartSeal("2026-05-01"), v.Tags[sync.TagRestartRequest], "sealed once status records it")
 			},
 		},
 		"minor upgrade": {
@@ -362,7 +362,7 @@ func TestDay2EndToEndOneChangeAtATime(t *testing.T) {
 	for _, op := range []string{otcsim.OpResize, otcsim.OpEnlargeVolume, otcsim.OpUpdateBackupPolicy, otcsim.OpRestart} {
 		assert.Equal(t, 1, w.sim.Calls(op), op)
 	}
-	assert.Equal(t, 2, w.sim.Calls(otcsim.OpTagsAction), "spec.tags, and the restart's mark ahead of it")
+	assert.Equal(t, 3, w.sim.Calls(otcsim.OpTagsAction), "spec.tags, the restart's mark ahead of it and its seal after it")
 	v := w.view()
 	assert.Equal(t, "rds.mysql.n1.xlarge.2", v.Flavor)
 	assert.Equal(t, 60, v.VolumeSize)

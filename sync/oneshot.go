@@ -17,14 +17,17 @@ import (
 // sees it, before it is carried out: a tag written ahead, as managed tags are (day2_tags.go).
 //
 //  1. The instance does not carry the request's tag: the call writes it, and nothing else.
-//  2. The tag names the value, and the instance (or the observed status) shows the request carried
-//     out or under way: the call records the value as handled, with no cloud call.
+//  2. The tag names the value, and the instance (or the observed status, or the tag itself) shows
+//     the request carried out or under way: the call records the value as handled, no cloud call.
 //  3. The tag names the value, nothing shows it carried out: the call carries it out.
+//  4. Status records the value handled and the tag does not say so yet: the call seals the tag
+//     (restart only), so that a call observing an older status later still finds it done.
 //
-// NOTE: OTC keeps no trace of a finished restart. A call that observes neither the handled value
-// in status nor the instance REBOOTING, after a restart that is over (an answer lost and not
-// retried until the reboot ended), restarts once more: the tag narrows the window to the
-// reboot's duration, across replicas and process restarts, and cannot close it.
+// NOTE: OTC keeps no trace of a finished restart: REBOOTING shows one only while it runs, so the
+// restart's mark is sealed ("<hash>-done") by the first call whose observed status records it.
+// A call that observes an older status after the reboot ended and before the seal (one resync,
+// about 10 s) would restart once more: the tag narrows the window to that, across replicas and
+// process restarts, and cannot close it. A minor upgrade leaves its trace in the version.
 const (
 	// TagRestartRequest holds a hash of the restartrequest value whose restart is owed or done.
 	TagRestartRequest = "rds-restart-request"
@@ -41,10 +44,11 @@ const (
 	oneShotMark                       // write the tag ahead; the request waits for a later call
 	oneShotRecord                     // carried out (or under way): record it in status, no call
 	oneShotIssue                      // carry it out
+	oneShotSeal                       // handled: make the tag say so (restart)
 )
 
 func (s oneShotStep) String() string {
-	return [...]string{"Nothing", "Mark", "Record", "Issue"}[s]
+	return [...]string{"Nothing", "Mark", "Record", "Issue", "Seal"}[s]
 }
 
 // oneShotFacts is what a call observes of one one-shot request.
@@ -52,17 +56,25 @@ type oneShotFacts struct {
 	Asked   bool // the spec asks for a value
 	Handled bool // the observed status records that value handled
 	Marked  bool // the instance's tag names that value (written ahead)
+	Sealed  bool // the tag says that value was carried out
 	Evident bool // OTC or the observed status shows it carried out or under way
+	// Sealable: the tag can say the value was carried out (restart); an upgrade's trace is the
+	// version, its tag is never sealed.
+	Sealable bool
 }
 
 // decideOneShot is the whole decision; see the comment at the top of the file.
 func decideOneShot(f oneShotFacts) oneShotStep {
 	switch {
-	case !f.Asked || f.Handled:
+	case !f.Asked:
 		return oneShotNothing
+	case f.Handled && f.Sealable && f.Marked && !f.Sealed:
+		return oneShotSeal
+	case f.Handled:
+		return oneShotNothing // a tag removed by someone is not written again
 	case !f.Marked:
 		return oneShotMark // whatever else shows: without the tag it was not this object's request
-	case f.Evident:
+	case f.Sealed || f.Evident:
 		return oneShotRecord
 	}
 	return oneShotIssue
@@ -74,6 +86,9 @@ func RequestMark(value string) string {
 	sum := sha256.Sum256([]byte(value))
 	return hex.EncodeToString(sum[:])[:hashLen]
 }
+
+// RestartSeal is the rds-restart-request value once the restart for value was made.
+func RestartSeal(value string) string { return RequestMark(value) + "-done" }
 
 // upgradeMark is the rds-upgrade-request value for asked while the instance runs running.
 func upgradeMark(asked, running string) string {
@@ -87,14 +102,18 @@ func upgradeMarked(tag, asked string) bool {
 }
 
 // restartFacts are the facts of spec.restartrequest want: status handled the value handled, the
-// instance's status and tags, and the operation the observed status follows. REBOOTING, or the
-// restart of want the observed status follows, shows the restart made.
-func restartFacts(want, handled, instStatus string, tags map[string]string, prev *v1alpha1.Operation) oneShotFacts {
+// instance's status and tags, the operation the observed status follows, and whether this process
+// sent the restart (ledger.go). REBOOTING, the restart of want the observed status follows, or
+// this process's own restart shows the restart made; each counts only with the mark.
+func restartFacts(want, handled, instStatus string, tags map[string]string, prev *v1alpha1.Operation, sentHere bool) oneShotFacts {
+	tag := tags[TagRestartRequest]
 	return oneShotFacts{
-		Asked:   want != "",
-		Handled: want == handled,
-		Marked:  tags[TagRestartRequest] == RequestMark(want),
-		Evident: instStatus == cloud.StatusRebooting || prev != nil && prev.Type == OpRestart && prev.Target == want,
+		Asked:    want != "",
+		Handled:  want == handled,
+		Marked:   tag == RequestMark(want) || tag == RestartSeal(want),
+		Sealed:   tag == RestartSeal(want),
+		Evident:  instStatus == cloud.StatusRebooting || prev != nil && prev.Type == OpRestart && prev.Target == want || sentHere,
+		Sealable: true,
 	}
 }
 

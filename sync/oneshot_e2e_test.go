@@ -76,6 +76,13 @@ func TestRestartOnceAcrossReplicas(t *testing.T) {
 	}
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "exactly one restart for the value")
 	w.requireSettled("restarted once across replicas")
+	require.Equal(t, sync.RestartSeal("2026-11-23"), w.view().Tags[sync.TagRestartRequest], "the mark is sealed")
+
+	// Long after the reboot, a call observing a status from before the restart reaches a third,
+	// fresh replica: no trace of the reboot in OTC but the sealed mark, which is enough.
+	late := w.callWith(w.replica(), marked)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "a stale call after the reboot does not restart again")
+	assert.Equal(t, "2026-11-23", late.Status.RestartRequest)
 
 	// A new value restarts once more, whichever replica answers.
 	w.edit(func(s *v1alpha1.RdsSpec) { s.Restartrequest = "2026-11-24" })

@@ -15,6 +15,7 @@ import (
 func TestDecideRestart(t *testing.T) {
 	const v, old = "2026-11-23", "2026-11-01"
 	mark := func(value string) map[string]string { return map[string]string{TagRestartRequest: RequestMark(value)} }
+	sealed := func(value string) map[string]string { return map[string]string{TagRestartRequest: RestartSeal(value)} }
 	restartOf := func(value string) *v1alpha1.Operation {
 		return &v1alpha1.Operation{Type: OpRestart, JobID: "job-1", Target: value}
 	}
@@ -24,6 +25,7 @@ func TestDecideRestart(t *testing.T) {
 		status        string
 		tags          map[string]string
 		observedOp    *v1alpha1.Operation
+		sentHere      bool // this process sent it (ledger.go)
 		step          oneShotStep
 	}{
 		"no request": {
@@ -31,8 +33,20 @@ func TestDecideRestart(t *testing.T) {
 			status: cloud.StatusActive, tags: mark(""), step: oneShotNothing,
 		},
 		"handled": {
-			reason: "status records the value: never again",
-			want:   v, handled: v, status: cloud.StatusActive, tags: mark(v), step: oneShotNothing,
+			reason: "status records the value, the tag still says owed: seal it, never restart again",
+			want:   v, handled: v, status: cloud.StatusActive, tags: mark(v), step: oneShotSeal,
+		},
+		"handled and sealed": {
+			reason: "status records the value, the tag says done: nothing",
+			want:   v, handled: v, status: cloud.StatusActive, tags: sealed(v), step: oneShotNothing,
+		},
+		"stale call after the reboot": {
+			reason: "a status from before the restart, the reboot over: the sealed tag says done, record",
+			want:   v, handled: old, status: cloud.StatusActive, tags: sealed(v), step: oneShotRecord,
+		},
+		"sealed for an older value": {
+			reason: "the seal of the previous value is no evidence for this one: mark",
+			want:   v, handled: old, status: cloud.StatusActive, tags: sealed(old), step: oneShotMark,
 		},
 		"handled, mark gone": {
 			reason: "status records the value, someone removed the tag in OTC: still never again",
@@ -70,6 +84,14 @@ func TestDecideRestart(t *testing.T) {
 			reason: "a job of the previous value is no evidence for this one",
 			want:   v, handled: old, status: cloud.StatusActive, tags: mark(v), observedOp: restartOf(old), step: oneShotIssue,
 		},
+		"lost answer, retried after the reboot, same process": {
+			reason: "ACTIVE again, status silent: the process that sent the restart knows it (its ledger), with the mark: record",
+			want:   v, handled: old, status: cloud.StatusActive, tags: mark(v), sentHere: true, step: oneShotRecord,
+		},
+		"ledger alone decides nothing": {
+			reason: "this process sent a restart for the value, but OTC carries no mark for it (removed by someone): mark",
+			want:   v, handled: old, status: cloud.StatusActive, sentHere: true, step: oneShotMark,
+		},
 		"someone else's reboot": {
 			reason: "REBOOTING without the mark was not asked by this value: mark (the restart waits for ACTIVE)",
 			want:   v, handled: old, status: cloud.StatusRebooting, tags: mark(old), step: oneShotMark,
@@ -81,7 +103,7 @@ func TestDecideRestart(t *testing.T) {
 			if tags == nil {
 				tags = map[string]string{}
 			}
-			got := decideOneShot(restartFacts(tc.want, tc.handled, tc.status, tags, tc.observedOp))
+			got := decideOneShot(restartFacts(tc.want, tc.handled, tc.status, tags, tc.observedOp, tc.sentHere))
 			assert.Equal(t, tc.step, got, tc.reason)
 		})
 	}
@@ -126,21 +148,30 @@ func TestDecideMinorUpgrade(t *testing.T) {
 
 // TestDecideOneShot is the whole truth table of the decision.
 func TestDecideOneShot(t *testing.T) {
-	for _, asked := range []bool{false, true} {
-		for _, handled := range []bool{false, true} {
-			for _, marked := range []bool{false, true} {
-				for _, evident := range []bool{false, true} {
-					f := oneShotFacts{Asked: asked, Handled: handled, Marked: marked, Evident: evident}
-					want := oneShotIssue
-					switch {
-					case !asked || handled:
-						want = oneShotNothing
-					case !marked:
-						want = oneShotMark
-					case evident:
-						want = oneShotRecord
+	bools := []bool{false, true}
+	for _, asked := range bools {
+		for _, handled := range bools {
+			for _, marked := range bools {
+				for _, sealed := range bools {
+					for _, evident := range bools {
+						for _, sealable := range bools {
+							f := oneShotFacts{Asked: asked, Handled: handled, Marked: marked, Sealed: sealed && marked, Evident: evident, Sealable: sealable}
+							want := oneShotIssue
+							switch {
+							case !asked:
+								want = oneShotNothing
+							case handled && sealable && marked && !f.Sealed:
+								want = oneShotSeal
+							case handled:
+								want = oneShotNothing
+							case !marked:
+								want = oneShotMark
+							case f.Sealed || evident:
+								want = oneShotRecord
+							}
+							assert.Equal(t, want, decideOneShot(f), "%+v", f)
+						}
 					}
-					assert.Equal(t, want, decideOneShot(f), "%+v", f)
 				}
 			}
 		}

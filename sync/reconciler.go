@@ -82,9 +82,11 @@ type Config struct {
 const DefaultLogsURL = "http://rds-hooks.rds-system.svc:8081"
 
 // Reconciler answers sync and finalize calls. It is safe for concurrent use and keeps no state
-// an answer depends on: one-shot requests are remembered in the cloud and in status (oneshot.go).
+// an answer depends on: one-shot requests are remembered in the cloud and in status (oneshot.go),
+// the restarts it sent also in a ledger that never decides alone (ledger.go).
 type Reconciler struct {
 	cfg   Config
+	sent  *ledger
 	locks *keyedMutex // one call per object at a time (singleflight.go)
 	// caps seals and opens log Job capabilities; nil without a PasswordKey (log Jobs are refused).
 	caps *capabilitySealer
@@ -138,7 +140,7 @@ func New(cfg Config) *Reconciler {
 	if cfg.LogsReadTimeout <= 0 {
 		cfg.LogsReadTimeout = 45 * time.Second
 	}
-	r := &Reconciler{cfg: cfg, locks: newKeyedMutex()}
+	r := &Reconciler{cfg: cfg, sent: newLedger(time.Hour, cfg.Now), locks: newKeyedMutex()}
 	// Without a stable secret there is no key every replica shares: log requests are refused
 	// with LogsUnavailable (logs.go) rather than sealed with a key of this process alone.
 	r.caps, _ = newCapabilitySealer(cfg.PasswordKey)
