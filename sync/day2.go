@@ -361,11 +361,11 @@ func (c *call) versionChange(inst *cloud.Instance) ([]change, *problem) {
 	if want, p := minorUpgradeAsked(c.spec.Datastoretype, asked, running); !want {
 		return nil, p
 	}
-	switch decideOneShot(upgradeFacts(asked, c.st.UpgradeRequest, running, inst.Tags, c.parent.Status.Operation)) {
+	switch decideOneShot(upgradeFacts(string(c.parent.UID), asked, c.st.UpgradeRequest, running, inst.Tags, c.parent.Status.Operation)) {
 	case oneShotRecord:
 		c.st.UpgradeRequest = asked
 	case oneShotMark:
-		return []change{c.markChange(inst, TagUpgradeRequest, upgradeMark(asked, running), "minor version upgrade")}, nil
+		return []change{c.markChange(inst, TagUpgradeRequest, upgradeMark(string(c.parent.UID), asked, running), "minor version upgrade")}, nil
 	case oneShotIssue:
 		return []change{{
 			op:     OpMinorUpgrade,
@@ -381,7 +381,7 @@ func (c *call) versionChange(inst *cloud.Instance) ([]change, *problem) {
 // markChange writes the tag of a one-shot request ahead of it (oneshot.go).
 func (c *call) markChange(inst *cloud.Instance, key, value, what string) change {
 	return change{
-		target: "the tag " + key + " ahead of the " + what,
+		target: "mark of the " + what + " (tag " + key + ")",
 		issue: func(ctx context.Context) (string, error) {
 			return "", c.cloud.SetTags(ctx, inst.ID, map[string]string{key: value})
 		},
@@ -458,16 +458,16 @@ func (c *call) backupChange(inst *cloud.Instance) ([]change, *problem) {
 func (c *call) restartChange(inst *cloud.Instance) ([]change, *problem) {
 	want := c.spec.Restartrequest
 	key := c.oneShotKey(OpRestart, want)
-	switch decideOneShot(restartFacts(want, c.st.RestartRequest, inst.Status, inst.Tags, c.parent.Status.Operation, c.r.sent.seen(key))) {
+	switch decideOneShot(restartFacts(string(c.parent.UID), want, c.st.RestartRequest, inst.Status, inst.Tags, c.parent.Status.Operation, c.r.sent.seen(key))) {
 	case oneShotRecord:
 		c.st.RestartRequest = want
 	case oneShotMark:
-		return []change{c.markChange(inst, TagRestartRequest, RequestMark(want), "restart")}, nil
+		return []change{c.markChange(inst, TagRestartRequest, RequestMark(string(c.parent.UID), want), "restart")}, nil
 	case oneShotSeal:
 		return []change{{
-			target: "the tag " + TagRestartRequest + " sealed after the restart",
+			target: "seal of the restart's mark (tag " + TagRestartRequest + ")",
 			issue: func(ctx context.Context) (string, error) {
-				return "", c.cloud.SetTags(ctx, inst.ID, map[string]string{TagRestartRequest: RestartSeal(want)})
+				return "", c.cloud.SetTags(ctx, inst.ID, map[string]string{TagRestartRequest: RestartSeal(string(c.parent.UID), want)})
 			},
 		}}, nil
 	case oneShotIssue:

@@ -209,7 +209,7 @@ func TestDay2EndToEnd(t *testing.T) {
 			writeAhead: true,
 			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
 				assert.Equal(t, "2026-05-01", st.RestartRequest)
-				assert.Equal(t, sync.RestartSeal("2026-05-01"), v.Tags[sync.TagRestartRequest], "sealed once status records it")
+				assert.Equal(t, sync.RestartSeal("uid-day2", "2026-05-01"), v.Tags[sync.TagRestartRequest], "sealed once status records it")
 			},
 		},
 		"minor upgrade": {
@@ -218,7 +218,7 @@ func TestDay2EndToEnd(t *testing.T) {
 			simOp:  otcsim.OpUpgradeDbVersion, op: sync.OpMinorUpgrade,
 			writeAhead: true,
 			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
-				assert.Equal(t, sync.RequestMark("8.0.32")+"-8.0.28", v.Tags[sync.TagUpgradeRequest])
+				assert.Equal(t, sync.RequestMark("uid-day2", "8.0.32")+"-8.0.28", v.Tags[sync.TagUpgradeRequest])
 				assert.Equal(t, "8.0.32", v.CompleteVersion)
 				assert.Equal(t, "8.0.32", st.Version)
 				assert.Equal(t, "8.0.32", st.UpgradeRequest)

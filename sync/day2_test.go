@@ -415,7 +415,7 @@ func TestOperateChanges(t *testing.T) {
 			reason: "a new restartrequest value is first written ahead as a tag, nothing else",
 			spec:   func(s *v1alpha1.RdsSpec) { s.Restartrequest = "2026-11-23" },
 			status: func(st *v1alpha1.RdsStatus) { st.RestartRequest = "2026-11-01" },
-			inst:   withMark(TagRestartRequest, RequestMark("2026-11-01")),
+			inst:   withMark(TagRestartRequest, RequestMark("uid-1", "2026-11-01")),
 			fake: func(f *cloudtest.Fake, got *[]any) {
 				f.SetTagsFn = func(_ context.Context, id string, tags map[string]string) error {
 					*got = append(*got, id, tags)
@@ -423,7 +423,7 @@ func TestOperateChanges(t *testing.T) {
 				}
 			},
 			wantCalls: []string{"GetInstance", "SetTags"},
-			wantArgs:  []any{"inst-1", map[string]string{TagRestartRequest: RequestMark("2026-11-23")}},
+			wantArgs:  []any{"inst-1", map[string]string{TagRestartRequest: RequestMark("uid-1", "2026-11-23")}},
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, resp *hook.SyncResponse) {
 				assert.Equal(t, "2026-11-01", st.RestartRequest, "not handled yet")
 				assert.Nil(t, st.Operation)
@@ -434,7 +434,7 @@ func TestOperateChanges(t *testing.T) {
 			reason: "a new restartrequest value, marked, restarts once and is remembered",
 			spec:   func(s *v1alpha1.RdsSpec) { s.Restartrequest = "2026-11-23" },
 			status: func(st *v1alpha1.RdsStatus) { st.RestartRequest = "2026-11-01" },
-			inst:   withMark(TagRestartRequest, RequestMark("2026-11-23")),
+			inst:   withMark(TagRestartRequest, RequestMark("uid-1", "2026-11-23")),
 			fake: func(f *cloudtest.Fake, got *[]any) {
 				f.RestartInstanceFn = func(_ context.Context, id string) (string, error) {
 					*got = append(*got, id)
@@ -469,7 +469,7 @@ func TestOperateChanges(t *testing.T) {
 				}
 			},
 			wantCalls: []string{"GetInstance", "SetTags"},
-			wantArgs:  []any{"inst-1", map[string]string{TagUpgradeRequest: RequestMark("8.0.32") + "-8.0.28"}},
+			wantArgs:  []any{"inst-1", map[string]string{TagUpgradeRequest: RequestMark("uid-1", "8.0.32") + "-8.0.28"}},
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, _ *hook.SyncResponse) {
 				assert.Empty(t, st.UpgradeRequest)
 			},
@@ -478,7 +478,7 @@ func TestOperateChanges(t *testing.T) {
 			reason: "the mark names 8.0.28, the instance runs 8.0.30: the upgrade was made (a lost answer), not asked again",
 			spec:   func(s *v1alpha1.RdsSpec) { s.Datastoreversion = "8.0.32" },
 			inst: func() *cloud.Instance {
-				in := withMark(TagUpgradeRequest, upgradeMark("8.0.32", "8.0.28"))()
+				in := withMark(TagUpgradeRequest, upgradeMark("uid-1", "8.0.32", "8.0.28"))()
 				in.CompleteVersion = "8.0.30"
 				return in
 			},
@@ -491,7 +491,7 @@ func TestOperateChanges(t *testing.T) {
 		"minor upgrade": {
 			reason: "8.0.32 asked while 8.0.28 runs, marked: upgrades the minor version",
 			spec:   func(s *v1alpha1.RdsSpec) { s.Datastoreversion = "8.0.32" },
-			inst:   withMark(TagUpgradeRequest, upgradeMark("8.0.32", "8.0.28")),
+			inst:   withMark(TagUpgradeRequest, upgradeMark("uid-1", "8.0.32", "8.0.28")),
 			fake: func(f *cloudtest.Fake, got *[]any) {
 				f.UpgradeMinorVersionFn = func(_ context.Context, id string) (string, error) {
 					*got = append(*got, id)
@@ -513,7 +513,7 @@ func TestOperateChanges(t *testing.T) {
 			inst: func() *cloud.Instance {
 				in := activeInstance()
 				in.Engine, in.Version, in.CompleteVersion, in.Flavor, in.Port = "PostgreSQL", "16", "16.4", "rds.pg.n1.large.2", 5432
-				in.Tags[TagUpgradeRequest] = upgradeMark("16.6", "16.4")
+				in.Tags[TagUpgradeRequest] = upgradeMark("uid-1", "16.6", "16.4")
 				return in
 			},
 			fake: func(f *cloudtest.Fake, got *[]any) {
@@ -681,7 +681,7 @@ func TestOperateCloudAnswers(t *testing.T) {
 		"lost answer of a restart": {
 			reason:    "the request is remembered as handled: a restart is never issued twice",
 			spec:      func(s *v1alpha1.RdsSpec) { s.Restartrequest = "r1" },
-			inst:      withMark(TagRestartRequest, RequestMark("r1")),
+			inst:      withMark(TagRestartRequest, RequestMark("uid-1", "r1")),
 			fake:      failing(cloud.Errorf(cloud.KindUnavailable, "RestartInstance", "", "request timed out")),
 			wantCalls: []string{"GetInstance", "RestartInstance"},
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, _ *hook.SyncResponse) {
@@ -691,7 +691,7 @@ func TestOperateCloudAnswers(t *testing.T) {
 		"busy restart": {
 			reason:    "a refused restart is not remembered: it is asked for again later",
 			spec:      func(s *v1alpha1.RdsSpec) { s.Restartrequest = "r1" },
-			inst:      withMark(TagRestartRequest, RequestMark("r1")),
+			inst:      withMark(TagRestartRequest, RequestMark("uid-1", "r1")),
 			fake:      failing(cloud.Errorf(cloud.KindBusy, "RestartInstance", "DBS.200019", "busy")),
 			wantCalls: []string{"GetInstance", "RestartInstance"},
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, _ *hook.SyncResponse) {

@@ -80,38 +80,39 @@ func decideOneShot(f oneShotFacts) oneShotStep {
 	return oneShotIssue
 }
 
-// RequestMark is the tag value that marks a one-shot request for value: 8 hex digits of its
-// sha256 (values are free text, tag values are not).
-func RequestMark(value string) string {
-	sum := sha256.Sum256([]byte(value))
+// RequestMark is the tag value that marks a one-shot request for value of the object uid: 8 hex
+// digits of their sha256 (values are free text, tag values are not). The uid keeps a mark an
+// earlier owner left (an adopted instance) from counting for this object.
+func RequestMark(uid, value string) string {
+	sum := sha256.Sum256([]byte(uid + "\x00" + value))
 	return hex.EncodeToString(sum[:])[:hashLen]
 }
 
 // RestartSeal is the rds-restart-request value once the restart for value was made.
-func RestartSeal(value string) string { return RequestMark(value) + "-done" }
+func RestartSeal(uid, value string) string { return RequestMark(uid, value) + "-done" }
 
 // upgradeMark is the rds-upgrade-request value for asked while the instance runs running.
-func upgradeMark(asked, running string) string {
-	return tagValue(RequestMark(asked) + "-" + running)
+func upgradeMark(uid, asked, running string) string {
+	return tagValue(RequestMark(uid, asked) + "-" + running)
 }
 
 // upgradeMarked reports whether tag marks a minor upgrade for asked (written while the instance
 // ran any version).
-func upgradeMarked(tag, asked string) bool {
-	return strings.HasPrefix(tag, RequestMark(asked)+"-")
+func upgradeMarked(tag, uid, asked string) bool {
+	return strings.HasPrefix(tag, RequestMark(uid, asked)+"-")
 }
 
-// restartFacts are the facts of spec.restartrequest want: status handled the value handled, the
+// restartFacts are the facts of spec.restartrequest want of the object uid: status handled the value handled, the
 // instance's status and tags, the operation the observed status follows, and whether this process
 // sent the restart (ledger.go). REBOOTING, the restart of want the observed status follows, or
 // this process's own restart shows the restart made; each counts only with the mark.
-func restartFacts(want, handled, instStatus string, tags map[string]string, prev *v1alpha1.Operation, sentHere bool) oneShotFacts {
+func restartFacts(uid, want, handled, instStatus string, tags map[string]string, prev *v1alpha1.Operation, sentHere bool) oneShotFacts {
 	tag := tags[TagRestartRequest]
 	return oneShotFacts{
 		Asked:    want != "",
 		Handled:  want == handled,
-		Marked:   tag == RequestMark(want) || tag == RestartSeal(want),
-		Sealed:   tag == RestartSeal(want),
+		Marked:   tag == RequestMark(uid, want) || tag == RestartSeal(uid, want),
+		Sealed:   tag == RestartSeal(uid, want),
 		Evident:  instStatus == cloud.StatusRebooting || prev != nil && prev.Type == OpRestart && prev.Target == want || sentHere,
 		Sealable: true,
 	}
@@ -120,13 +121,13 @@ func restartFacts(want, handled, instStatus string, tags map[string]string, prev
 // upgradeFacts are the facts of a minor upgrade asked for datastoreversion asked while the instance
 // runs running. The mark holds the version the instance ran when it was written: another one
 // shows the upgrade made, as does the upgrade the observed status follows.
-func upgradeFacts(asked, handled, running string, tags map[string]string, prev *v1alpha1.Operation) oneShotFacts {
+func upgradeFacts(uid, asked, handled, running string, tags map[string]string, prev *v1alpha1.Operation) oneShotFacts {
 	tag, tagged := tags[TagUpgradeRequest]
-	marked := tagged && upgradeMarked(tag, asked)
+	marked := tagged && upgradeMarked(tag, uid, asked)
 	return oneShotFacts{
 		Asked:   asked != "",
 		Handled: asked == handled,
 		Marked:  marked,
-		Evident: marked && tag != upgradeMark(asked, running) || prev != nil && prev.Type == OpMinorUpgrade && prev.Target == asked,
+		Evident: marked && tag != upgradeMark(uid, asked, running) || prev != nil && prev.Type == OpMinorUpgrade && prev.Target == asked,
 	}
 }

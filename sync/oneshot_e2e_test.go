@@ -48,7 +48,7 @@ func TestRestartOnceAcrossReplicas(t *testing.T) {
 
 	w.sync() // replica A writes the mark
 	require.Zero(t, w.sim.Calls(otcsim.OpRestart), "the mark first")
-	require.Equal(t, sync.RequestMark("2026-11-23"), w.view().Tags[sync.TagRestartRequest])
+	require.Equal(t, sync.RequestMark(string(w.obj.UID), "2026-11-23"), w.view().Tags[sync.TagRestartRequest])
 	marked := *w.obj.Status.DeepCopy()
 
 	resp := w.callWith(w.r, marked) // replica A restarts; its answer is lost
@@ -76,7 +76,7 @@ func TestRestartOnceAcrossReplicas(t *testing.T) {
 	}
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "exactly one restart for the value")
 	w.requireSettled("restarted once across replicas")
-	require.Equal(t, sync.RestartSeal("2026-11-23"), w.view().Tags[sync.TagRestartRequest], "the mark is sealed")
+	require.Equal(t, sync.RestartSeal(string(w.obj.UID), "2026-11-23"), w.view().Tags[sync.TagRestartRequest], "the mark is sealed")
 
 	// Long after the reboot, a call observing a status from before the restart reaches a third,
 	// fresh replica: no trace of the reboot in OTC but the sealed mark, which is enough.

@@ -12,10 +12,17 @@ import (
 // TestDecideRestart: the decision of one restartrequest, as pure data. Each case is what one call
 // observes: the spec's value, what the observed status records, and the instance as OTC reports it
 // (whichever replica answers; nothing is remembered in the process).
+// uid is the object the marks belong to.
+const uid = "uid-1"
+
 func TestDecideRestart(t *testing.T) {
 	const v, old = "2026-11-23", "2026-11-01"
-	mark := func(value string) map[string]string { return map[string]string{TagRestartRequest: RequestMark(value)} }
-	sealed := func(value string) map[string]string { return map[string]string{TagRestartRequest: RestartSeal(value)} }
+	mark := func(value string) map[string]string {
+		return map[string]string{TagRestartRequest: RequestMark(uid, value)}
+	}
+	sealed := func(value string) map[string]string {
+		return map[string]string{TagRestartRequest: RestartSeal(uid, value)}
+	}
 	restartOf := func(value string) *v1alpha1.Operation {
 		return &v1alpha1.Operation{Type: OpRestart, JobID: "job-1", Target: value}
 	}
@@ -103,7 +110,7 @@ func TestDecideRestart(t *testing.T) {
 			if tags == nil {
 				tags = map[string]string{}
 			}
-			got := decideOneShot(restartFacts(tc.want, tc.handled, tc.status, tags, tc.observedOp, tc.sentHere))
+			got := decideOneShot(restartFacts(uid, tc.want, tc.handled, tc.status, tags, tc.observedOp, tc.sentHere))
 			assert.Equal(t, tc.step, got, tc.reason)
 		})
 	}
@@ -114,7 +121,7 @@ func TestDecideRestart(t *testing.T) {
 // version is below the asked one.
 func TestDecideMinorUpgrade(t *testing.T) {
 	const asked = "8.0.32"
-	mark := map[string]string{TagUpgradeRequest: upgradeMark(asked, "8.0.28")}
+	mark := map[string]string{TagUpgradeRequest: upgradeMark(uid, asked, "8.0.28")}
 	cases := map[string]struct {
 		reason           string
 		handled, running string
@@ -123,7 +130,7 @@ func TestDecideMinorUpgrade(t *testing.T) {
 		step             oneShotStep
 	}{
 		"new request":   {reason: "no mark: write it first", running: "8.0.28", step: oneShotMark},
-		"other request": {reason: "the mark names another asked version: write this one", running: "8.0.28", tags: map[string]string{TagUpgradeRequest: upgradeMark("8.0.30", "8.0.28")}, step: oneShotMark},
+		"other request": {reason: "the mark names another asked version: write this one", running: "8.0.28", tags: map[string]string{TagUpgradeRequest: upgradeMark(uid, "8.0.30", "8.0.28")}, step: oneShotMark},
 		"marked":        {reason: "marked while 8.0.28 runs, 8.0.28 runs: upgrade", running: "8.0.28", tags: mark, step: oneShotIssue},
 		"upgraded, answer lost": {
 			reason:  "marked at 8.0.28, 8.0.30 runs (OTC's newest): the upgrade was made, record, never asked again",
@@ -141,7 +148,7 @@ func TestDecideMinorUpgrade(t *testing.T) {
 			if tags == nil {
 				tags = map[string]string{}
 			}
-			assert.Equal(t, tc.step, decideOneShot(upgradeFacts(asked, tc.handled, tc.running, tags, tc.observedOp)), tc.reason)
+			assert.Equal(t, tc.step, decideOneShot(upgradeFacts(uid, asked, tc.handled, tc.running, tags, tc.observedOp)), tc.reason)
 		})
 	}
 }
@@ -179,11 +186,12 @@ func TestDecideOneShot(t *testing.T) {
 }
 
 func TestRequestMarks(t *testing.T) {
-	assert.Regexp(t, `^[0-9a-f]{8}$`, RequestMark("any text: with spaces / and more"))
-	assert.NotEqual(t, RequestMark("a"), RequestMark("b"))
-	assert.True(t, tagValuePattern.MatchString(upgradeMark("16.6", "16.4")))
-	assert.True(t, upgradeMarked(upgradeMark("16.6", "16.4"), "16.6"))
-	assert.False(t, upgradeMarked(upgradeMark("16.6", "16.4"), "16.5"))
+	assert.Regexp(t, `^[0-9a-f]{8}$`, RequestMark(uid, "any text: with spaces / and more"))
+	assert.NotEqual(t, RequestMark(uid, "a"), RequestMark(uid, "b"))
+	assert.NotEqual(t, RequestMark(uid, "a"), RequestMark("uid-2", "a"), "another object's mark is not this one's")
+	assert.True(t, tagValuePattern.MatchString(upgradeMark(uid, "16.6", "16.4")))
+	assert.True(t, upgradeMarked(upgradeMark(uid, "16.6", "16.4"), uid, "16.6"))
+	assert.False(t, upgradeMarked(upgradeMark(uid, "16.6", "16.4"), uid, "16.5"))
 	for _, k := range []string{TagRestartRequest, TagUpgradeRequest, "RDS-Restart-Request"} {
 		assert.True(t, reservedTag(k), k)
 	}

@@ -440,7 +440,7 @@ func (r *run) converged(spec v1alpha1.RdsSpec) bool {
 		tags[tag.Key] = tag.Value
 	}
 	if spec.Restartrequest != "" { // the mark written ahead of the restart, sealed after it (sync/oneshot.go)
-		tags[rdssync.TagRestartRequest] = rdssync.RestartSeal(spec.Restartrequest)
+		tags[rdssync.TagRestartRequest] = rdssync.RestartSeal(tags[rdssync.TagOwnerUID], spec.Restartrequest)
 	}
 	return st.Operation == nil && st.Flavor == spec.Flavorref && st.Volume != nil && st.Volume.Size == spec.Volumesize &&
 		st.RestartRequest == spec.Restartrequest &&
