@@ -354,42 +354,59 @@ func (c *call) storageChange(inst *cloud.Instance) ([]change, *problem) {
 // version is remembered in status.upgradeRequest so that the upgrade is asked for once.
 func (c *call) versionChange(inst *cloud.Instance) ([]change, *problem) {
 	asked := c.spec.Datastoreversion
-	majorParts := 1
-	switch c.spec.Datastoretype {
-	case v1alpha1.EngineMySQL:
-		majorParts = 2
-	case v1alpha1.EngineSQLServer:
-		return nil, nil // editions, no minor versions
-	}
 	running := inst.CompleteVersion
 	if running == "" {
 		running = inst.Version
 	}
+	if want, p := minorUpgradeAsked(c.spec.Datastoretype, asked, running); !want {
+		return nil, p
+	}
+	switch decideOneShot(upgradeFacts(string(c.parent.UID), asked, c.st.UpgradeRequest, running, inst.Tags, c.parent.Status.Operation)) {
+	case oneShotRecord:
+		c.st.UpgradeRequest = asked
+	case oneShotMark:
+		return []change{c.markChange(inst, TagUpgradeRequest, upgradeMark(string(c.parent.UID), asked, running), "minor version upgrade")}, nil
+	case oneShotIssue:
+		return []change{{
+			op:     OpMinorUpgrade,
+			target: asked,
+			issue:  func(ctx context.Context) (string, error) { return c.cloud.UpgradeMinorVersion(ctx, inst.ID) },
+			issued: func() { c.st.UpgradeRequest = asked },
+		}}, nil
+	}
+	return nil, &problem{ReasonVersionUnavailable, fmt.Sprintf(
+		"A minor version upgrade for datastoreversion %s was issued, but the instance runs %s: OTC offers no newer minor version.", asked, running)}
+}
+
+// markChange writes the tag of a one-shot request ahead of it (oneshot.go).
+func (c *call) markChange(inst *cloud.Instance, key, value, what string) change {
+	return change{
+		target: "mark of the " + what + " (tag " + key + ")",
+		issue: func(ctx context.Context) (string, error) {
+			return "", c.cloud.SetTags(ctx, inst.ID, map[string]string{key: value})
+		},
+	}
+}
+
+// minorUpgradeAsked reports whether datastoreversion asked names a higher minor version of the
+// major version running, or why it cannot be had.
+func minorUpgradeAsked(engine, asked, running string) (bool, *problem) {
+	majorParts := 1
+	switch engine {
+	case v1alpha1.EngineMySQL:
+		majorParts = 2
+	case v1alpha1.EngineSQLServer:
+		return false, nil // editions, no minor versions
+	}
 	a, r := versionParts(asked), versionParts(running)
 	if a == nil || len(r) < majorParts {
-		return nil, nil
+		return false, nil
 	}
 	if len(a) < majorParts || slices.Compare(a[:majorParts], r[:majorParts]) != 0 {
-		return nil, &problem{ReasonUnsupportedChange, fmt.Sprintf(
+		return false, &problem{ReasonUnsupportedChange, fmt.Sprintf(
 			"datastoreversion %q is not of the instance's major version %s: create a new Rds to change the major version.", asked, running)}
 	}
-	if len(a) == majorParts || slices.Compare(a, r[:min(len(r), len(a))]) <= 0 {
-		return nil, nil
-	}
-	key := c.oneShotKey(OpMinorUpgrade, asked)
-	if c.st.UpgradeRequest != asked && c.r.sent.seen(key) { // sent by a call whose answer status does not show
-		c.st.UpgradeRequest = asked
-	}
-	if c.st.UpgradeRequest == asked {
-		return nil, &problem{ReasonVersionUnavailable, fmt.Sprintf(
-			"A minor version upgrade for datastoreversion %s was issued, but the instance runs %s: OTC offers no newer minor version.", asked, running)}
-	}
-	return []change{{
-		op:     OpMinorUpgrade,
-		target: asked,
-		issue:  func(ctx context.Context) (string, error) { return c.cloud.UpgradeMinorVersion(ctx, inst.ID) },
-		issued: func() { c.st.UpgradeRequest = asked; c.r.sent.record(key) },
-	}}, nil
+	return len(a) > majorParts && slices.Compare(a, r[:min(len(r), len(a))]) > 0, nil
 }
 
 // versionParts splits "8.0.28" into [8 0 28]; nil if it is not dotted numbers.
@@ -436,21 +453,30 @@ func (c *call) backupChange(inst *cloud.Instance) ([]change, *problem) {
 	}}, nil
 }
 
-// restartChange restarts the instance once for each new spec.restartrequest.
+// restartChange restarts the instance once for each new spec.restartrequest, a one-shot request
+// (oneshot.go): the tag first, the restart on a later call, the tag sealed once status records it.
 func (c *call) restartChange(inst *cloud.Instance) ([]change, *problem) {
 	want := c.spec.Restartrequest
-	if want == "" || want == c.st.RestartRequest {
-		return nil, nil
-	}
 	key := c.oneShotKey(OpRestart, want)
-	if c.r.sent.seen(key) { // sent by an earlier call whose answer status does not show
+	switch decideOneShot(restartFacts(string(c.parent.UID), want, c.st.RestartRequest, inst.Status, inst.Tags, c.parent.Status.Operation, c.r.sent.seen(key))) {
+	case oneShotRecord:
 		c.st.RestartRequest = want
-		return nil, nil
+	case oneShotMark:
+		return []change{c.markChange(inst, TagRestartRequest, RequestMark(string(c.parent.UID), want), "restart")}, nil
+	case oneShotSeal:
+		return []change{{
+			target: "seal of the restart's mark (tag " + TagRestartRequest + ")",
+			issue: func(ctx context.Context) (string, error) {
+				return "", c.cloud.SetTags(ctx, inst.ID, map[string]string{TagRestartRequest: RestartSeal(string(c.parent.UID), want)})
+			},
+		}}, nil
+	case oneShotIssue:
+		return []change{{
+			op:     OpRestart,
+			target: want,
+			issue:  func(ctx context.Context) (string, error) { return c.cloud.RestartInstance(ctx, inst.ID) },
+			issued: func() { c.st.RestartRequest = want; c.r.sent.record(key) },
+		}}, nil
 	}
-	return []change{{
-		op:     OpRestart,
-		target: want,
-		issue:  func(ctx context.Context) (string, error) { return c.cloud.RestartInstance(ctx, inst.ID) },
-		issued: func() { c.st.RestartRequest = want; c.r.sent.record(key) },
-	}}, nil
+	return nil, nil
 }

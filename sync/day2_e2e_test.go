@@ -28,6 +28,7 @@ import (
 type day2World struct {
 	t       *testing.T
 	clock   *otcsim.ManualClock
+	srv     *otcsim.Server
 	sim     *otcsim.Sim
 	client  *otc.Client
 	r       *sync.Reconciler
@@ -50,7 +51,7 @@ func newDay2World(t *testing.T, spec func(*v1alpha1.RdsSpec), wrap func(http.Rou
 	})
 
 	w := &day2World{
-		t: t, clock: clock, sim: srv.Sim, client: client,
+		t: t, clock: clock, srv: srv, sim: srv.Sim, client: client,
 		r: sync.New(sync.Config{Cloud: client, Now: clock.Now, CallTimeout: 5 * time.Second}),
 		obj: v1alpha1.Rds{
 			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.Kind},
@@ -157,7 +158,8 @@ func TestDay2EndToEnd(t *testing.T) {
 		edit   func(*v1alpha1.RdsSpec)
 		simOp  string
 		op     string // status.operation.type while it runs; "" for changes made at once
-		// writeAhead: the first call only records what it will change (status.managedTags).
+		// writeAhead: the first call only records what it will change (status.managedTags, or the
+		// tag of a one-shot request).
 		writeAhead bool
 		check      func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus)
 	}{
@@ -201,18 +203,22 @@ func TestDay2EndToEnd(t *testing.T) {
 			},
 		},
 		"restart": {
-			reason: "a new restartrequest restarts once and is remembered",
+			reason: "a new restartrequest is marked in OTC, then restarts once and is remembered",
 			edit:   func(s *v1alpha1.RdsSpec) { s.Restartrequest = "2026-05-01" },
 			simOp:  otcsim.OpRestart, op: sync.OpRestart,
-			check: func(t *testing.T, _ otcsim.InstanceView, st *v1alpha1.RdsStatus) {
+			writeAhead: true,
+			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
 				assert.Equal(t, "2026-05-01", st.RestartRequest)
+				assert.Equal(t, sync.RestartSeal("uid-day2", "2026-05-01"), v.Tags[sync.TagRestartRequest], "sealed once status records it")
 			},
 		},
 		"minor upgrade": {
-			reason: "8.0.32 asked while 8.0.28 runs upgrades once",
+			reason: "8.0.32 asked while 8.0.28 runs is marked in OTC, then upgrades once",
 			edit:   func(s *v1alpha1.RdsSpec) { s.Datastoreversion = "8.0.32" },
 			simOp:  otcsim.OpUpgradeDbVersion, op: sync.OpMinorUpgrade,
+			writeAhead: true,
 			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
+				assert.Equal(t, sync.RequestMark("uid-day2", "8.0.32")+"-8.0.28", v.Tags[sync.TagUpgradeRequest])
 				assert.Equal(t, "8.0.32", v.CompleteVersion)
 				assert.Equal(t, "8.0.32", st.Version)
 				assert.Equal(t, "8.0.32", st.UpgradeRequest)
@@ -353,9 +359,10 @@ func TestDay2EndToEndOneChangeAtATime(t *testing.T) {
 	w.sync()
 	assert.Equal(t, 1, w.sim.MutatingCalls(), "one change per call")
 	w.settle(20)
-	for _, op := range []string{otcsim.OpResize, otcsim.OpEnlargeVolume, otcsim.OpUpdateBackupPolicy, otcsim.OpTagsAction, otcsim.OpRestart} {
+	for _, op := range []string{otcsim.OpResize, otcsim.OpEnlargeVolume, otcsim.OpUpdateBackupPolicy, otcsim.OpRestart} {
 		assert.Equal(t, 1, w.sim.Calls(op), op)
 	}
+	assert.Equal(t, 3, w.sim.Calls(otcsim.OpTagsAction), "spec.tags, the restart's mark ahead of it and its seal after it")
 	v := w.view()
 	assert.Equal(t, "rds.mysql.n1.xlarge.2", v.Flavor)
 	assert.Equal(t, 60, v.VolumeSize)
@@ -395,15 +402,20 @@ func TestDay2EndToEndUnavailableInstance(t *testing.T) {
 	assert.Equal(t, "The instance is FAILED in OTC; the pending storage growth to 60GB waits until it is ACTIVE again.", synced.Message)
 }
 
-// userTags are the tags besides the ownership tags, which it requires to be there.
+// userTags are the tags besides the ownership tags, which it requires to be there, and the marks
+// of one-shot requests.
 func userTags(t *testing.T, tags map[string]string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
+	owners := 0
 	for k, v := range tags {
-		if !strings.HasPrefix(k, "rds-owner-") {
+		switch {
+		case strings.HasPrefix(k, "rds-owner-"):
+			owners++
+		case k != sync.TagRestartRequest && k != sync.TagUpgradeRequest:
 			out[k] = v
 		}
 	}
-	require.Len(t, tags, len(out)+4, "the four ownership tags stay: %v", tags)
+	require.Equal(t, 4, owners, "the four ownership tags stay: %v", tags)
 	return out
 }

@@ -13,13 +13,14 @@ import (
 )
 
 // OTC's tag rules: keys of 1 to 36 and values of up to 43 letters, digits, '-', '_' or '.'; at most
-// 20 tags on an instance, of which the controller's ownership tags take up to 5 (ownership.go).
+// 20 tags on an instance, of which the controller's own take up to 7: the ownership tags, up to 5
+// (ownership.go), and the marks of one-shot requests, 2 (oneshot.go).
 var (
 	tagKeyPattern   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,36}$`)
 	tagValuePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{0,43}$`)
 )
 
-const maxTags = 20 - 5
+const maxTags = 20 - 7
 
 // trackTags updates status.managedTags: the keys in spec.tags, and the keys this object managed
 // before that OTC still has (they are removed next). Tags others set are never listed, so never
@@ -92,7 +93,7 @@ func (c *call) tagChanges(inst *cloud.Instance) ([]change, *problem) {
 // tagProblem says what is wrong with spec.tags, "" if nothing.
 func tagProblem(tags []v1alpha1.Tag) string {
 	if len(tags) > maxTags {
-		return fmt.Sprintf("tags has %d entries; OTC allows 20 on an instance, %d of them besides the controller's ownership tags.", len(tags), maxTags)
+		return fmt.Sprintf("tags has %d entries; OTC allows 20 on an instance, %d of them besides the controller's own.", len(tags), maxTags)
 	}
 	seen := map[string]bool{}
 	for _, t := range tags {
@@ -102,7 +103,7 @@ func tagProblem(tags []v1alpha1.Tag) string {
 		case !tagValuePattern.MatchString(t.Value):
 			return fmt.Sprintf("tags value %q of key %q is not up to 43 letters, digits, '-', '_' or '.'.", t.Value, t.Key)
 		case reservedTag(t.Key):
-			return fmt.Sprintf("tags key %q is reserved for the controller's ownership tags (rds-owner-*, rds-released*).", t.Key)
+			return fmt.Sprintf("tags key %q is reserved for the controller's own tags (rds-owner-*, rds-released*, rds-restart-request, rds-upgrade-request).", t.Key)
 		case seen[t.Key]:
 			return fmt.Sprintf("tags key %q appears twice.", t.Key)
 		}

@@ -3,7 +3,6 @@ package sync
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -412,10 +411,30 @@ func TestOperateChanges(t *testing.T) {
 				assert.Equal(t, `tags key "a b" is not 1 to 36 letters, digits, '-', '_' or '.'.`, c.Message)
 			},
 		},
-		"restart on a new request": {
-			reason: "a new restartrequest value restarts once and is remembered",
+		"restart request marked first": {
+			reason: "a new restartrequest value is first written ahead as a tag, nothing else",
 			spec:   func(s *v1alpha1.RdsSpec) { s.Restartrequest = "2026-11-23" },
 			status: func(st *v1alpha1.RdsStatus) { st.RestartRequest = "2026-11-01" },
+			inst:   withMark(TagRestartRequest, RequestMark("uid-1", "2026-11-01")),
+			fake: func(f *cloudtest.Fake, got *[]any) {
+				f.SetTagsFn = func(_ context.Context, id string, tags map[string]string) error {
+					*got = append(*got, id, tags)
+					return nil
+				}
+			},
+			wantCalls: []string{"GetInstance", "SetTags"},
+			wantArgs:  []any{"inst-1", map[string]string{TagRestartRequest: RequestMark("uid-1", "2026-11-23")}},
+			check: func(t *testing.T, st *v1alpha1.RdsStatus, resp *hook.SyncResponse) {
+				assert.Equal(t, "2026-11-01", st.RestartRequest, "not handled yet")
+				assert.Nil(t, st.Operation)
+				assert.Equal(t, 10.0, resp.ResyncAfterSeconds, "the restart follows soon")
+			},
+		},
+		"restart on a new request": {
+			reason: "a new restartrequest value, marked, restarts once and is remembered",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Restartrequest = "2026-11-23" },
+			status: func(st *v1alpha1.RdsStatus) { st.RestartRequest = "2026-11-01" },
+			inst:   withMark(TagRestartRequest, RequestMark("uid-1", "2026-11-23")),
 			fake: func(f *cloudtest.Fake, got *[]any) {
 				f.RestartInstanceFn = func(_ context.Context, id string) (string, error) {
 					*got = append(*got, id)
@@ -440,9 +459,39 @@ func TestOperateChanges(t *testing.T) {
 				assert.Equal(t, "2026-11-23", st.RestartRequest, "echoed")
 			},
 		},
-		"minor upgrade": {
-			reason: "8.0.32 asked while 8.0.28 runs upgrades the minor version",
+		"minor upgrade marked first": {
+			reason: "8.0.32 asked while 8.0.28 runs: the request and the version it runs are written ahead as a tag",
 			spec:   func(s *v1alpha1.RdsSpec) { s.Datastoreversion = "8.0.32" },
+			fake: func(f *cloudtest.Fake, got *[]any) {
+				f.SetTagsFn = func(_ context.Context, id string, tags map[string]string) error {
+					*got = append(*got, id, tags)
+					return nil
+				}
+			},
+			wantCalls: []string{"GetInstance", "SetTags"},
+			wantArgs:  []any{"inst-1", map[string]string{TagUpgradeRequest: RequestMark("uid-1", "8.0.32") + "-8.0.28"}},
+			check: func(t *testing.T, st *v1alpha1.RdsStatus, _ *hook.SyncResponse) {
+				assert.Empty(t, st.UpgradeRequest)
+			},
+		},
+		"minor upgrade made": {
+			reason: "the mark names 8.0.28, the instance runs 8.0.30: the upgrade was made (a lost answer), not asked again",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Datastoreversion = "8.0.32" },
+			inst: func() *cloud.Instance {
+				in := withMark(TagUpgradeRequest, upgradeMark("uid-1", "8.0.32", "8.0.28"))()
+				in.CompleteVersion = "8.0.30"
+				return in
+			},
+			wantCalls: []string{"GetInstance"},
+			check: func(t *testing.T, st *v1alpha1.RdsStatus, _ *hook.SyncResponse) {
+				assert.Equal(t, "8.0.32", st.UpgradeRequest)
+				synced(t, st, metav1.ConditionFalse, ReasonVersionUnavailable)
+			},
+		},
+		"minor upgrade": {
+			reason: "8.0.32 asked while 8.0.28 runs, marked: upgrades the minor version",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Datastoreversion = "8.0.32" },
+			inst:   withMark(TagUpgradeRequest, upgradeMark("uid-1", "8.0.32", "8.0.28")),
 			fake: func(f *cloudtest.Fake, got *[]any) {
 				f.UpgradeMinorVersionFn = func(_ context.Context, id string) (string, error) {
 					*got = append(*got, id)
@@ -464,6 +513,7 @@ func TestOperateChanges(t *testing.T) {
 			inst: func() *cloud.Instance {
 				in := activeInstance()
 				in.Engine, in.Version, in.CompleteVersion, in.Flavor, in.Port = "PostgreSQL", "16", "16.4", "rds.pg.n1.large.2", 5432
+				in.Tags[TagUpgradeRequest] = upgradeMark("uid-1", "16.6", "16.4")
 				return in
 			},
 			fake: func(f *cloudtest.Fake, got *[]any) {
@@ -631,6 +681,7 @@ func TestOperateCloudAnswers(t *testing.T) {
 		"lost answer of a restart": {
 			reason:    "the request is remembered as handled: a restart is never issued twice",
 			spec:      func(s *v1alpha1.RdsSpec) { s.Restartrequest = "r1" },
+			inst:      withMark(TagRestartRequest, RequestMark("uid-1", "r1")),
 			fake:      failing(cloud.Errorf(cloud.KindUnavailable, "RestartInstance", "", "request timed out")),
 			wantCalls: []string{"GetInstance", "RestartInstance"},
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, _ *hook.SyncResponse) {
@@ -640,6 +691,7 @@ func TestOperateCloudAnswers(t *testing.T) {
 		"busy restart": {
 			reason:    "a refused restart is not remembered: it is asked for again later",
 			spec:      func(s *v1alpha1.RdsSpec) { s.Restartrequest = "r1" },
+			inst:      withMark(TagRestartRequest, RequestMark("uid-1", "r1")),
 			fake:      failing(cloud.Errorf(cloud.KindBusy, "RestartInstance", "DBS.200019", "busy")),
 			wantCalls: []string{"GetInstance", "RestartInstance"},
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, _ *hook.SyncResponse) {
@@ -684,35 +736,7 @@ func TestOperateIsStable(t *testing.T) {
 	assert.Equal(t, first.Status, second.Status)
 }
 
-// TestRestartSentOnceWhateverStatusShows: a call whose observation does not show the restart an
-// earlier call sent (its answer was never applied, a duplicate call, a stale cache) does not
-// restart again; OTC keeps no trace of a finished restart to tell.
-func TestRestartSentOnceWhateverStatusShows(t *testing.T) {
-	restarts := 0
-	f := &cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return activeInstance(), nil }}
-	f.RestartInstanceFn = func(context.Context, string) (string, error) { restarts++; return "job-1", nil }
-	r := newReconciler(f)
-	spec := sampleSpec()
-	spec.Restartrequest = "2026-11-23"
-	stale := request(spec, v1alpha1.RdsStatus{ID: "inst-1"}, storedSecret("A12345678+"))
-
-	first, err := r.Sync(t.Context(), stale)
-	require.NoError(t, err)
-	require.Equal(t, 1, restarts)
-	assert.Equal(t, "2026-11-23", first.Status.RestartRequest)
-
-	again, err := r.Sync(t.Context(), stale) // the same observation: the first answer was not applied
-	require.NoError(t, err)
-	assert.Equal(t, 1, restarts, "not restarted twice")
-	assert.Equal(t, "2026-11-23", again.Status.RestartRequest, "status learns it was handled")
-
-	spec.Restartrequest = "2026-11-24"
-	_, err = r.Sync(t.Context(), request(spec, *again.Status, storedSecret("A12345678+")))
-	require.NoError(t, err)
-	assert.Equal(t, 2, restarts, "a new value restarts once more")
-
-	other := New(Config{Cloud: f, Now: func() time.Time { return t0 }})
-	_, err = other.Sync(t.Context(), stale)
-	require.NoError(t, err)
-	assert.Equal(t, 3, restarts, "the ledger is per process: another replica cannot know (documented)")
+// withMark is an ACTIVE instance carrying the mark of a one-shot request (oneshot.go).
+func withMark(key, value string) func() *cloud.Instance {
+	return func() *cloud.Instance { in := activeInstance(); in.Tags[key] = value; return in }
 }

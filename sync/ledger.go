@@ -5,15 +5,14 @@ import (
 	"time"
 )
 
-// ledger remembers, for a while, the one-shot requests this process has sent to OTC (a restart for
-// a restartrequest value, a minor upgrade for a datastoreversion).
+// ledger remembers, for a while, the restarts this process sent (a key per object and
+// restartrequest value). It is a second line behind the mark in OTC (oneshot.go), never the
+// record, and never decides alone: it only tells a call that observes the mark and an ACTIVE
+// instance, but no status recording the restart, that this process made it already.
 //
-// NOTE: status is where such a request is remembered, but Metacontroller can call with a status
-// that does not show it yet: the answer that recorded it was never applied (its status update
-// failed), a duplicate call ran next to the first, or the informer cache was stale. OTC keeps no
-// trace of a restart once it is over, so the hook could not tell from the cloud that it already
-// acted. The ledger closes that gap for calls this process answers; it is a second line behind
-// status, not the record: a restart of the hooks forgets it, and several replicas do not share it.
+// NOTE: OTC keeps no trace of a finished restart. A restart whose answer was lost, retried after
+// the reboot ended, is indistinguishable from a restart still owed; within the process that sent
+// it the ledger tells them apart. Another replica cannot (oneshot.go).
 type ledger struct {
 	ttl time.Duration
 	now func() time.Time

@@ -27,10 +27,10 @@ const (
 )
 
 // reservedTagPrefixes are the tag keys spec.tags may not name: the managed-tags logic never sets
-// or removes them.
-var reservedTagPrefixes = []string{"rds-owner-", "rds-released"}
+// or removes them. Besides the ownership tags, the marks of one-shot requests (oneshot.go).
+var reservedTagPrefixes = []string{"rds-owner-", "rds-released", TagRestartRequest, TagUpgradeRequest}
 
-// reservedTag reports whether key is one of the ownership tags' keys, in any case.
+// reservedTag reports whether key is one of the controller's tags' keys, in any case.
 //
 // NOTE: OTC does not document whether tag keys are case-sensitive; were they not, spec.tags key
 // RDS-OWNER-UID would overwrite (or its removal delete) an ownership tag. Any case is reserved.

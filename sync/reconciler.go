@@ -82,7 +82,8 @@ type Config struct {
 const DefaultLogsURL = "http://rds-hooks.rds-system.svc:8081"
 
 // Reconciler answers sync and finalize calls. It is safe for concurrent use and keeps no state
-// an answer depends on, but for the ledger of one-shot requests it sent (ledger.go).
+// an answer depends on: one-shot requests are remembered in the cloud and in status (oneshot.go),
+// the restarts it sent also in a ledger that never decides alone (ledger.go).
 type Reconciler struct {
 	cfg   Config
 	sent  *ledger

@@ -135,7 +135,7 @@ func Validate(spec *v1alpha1.RdsSpec) []string {
 	p = append(p, restoreProblems(spec)...) // restore.go
 	for _, t := range spec.Tags {
 		if reservedTag(t.Key) {
-			p.addf("tags key %q is reserved for the controller's ownership tags (rds-owner-*, rds-released*).", t.Key)
+			p.addf("tags key %q is reserved for the controller's own tags (rds-owner-*, rds-released*, rds-restart-request, rds-upgrade-request).", t.Key)
 		}
 	}
 	return p

@@ -277,11 +277,13 @@ func (r *run) call(req *request, apply bool) (int, []byte, bool, int) {
 	sim := r.w.sim
 	before, mutBefore := sim.CallCounts(), sim.MutatingCalls()
 	refusedBefore, faultsBefore := r.w.faults.snapshot()
+	markBefore := r.restartMark()
 
 	code, body := r.w.post(req.path, req.body)
 
 	after, mutAfter := sim.CallCounts(), sim.MutatingCalls()
 	refusedAfter, faultsAfter := r.w.faults.snapshot()
+	marked := r.restartMark() != markBefore
 	r.t.Logf("call %d %s gen=%d apply=%v at %s: %d, OTC %v, faults %d", r.callNumber, req.path, req.generation, apply,
 		r.w.clock.Now().Format(time.TimeOnly), code, diffCounts(before, after), faultsAfter-faultsBefore)
 	// A log Job's capability costs no cloud call: at most one mutating call, and never an IAM
@@ -299,7 +301,7 @@ func (r *run) call(req *request, apply bool) (int, []byte, bool, int) {
 			r.fail("DeleteInstance without a completed final backup of instance %q; backups %+v", id, sim.Backups())
 		}
 	}
-	r.checkDay2(req, before, after, refusedBefore, refusedAfter)
+	r.checkDay2(req, before, after, refusedBefore, refusedAfter, marked)
 	if pw := r.password(); pw != "" && strings.Contains(r.w.logs.String(), pw) {
 		r.fail("the server's logs contain the root password")
 	}
@@ -331,10 +333,20 @@ func (r *run) checkInstances() {
 	}
 }
 
+// restartMark is the instance's rds-restart-request tag, the mark a restart request is written
+// ahead with ("" without instance or tag).
+func (r *run) restartMark() string {
+	if in := r.w.sim.Instances(); len(in) == 1 {
+		return in[0].Tags[rdssync.TagRestartRequest]
+	}
+	return ""
+}
+
 // checkDay2: each day-2 operation is carried out once per spec value. Requests refused by an
 // injected fault do not count (nothing was done); requests that OTC performed and whose answer was
-// dropped do.
-func (r *run) checkDay2(req *request, before, after, refusedBefore, refusedAfter map[string]int) {
+// dropped do. A tags call that changed the restart's mark is the mark of the request's
+// restartrequest value, written once ahead of the restart and once sealed after it.
+func (r *run) checkDay2(req *request, before, after, refusedBefore, refusedAfter map[string]int, marked bool) {
 	var spec struct {
 		Spec v1alpha1.RdsSpec `json:"spec"`
 	}
@@ -345,12 +357,19 @@ func (r *run) checkDay2(req *request, before, after, refusedBefore, refusedAfter
 	require.NoError(r.t, json.Unmarshal(envelope.Parent, &spec))
 	for op, d := range day2Ops {
 		n := (after[op] - before[op]) - (refusedAfter[op] - refusedBefore[op])
+		key := fmt.Sprintf("%s@%d", op, r.epoch[d.field])
+		switch {
+		case op == otcsim.OpRestart:
+			key = op + "@" + spec.Spec.Restartrequest
+		case op == otcsim.OpTagsAction && marked && n > 0:
+			n--
+			mark := "restart mark@" + spec.Spec.Restartrequest
+			if r.issued[mark]++; r.issued[mark] > 2 {
+				r.fail("the restart's mark written %d times for restartrequest %q (once ahead, once sealed)", r.issued[mark], spec.Spec.Restartrequest)
+			}
+		}
 		if n <= 0 {
 			continue
-		}
-		key := fmt.Sprintf("%s@%d", op, r.epoch[d.field])
-		if op == otcsim.OpRestart {
-			key = op + "@" + spec.Spec.Restartrequest
 		}
 		r.issued[key] += n
 		if r.issued[key] > d.limit {
@@ -411,13 +430,17 @@ func (r *run) converged(spec v1alpha1.RdsSpec) bool {
 	if len(in) != 1 || !conditionTrue(st, v1alpha1.ConditionReady) || !conditionTrue(st, v1alpha1.ConditionSynced) {
 		return false
 	}
-	// The instance carries the spec's tags and this object's ownership tags, nothing else.
+	// The instance carries the spec's tags, this object's ownership tags and the mark of its
+	// restartrequest, nothing else.
 	tags := map[string]string{
 		rdssync.TagOwnerCluster: "local", rdssync.TagOwnerNamespace: objectNamespace, rdssync.TagOwnerName: objectName,
 		rdssync.TagOwnerUID: r.m.parent["metadata"].(map[string]any)["uid"].(string),
 	}
 	for _, tag := range spec.Tags {
 		tags[tag.Key] = tag.Value
+	}
+	if spec.Restartrequest != "" { // the mark written ahead of the restart, sealed after it (sync/oneshot.go)
+		tags[rdssync.TagRestartRequest] = rdssync.RestartSeal(tags[rdssync.TagOwnerUID], spec.Restartrequest)
 	}
 	return st.Operation == nil && st.Flavor == spec.Flavorref && st.Volume != nil && st.Volume.Size == spec.Volumesize &&
 		st.RestartRequest == spec.Restartrequest &&

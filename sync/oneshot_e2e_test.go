@@ -1,0 +1,116 @@
+package sync_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mcsps/rds-lambda-controller/sync"
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/hook"
+	"github.com/mcsps/rds-lambda-controller/test/otcsim"
+	"github.com/mcsps/rds-lambda-controller/test/testutil"
+)
+
+// replica is a second hooks process: its own Reconciler and its own OTC login (so its own view of
+// the cloud); it shares nothing with the world's but the simulator.
+func (w *day2World) replica() *sync.Reconciler {
+	w.t.Helper()
+	return sync.New(sync.Config{Cloud: testutil.Login(w.t, w.srv, nil), Now: w.clock.Now, CallTimeout: 5 * time.Second})
+}
+
+// callWith makes one hook call to r observing status st, and does not feed the answer back: the
+// answer is lost, or Metacontroller refuses it as stale.
+func (w *day2World) callWith(r *sync.Reconciler, st v1alpha1.RdsStatus) *hook.SyncResponse {
+	w.t.Helper()
+	parent := w.obj
+	parent.Status = *st.DeepCopy()
+	resp, err := r.Sync(context.Background(), &hook.Request{
+		Parent: parent, Secrets: w.secrets, Jobs: map[string]*batchv1.Job{}, Related: map[string]*corev1.Secret{}, Version: hook.V1,
+	})
+	require.NoError(w.t, err)
+	return resp
+}
+
+// TestRestartOnceAcrossReplicas: the two replicas the manifests run answer calls whose observed
+// status does not show the restart the other one made (a duplicate call, a lost answer, a stale
+// cache). They share nothing but OTC, where the request is marked ahead: exactly one restart.
+func TestRestartOnceAcrossReplicas(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	b := w.replica()
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Restartrequest = "2026-11-23" })
+	beforeMark := *w.obj.Status.DeepCopy()
+
+	w.sync() // replica A writes the mark
+	require.Zero(t, w.sim.Calls(otcsim.OpRestart), "the mark first")
+	require.Equal(t, sync.RequestMark(string(w.obj.UID), "2026-11-23"), w.view().Tags[sync.TagRestartRequest])
+	marked := *w.obj.Status.DeepCopy()
+
+	resp := w.callWith(w.r, marked) // replica A restarts; its answer is lost
+	require.Equal(t, 1, w.sim.Calls(otcsim.OpRestart))
+	require.Equal(t, "2026-11-23", resp.Status.RestartRequest)
+
+	dup := w.callWith(b, marked) // the same request, duplicated to replica B
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "a duplicate on the other replica does not restart again")
+	assert.Equal(t, "2026-11-23", dup.Status.RestartRequest, "it records the request handled: OTC shows REBOOTING and the mark")
+
+	stale := w.callWith(b, beforeMark) // a stale call from before the mark, on replica B
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "a call from before the mark does not restart again")
+	assert.Equal(t, "2026-11-23", stale.Status.RestartRequest)
+
+	// Replica B's answer to the duplicate is the one the cluster applies; both replicas go on.
+	w.obj.Status = *dup.Status.DeepCopy()
+	for i := range 8 {
+		r := w.r
+		if i%2 == 1 {
+			r = b
+		}
+		resp := w.callWith(r, w.obj.Status)
+		w.obj.Status = *resp.Status.DeepCopy()
+		w.clock.Advance(min(time.Duration(resp.ResyncAfterSeconds)*time.Second, 10*time.Second))
+	}
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "exactly one restart for the value")
+	w.requireSettled("restarted once across replicas")
+	require.Equal(t, sync.RestartSeal(string(w.obj.UID), "2026-11-23"), w.view().Tags[sync.TagRestartRequest], "the mark is sealed")
+
+	// Long after the reboot, a call observing a status from before the restart reaches a third,
+	// fresh replica: no trace of the reboot in OTC but the sealed mark, which is enough.
+	late := w.callWith(w.replica(), marked)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "a stale call after the reboot does not restart again")
+	assert.Equal(t, "2026-11-23", late.Status.RestartRequest)
+
+	// A new value restarts once more, whichever replica answers.
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Restartrequest = "2026-11-24" })
+	w.obj.Status = *w.callWith(b, w.obj.Status).Status.DeepCopy()   // B marks
+	w.obj.Status = *w.callWith(w.r, w.obj.Status).Status.DeepCopy() // A restarts
+	assert.Equal(t, 2, w.sim.Calls(otcsim.OpRestart), "a new value restarts once more")
+	w.settle(6)
+	assert.Equal(t, 2, w.sim.Calls(otcsim.OpRestart))
+	assert.Equal(t, "2026-11-24", w.obj.Status.RestartRequest)
+}
+
+// TestRestartLostAnswerOtherReplica: OTC restarts, the answer never arrives (commit then drop);
+// the retry lands on the other replica, which finds the mark and the reboot and does not restart.
+func TestRestartLostAnswerOtherReplica(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	b := w.replica()
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Restartrequest = "r1" })
+	w.sync() // the mark
+	w.sim.AddFault(otcsim.Fault{Op: otcsim.OpRestart, Kind: otcsim.FaultCommitThenDrop, Count: 1})
+	marked := *w.obj.Status.DeepCopy()
+	w.callWith(w.r, marked)
+	require.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "OTC acted; the answer was dropped")
+
+	retry := w.callWith(b, marked)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "the retry on the other replica does not restart again")
+	assert.Equal(t, "r1", retry.Status.RestartRequest)
+	w.obj.Status = *retry.Status.DeepCopy()
+	w.settle(6)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart))
+	w.requireSettled("one restart after a lost answer")
+}
