@@ -281,7 +281,7 @@ func (c *call) haChange(inst *cloud.Instance) ([]change, *problem) {
 // flavorChange resizes to spec.flavorref once the instance is of the flavor's class.
 func (c *call) flavorChange(inst *cloud.Instance) ([]change, *problem) {
 	ha := IsHA(c.spec)
-	if c.spec.Flavorref == inst.Flavor || ha != isHAInstance(inst) {
+	if c.spec.Flavorref == inst.Flavor || ha != isHAInstance(inst) || c.autopilotKeepsFlavor(inst) {
 		return nil, nil
 	}
 	flavor := c.spec.Flavorref
@@ -333,6 +333,8 @@ func (c *call) checkFlavor(ctx context.Context, inst *cloud.Instance, code strin
 func (c *call) storageChange(inst *cloud.Instance) ([]change, *problem) {
 	want, have := c.spec.Volumesize, inst.Volume.Size
 	switch {
+	case want < have && c.autopilotKeepsVolume(inst):
+		return nil, nil // autopilot or OTC grew it: volumesize is a floor (autopilot.go)
 	case want < have:
 		return nil, &problem{ReasonUnsupportedChange, fmt.Sprintf(
 			"volumesize %d is below the instance's %d GB: OTC cannot shrink a volume; set volumesize to %d or more.", want, have, have)}

@@ -305,6 +305,7 @@ func (c *call) sync(ctx context.Context) error {
 	for _, step := range []func(context.Context, *cloud.Instance) (stop bool, err error){
 		c.restore,   // restore.go: point-in-time restore in place
 		c.operate,   // day2.go: changes to the running instance
+		c.autopilot, // autopilot.go: growth the metrics ask for
 		c.databases, // databases.go: databases, users and grants over SQL
 	} {
 		if stopped {

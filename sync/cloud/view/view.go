@@ -55,6 +55,9 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives failed listings. Default: discard.
 	Logger *slog.Logger
+	// MetricsInterval is how often autopilot's Cloud Eye reading of every instance that asked
+	// for it is refreshed (metrics.go). Default DefaultMetricsInterval.
+	MetricsInterval time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -72,6 +75,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.MetricsInterval <= 0 {
+		o.MetricsInterval = DefaultMetricsInterval
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -103,8 +109,12 @@ type View struct {
 	listing   *listing             // non-nil while a listing runs
 	touched   map[string]time.Time // instance -> end of this process's last mutating call on it
 	refreshes atomic.Int64
-	served    atomic.Int64
-	fresh     atomic.Int64
+	// metrics is autopilot's fleet-wide Cloud Eye reading (metrics.go), under mu.
+	metrics         metricsState
+	policyStale     map[string]bool
+	metricsReadings atomic.Int64
+	served          atomic.Int64
+	fresh           atomic.Int64
 }
 
 // listing is one run of ListInstances; err is set before done is closed.
@@ -130,7 +140,7 @@ func Wrap(c cloud.Cloud, o Options) cloud.Cloud {
 
 // New returns a View of c; it lists nothing until it is read.
 func New(c Client, o Options) *View {
-	return &View{Client: c, opts: o.withDefaults(), entries: map[string]*entry{}, touched: map[string]time.Time{}}
+	return &View{Client: c, opts: o.withDefaults(), entries: map[string]*entry{}, touched: map[string]time.Time{}, policyStale: map[string]bool{}}
 }
 
 // Stats count what the view did.
