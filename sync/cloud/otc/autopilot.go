@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	golangsdk "github.com/opentelekomcloud/gophertelekomcloud"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/ces/v1/metricdata"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/instances"
 
@@ -100,10 +101,17 @@ func (c *Client) SetStorageAutoscaling(ctx context.Context, id string, p cloud.S
 	if err := checkFilter(op, "instance id", id); err != nil {
 		return err
 	}
-	opts := instances.ScalingOpts{SwitchOption: p.Enabled}
-	if p.Enabled {
-		opts.LimitSize, opts.TriggerThreshold = &p.LimitGB, &p.TriggerFreePercent
+	if !p.Enabled {
+		// NOTE: the SDK's ScalingOpts marks switch_option required, so its body builder refuses
+		// false (the zero value) before any request: switching off is sent as a plain body.
+		_, err := call(ctx, c, op, func(s services) (struct{}, error) {
+			_, err := s.rds.Put(s.rds.ServiceURL("instances", id, "disk-auto-expansion"),
+				map[string]any{"switch_option": false}, nil, &golangsdk.RequestOpts{OkCodes: []int{200}})
+			return struct{}{}, err
+		})
+		return err
 	}
+	opts := instances.ScalingOpts{SwitchOption: true, LimitSize: &p.LimitGB, TriggerThreshold: &p.TriggerFreePercent}
 	_, err := call(ctx, c, op, func(s services) (struct{}, error) {
 		return struct{}{}, instances.ManageAutoScaling(s.rds, id, opts)
 	})

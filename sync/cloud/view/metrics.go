@@ -78,26 +78,31 @@ func (v *View) InstanceMetrics(ctx context.Context, inst *cloud.Instance, window
 	}
 	a.engine, a.volumeType, a.at = inst.Engine, inst.Volume.Type, now
 	a.window = min(max(window, a.window, cloud.MetricPeriod), maxMetricsWindow)
-	if now.Sub(v.metrics.readAt) >= v.opts.MetricsInterval && v.metrics.reading == nil {
-		v.startReading(mon)
-	}
-	r, wait := v.servedMetrics(inst.ID, now, maxAge), v.metrics.reading
-	v.mu.Unlock()
-	if r != nil {
-		return r, nil
-	}
-	if wait != nil {
+	// A reader not served waits for the running reading; if that one began too long ago to serve
+	// it (it ran while the reader's bound passed), for one more.
+	for range 2 {
+		if now.Sub(v.metrics.readAt) >= v.opts.MetricsInterval && v.metrics.reading == nil {
+			v.startReading(mon)
+		}
+		r, wait := v.servedMetrics(inst.ID, now, maxAge), v.metrics.reading
+		v.mu.Unlock()
+		if r != nil {
+			return r, nil
+		}
+		if wait == nil {
+			return nil, cloud.ErrMetricsUnavailable
+		}
 		select {
 		case <-wait:
 		case <-ctx.Done():
 			return nil, cloud.ErrMetricsUnavailable
 		}
+		now = v.opts.Now()
 		v.mu.Lock()
-		r = v.servedMetrics(inst.ID, v.opts.Now(), maxAge)
-		v.mu.Unlock()
-		if r != nil {
-			return r, nil
-		}
+	}
+	defer v.mu.Unlock()
+	if r := v.servedMetrics(inst.ID, now, maxAge); r != nil {
+		return r, nil
 	}
 	return nil, cloud.ErrMetricsUnavailable
 }
