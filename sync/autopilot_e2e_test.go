@@ -241,3 +241,20 @@ func TestAutopilotFallbackStorage(t *testing.T) {
 	assert.Equal(t, sync.ReasonAPAtLimit, apCondition(w).Reason)
 	assert.Equal(t, metav1.ConditionTrue, w.condition(v1alpha1.ConditionSynced).Status, "volumesize 40 is a floor, not drift")
 }
+
+func TestAutopilotSpecRaisedAbove(t *testing.T) {
+	w, _ := newAutopilotWorld(t, nil)
+	w.pin(cloud.MetricCPU, 95)
+	w.clock.Advance(30 * time.Minute)
+	w.run(5, time.Minute)
+	require.Equal(t, "rds.mysql.n1.xlarge.2", w.view().Flavor)
+	w.pin(cloud.MetricCPU, 20)
+	// The user raises flavorref above what autopilot chose: that resizes, once.
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Flavorref = "rds.mysql.n1.2xlarge.2" })
+	w.run(10, time.Minute)
+	assert.Equal(t, "rds.mysql.n1.2xlarge.2", w.view().Flavor)
+	assert.Equal(t, 2, w.sim.Calls(otcsim.OpResize))
+	w.run(30, time.Minute)
+	assert.Equal(t, 2, w.sim.Calls(otcsim.OpResize), "and stays")
+	w.requireSettled("after the user's resize")
+}
