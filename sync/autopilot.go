@@ -222,3 +222,32 @@ func (c *call) autopilotKeepsVolume(inst *cloud.Instance) bool {
 	ap := c.st.Autopilot
 	return c.spec.Autopilot || (ap != nil && ap.Volume > 0 && ap.VolumeFloor == c.spec.Volumesize)
 }
+
+// autopilotGrewFlavor decides, with autopilot on, a flavor that differs from flavorref while
+// status.autopilot does not remember it (an answer that recorded autopilot's resize was lost):
+// one no smaller in vCPUs and RAM than flavorref, of the same class, is autopilot's or the
+// user's growth and is kept (and remembered, so that the next call needs no flavor list).
+func (c *call) autopilotGrewFlavor(ctx context.Context, inst *cloud.Instance) (bool, error) {
+	var flavors []cloud.Flavor
+	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
+		flavors, err = c.cloud.ListFlavors(ctx, inst.Engine, inst.Version)
+		return err
+	}); err != nil {
+		return false, err
+	}
+	find := func(code string) *cloud.Flavor {
+		for i := range flavors {
+			if flavors[i].SpecCode == code {
+				return &flavors[i]
+			}
+		}
+		return nil
+	}
+	have, floor := find(inst.Flavor), find(c.spec.Flavorref)
+	if have == nil || floor == nil || have.Mode != floor.Mode || vcpus(have) < vcpus(floor) || have.RAMGB < floor.RAMGB {
+		return false, nil
+	}
+	ap := c.autopilotStatus()
+	ap.Flavor, ap.FlavorFloor = inst.Flavor, c.spec.Flavorref
+	return true, nil
+}

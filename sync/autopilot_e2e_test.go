@@ -258,3 +258,18 @@ func TestAutopilotSpecRaisedAbove(t *testing.T) {
 	assert.Equal(t, 2, w.sim.Calls(otcsim.OpResize), "and stays")
 	w.requireSettled("after the user's resize")
 }
+
+func TestAutopilotLostAnswer(t *testing.T) {
+	w, _ := newAutopilotWorld(t, nil)
+	w.pin(cloud.MetricCPU, 95)
+	w.clock.Advance(30 * time.Minute)
+	w.run(5, time.Minute)
+	require.Equal(t, "rds.mysql.n1.xlarge.2", w.view().Flavor)
+	w.pin(cloud.MetricCPU, 20)
+	// The answer that recorded autopilot's resize was lost: status does not remember it.
+	w.obj.Status.Autopilot = nil
+	w.run(30, time.Minute)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "the larger flavor is kept, not resized back")
+	assert.Equal(t, "rds.mysql.n1.xlarge.2", w.obj.Status.Autopilot.Flavor, "and remembered again")
+	w.requireSettled("after a lost answer")
+}

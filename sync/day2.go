@@ -113,13 +113,17 @@ func (c *call) operate(ctx context.Context, inst *cloud.Instance) (stop bool, er
 				return true, c.cloudError(err)
 			}
 			if p != nil {
-				problems = append(problems, *p)
-				continue
+				if p.reason != "" {
+					problems = append(problems, *p)
+				}
+				continue // a problem without a reason: no difference after all (autopilot.go)
 			}
 		}
 		return true, c.issue(ctx, inst, ch)
 	}
-	c.refuse(problems)
+	if len(problems) > 0 {
+		c.refuse(problems)
+	}
 	return false, nil
 }
 
@@ -289,6 +293,11 @@ func (c *call) flavorChange(inst *cloud.Instance) ([]change, *problem) {
 		op:     OpResize,
 		target: flavor,
 		check: func(ctx context.Context) (*problem, error) {
+			if c.spec.Autopilot {
+				if kept, err := c.autopilotGrewFlavor(ctx, inst); kept || err != nil {
+					return &problem{}, err
+				}
+			}
 			return c.checkFlavor(ctx, inst, flavor, ha, c.instanceAZs(inst))
 		},
 		issue: func(ctx context.Context) (string, error) { return c.cloud.ResizeFlavor(ctx, inst.ID, flavor) },
