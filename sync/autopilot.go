@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	gosync "sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,7 +62,7 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	}
 
 	in := apInput{
-		s: s, floorFlav: c.spec.Flavorref, inst: inst, azs: c.instanceAZs(inst), last: ap.Last,
+		s: s, floorFlav: c.spec.Flavorref, inst: inst, azs: c.instanceAZs(inst), last: c.r.autopilot.last(inst.ID, ap.Last),
 		now: c.now.Time, native: cloud.NativeStorageAutoscaling(inst.Engine, inst.Volume.Type),
 	}
 	if reader, ok := c.cloud.(cloud.MetricsReader); ok {
@@ -114,6 +115,7 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 			issue: func(ctx context.Context) (string, error) { return c.cloud.EnlargeVolume(ctx, inst.ID, p.size) },
 			issued: func() {
 				ap.Last, ap.Volume, ap.VolumeFloor = last, p.size, floor
+				c.r.autopilot.record(inst.ID, last)
 			},
 		})
 	case APResize:
@@ -124,6 +126,7 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 			issue: func(ctx context.Context) (string, error) { return c.cloud.ResizeFlavor(ctx, inst.ID, p.to) },
 			issued: func() {
 				ap.Last, ap.Flavor, ap.FlavorFloor = last, p.to, floor
+				c.r.autopilot.record(inst.ID, last)
 			},
 		})
 	}
@@ -182,6 +185,9 @@ func (c *call) noteCloudGrowth(inst *cloud.Instance, ap *v1alpha1.AutopilotStatu
 func autopilotNext(s autopilotSettings, in apInput, p apPlan) string {
 	switch p.reason {
 	case ReasonAPChanging:
+		if p.action == APStoragePolicy {
+			return fmt.Sprintf("Set OTC's storage autoscaling: grow below %d%% free, up to %d GB.", p.policy.TriggerFreePercent, p.policy.LimitGB)
+		}
 		return fmt.Sprintf("%s to %s.", p.action, p.to)
 	case ReasonAPAtLimit:
 		return "Nothing: the instance is at autopilot's limit."
@@ -250,4 +256,39 @@ func (c *call) autopilotGrewFlavor(ctx context.Context, inst *cloud.Instance) (b
 	ap := c.autopilotStatus()
 	ap.Flavor, ap.FlavorFloor = inst.Flavor, c.spec.Flavorref
 	return true, nil
+}
+
+// autopilotMemory remembers autopilot's last change per instance in this process, beside
+// status.autopilot.last: a call on a stale observation (whose status predates the change) must
+// not start a second change within the cooldown. Entries older than the longest cooldown go.
+type autopilotMemory struct {
+	mu  gosync.Mutex
+	now func() time.Time
+	m   map[string]v1alpha1.AutopilotAction
+}
+
+func newAutopilotMemory(now func() time.Time) *autopilotMemory {
+	return &autopilotMemory{now: now, m: map[string]v1alpha1.AutopilotAction{}}
+}
+
+func (a *autopilotMemory) record(id string, act *v1alpha1.AutopilotAction) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := a.now()
+	for k, v := range a.m {
+		if now.Sub(v.Time.Time) > 168*time.Hour {
+			delete(a.m, k)
+		}
+	}
+	a.m[id] = *act
+}
+
+// last is the later of the status's and this process's last change.
+func (a *autopilotMemory) last(id string, fromStatus *v1alpha1.AutopilotAction) *v1alpha1.AutopilotAction {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if mem, ok := a.m[id]; ok && (fromStatus == nil || mem.Time.After(fromStatus.Time.Time)) {
+		return &mem
+	}
+	return fromStatus
 }

@@ -91,6 +91,8 @@ type Reconciler struct {
 	caps *capabilitySealer
 	// reads bounds the reads of each capability (logs_reads.go).
 	reads *capabilityReads
+	// autopilot remembers autopilot's last change per instance (autopilot.go).
+	autopilot *autopilotMemory
 }
 
 // New returns a Reconciler with defaults filled in.
@@ -144,6 +146,7 @@ func New(cfg Config) *Reconciler {
 	// with LogsUnavailable (logs.go) rather than sealed with a key of this process alone.
 	r.caps, _ = newCapabilitySealer(cfg.PasswordKey)
 	r.reads = newCapabilityReads()
+	r.autopilot = newAutopilotMemory(cfg.Now)
 	return r
 }
 

@@ -20,8 +20,9 @@ import (
 //
 // The rules: an instance is registered by its first read and dropped when no read asked for it
 // for metricsForget. A read that finds the last reading older than MetricsInterval starts a new
-// one in the background, one at a time (single flight), for every registered instance. A read
-// served nothing (no reading of its instance yet, or one older than its maxAge) waits for the
+// one, one at a time (single flight), for every registered instance, and waits for it until its
+// ctx ends (then it is served the older reading): so the same request twice sees the same reading.
+// Other reads are served the latest reading at most maxAge old; one served nothing waits for the
 // running reading until its ctx ends, then says ErrMetricsUnavailable. OTC's storage autoscaling
 // policy is read in the same reading, at most every metricsPolicyEvery per instance.
 
@@ -81,12 +82,14 @@ func (v *View) InstanceMetrics(ctx context.Context, inst *cloud.Instance, window
 	// A reader not served waits for the running reading; if that one began too long ago to serve
 	// it (it ran while the reader's bound passed), for one more.
 	for range 2 {
+		started := false
 		if now.Sub(v.metrics.readAt) >= v.opts.MetricsInterval && v.metrics.reading == nil {
 			v.startReading(mon)
+			started = true
 		}
 		r, wait := v.servedMetrics(inst.ID, now, maxAge), v.metrics.reading
 		v.mu.Unlock()
-		if r != nil {
+		if r != nil && !started {
 			return r, nil
 		}
 		if wait == nil {
@@ -95,6 +98,9 @@ func (v *View) InstanceMetrics(ctx context.Context, inst *cloud.Instance, window
 		select {
 		case <-wait:
 		case <-ctx.Done():
+			if r != nil {
+				return r, nil
+			}
 			return nil, cloud.ErrMetricsUnavailable
 		}
 		now = v.opts.Now()

@@ -177,8 +177,8 @@ func (v *View) ObserveInstance(ctx context.Context, id string, maxAge time.Durat
 
 // settling reports whether the instance changed too recently to be served from the view. v.mu held.
 func (v *View) settling(id string, e *entry, now time.Time) bool {
-	if t, ok := v.touched[id]; ok && now.Sub(t) < v.opts.Settle {
-		return true
+	if t, ok := v.touched[id]; ok && (now.Sub(t) < v.opts.Settle || !e.at.After(t)) {
+		return true // NOTE: an observation older than this process's own change is never served
 	}
 	return !e.changed.IsZero() && now.Sub(e.changed) < v.opts.Settle
 }
@@ -273,7 +273,8 @@ func (v *View) merge(list []cloud.Instance, start time.Time) {
 		}
 	}
 	now := v.opts.Now()
-	maps.DeleteFunc(v.touched, func(_ string, t time.Time) bool { return now.Sub(t) >= v.opts.Settle })
+	// A change is forgotten once settled and observed by a listing that began after it.
+	maps.DeleteFunc(v.touched, func(_ string, t time.Time) bool { return now.Sub(t) >= v.opts.Settle && t.Before(start) })
 }
 
 // touch marks an instance as changed by this process, when the call that changed it ends.
