@@ -72,11 +72,17 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	}
 	p := planAutopilot(in)
 	if p.needFlavors {
-		if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-			in.flavors, err = c.cloud.ListFlavors(ctx, inst.Engine, inst.Version)
-			return err
-		}); err != nil {
-			return true, c.cloudError(err)
+		// NOTE: under sustained pressure (at the limit, in the cooldown) every sync needs the
+		// list: it is kept for autopilotFlavorsTTL per engine and version, not listed per sync.
+		in.flavors = c.r.autopilot.flavors(inst.Engine, inst.Version)
+		if in.flavors == nil {
+			if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
+				in.flavors, err = c.cloud.ListFlavors(ctx, inst.Engine, inst.Version)
+				return err
+			}); err != nil {
+				return true, c.cloudError(err)
+			}
+			c.r.autopilot.keepFlavors(inst.Engine, inst.Version, in.flavors)
 		}
 		if in.flavors == nil {
 			in.flavors = []cloud.Flavor{}
@@ -265,10 +271,40 @@ type autopilotMemory struct {
 	mu  gosync.Mutex
 	now func() time.Time
 	m   map[string]v1alpha1.AutopilotAction
+	// lists are flavor lists per engine and version, with when they were listed.
+	lists map[string]flavorList
 }
 
+type flavorList struct {
+	at      time.Time
+	flavors []cloud.Flavor
+}
+
+// autopilotFlavorsTTL is how long autopilot plans with a flavor list. A flavor sold out since is
+// refused by OTC and the resize is planned again later.
+const autopilotFlavorsTTL = 5 * time.Minute
+
 func newAutopilotMemory(now func() time.Time) *autopilotMemory {
-	return &autopilotMemory{now: now, m: map[string]v1alpha1.AutopilotAction{}}
+	return &autopilotMemory{now: now, m: map[string]v1alpha1.AutopilotAction{}, lists: map[string]flavorList{}}
+}
+
+func (a *autopilotMemory) flavors(engine, version string) []cloud.Flavor {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	l, ok := a.lists[engine+"/"+version]
+	if !ok || a.now().Sub(l.at) >= autopilotFlavorsTTL {
+		return nil
+	}
+	return l.flavors // never changed after keepFlavors
+}
+
+func (a *autopilotMemory) keepFlavors(engine, version string, flavors []cloud.Flavor) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.lists) > 64 { // a handful of engines and versions: bound it anyway
+		clear(a.lists)
+	}
+	a.lists[engine+"/"+version] = flavorList{at: a.now(), flavors: slices.Clone(flavors)}
 }
 
 func (a *autopilotMemory) record(id string, act *v1alpha1.AutopilotAction) {

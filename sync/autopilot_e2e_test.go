@@ -146,6 +146,7 @@ func TestAutopilotAtLimit(t *testing.T) {
 	before := w.sim.MutatingCalls()
 	w.run(20, time.Minute)
 	assert.Equal(t, before, w.sim.MutatingCalls(), "at the limit: no call")
+	assert.LessOrEqual(t, w.sim.Calls(otcsim.OpListFlavors), 4, "20 minutes at the limit: the flavor list is kept 5 minutes, not listed per sync")
 	c := apCondition(w)
 	assert.Equal(t, metav1.ConditionFalse, c.Status)
 	assert.Equal(t, sync.ReasonAPAtLimit, c.Reason)
