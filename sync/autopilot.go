@@ -51,11 +51,11 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	switch synced := getCondition(&c.st, v1alpha1.ConditionSynced); {
 	case c.parent.DeletionTimestamp != nil:
 		return false, nil
-	case c.st.Operation != nil || inst.Status != cloud.StatusActive:
+	case c.st.Operation != nil || (inst.Status != cloud.StatusActive && inst.Status != cloud.StatusStorageFull):
 		c.setCondition(v1alpha1.ConditionAutopilot, metav1.ConditionTrue, ReasonAPWaiting,
 			"Autopilot waits until the instance is ACTIVE with nothing in flight.")
 		return false, nil
-	case synced != nil && synced.Status == metav1.ConditionFalse:
+	case synced != nil && synced.Status == metav1.ConditionFalse && inst.Status != cloud.StatusStorageFull:
 		c.setCondition(v1alpha1.ConditionAutopilot, metav1.ConditionTrue, ReasonAPWaiting,
 			"Autopilot waits until the spec's own changes can be made (see Synced).")
 		return false, nil

@@ -138,6 +138,11 @@ func (p apPlan) conditionFalse() bool {
 // the latter); a change waits for the cooldown after the last one.
 func planAutopilot(in apInput) apPlan {
 	s := in.s
+	if in.inst.Status == cloud.StatusStorageFull && !in.native {
+		// NOTE: a full volume is an outage: OTC takes storage growth in STORAGE FULL, and
+		// autopilot grows it at once, without waiting for metrics or the cooldown.
+		return growVolume(in, "the instance is STORAGE FULL")
+	}
 	if in.inst.Status != cloud.StatusActive {
 		return apPlan{reason: ReasonAPWaiting, message: "Autopilot waits until the instance is ACTIVE."}
 	}
@@ -166,18 +171,13 @@ func planAutopilot(in apInput) apPlan {
 	// Storage: autopilot grows the volume where OTC does not.
 	if !in.native {
 		if v, ok := latest(in.metrics.Points[cloud.MetricDisk], since); ok && v >= float64(s.disk) {
-			have := in.inst.Volume.Size
-			size := min(have+max(10, (have*15/100+9)/10*10), s.maxVolume/10*10)
-			switch {
-			case size < have+10:
-				return apPlan{reason: ReasonAPAtLimit, message: fmt.Sprintf(
-					"Storage is above %d%% used, but the volume is at autopilot's limit of %d GB.", s.disk, s.maxVolume)}
-			case cooling:
+			if cooling {
+				if p := growVolume(in, ""); p.reason == ReasonAPAtLimit {
+					return p
+				}
 				return cooldownPlan
 			}
-			return apPlan{action: APEnlargeVolume, size: size, to: fmt.Sprintf("%dGB", size), reason: ReasonAPChanging,
-				why:     fmt.Sprintf("%s %.1f%% >= %d%%", cloud.MetricDisk, v, s.disk),
-				message: "Autopilot grows the volume."}
+			return growVolume(in, fmt.Sprintf("%s %.1f%% >= %d%%", cloud.MetricDisk, v, s.disk))
 		}
 	}
 
@@ -209,6 +209,19 @@ func planAutopilot(in apInput) apPlan {
 	return apPlan{action: APResize, to: f.SpecCode, reason: ReasonAPChanging,
 		why:     fmt.Sprintf("%s at least %.1f%% >= %d%% for %s", metric, held, threshold, s.window),
 		message: "Autopilot moves the instance to a larger flavor."}
+}
+
+// growVolume grows the volume by 15 % rounded up to 10 GB steps, at least 10 GB, up to the limit
+// (OTC's own autoscaling step), or says it is at the limit.
+func growVolume(in apInput, why string) apPlan {
+	s, have := in.s, in.inst.Volume.Size
+	size := min(have+max(10, (have*15/100+9)/10*10), s.maxVolume/10*10)
+	if size < have+10 {
+		return apPlan{reason: ReasonAPAtLimit, message: fmt.Sprintf(
+			"Storage is above %d%% used, but the volume is at autopilot's limit of %d GB.", s.disk, s.maxVolume)}
+	}
+	return apPlan{action: APEnlargeVolume, size: size, to: fmt.Sprintf("%dGB", size), reason: ReasonAPChanging,
+		why: why, message: "Autopilot grows the volume."}
 }
 
 // latest is the newest point at or after since.

@@ -109,6 +109,17 @@ func TestPlanAutopilot(t *testing.T) {
 			in:     apInput{inst: inst("rds.mysql.n1.large.2", 80), metrics: held(cloud.MetricDisk, 93)},
 			action: APEnlargeVolume, to: "100GB",
 		},
+		"storage full": {
+			reason: "STORAGE FULL without native autoscaling: grow at once, whatever the metrics and the cooldown",
+			in: apInput{inst: &cloud.Instance{Status: cloud.StatusStorageFull, Flavor: "rds.mysql.n1.large.2", Volume: cloud.Volume{Size: 40}},
+				last: &v1alpha1.AutopilotAction{Action: APEnlargeVolume, Time: metav1.NewTime(now.Add(-time.Minute))}},
+			action: APEnlargeVolume, to: "50GB",
+		},
+		"storage full, native": {
+			reason: "OTC's own autoscaling takes STORAGE FULL",
+			in:     apInput{inst: &cloud.Instance{Status: cloud.StatusStorageFull, Flavor: "rds.mysql.n1.large.2", Volume: cloud.Volume{Size: 40}}, native: true},
+			cond:   ReasonAPWaiting,
+		},
 		"disk at limit": {
 			reason: "the volume is at the limit",
 			in:     apInput{inst: inst("rds.mysql.n1.large.2", 100), metrics: held(cloud.MetricDisk, 93)},
