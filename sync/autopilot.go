@@ -95,9 +95,6 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 		status = metav1.ConditionFalse
 	}
 	c.setCondition(v1alpha1.ConditionAutopilot, status, p.reason, p.message)
-	if p.metricsMissing() {
-		c.resync = min(c.resync, c.r.cfg.ResyncPending)
-	}
 
 	last := &v1alpha1.AutopilotAction{Action: p.action, Reason: p.why, To: p.to, Time: c.now}
 	switch p.action {
@@ -138,8 +135,6 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	}
 	return false, nil
 }
-
-func (p apPlan) metricsMissing() bool { return p.reason == ReasonAPMetrics }
 
 // autopilotOff drops the condition and switches off the storage autoscaling autopilot set; what
 // it grew stays (status.autopilot keeps the floors).
