@@ -113,13 +113,17 @@ func (c *call) operate(ctx context.Context, inst *cloud.Instance) (stop bool, er
 				return true, c.cloudError(err)
 			}
 			if p != nil {
-				problems = append(problems, *p)
-				continue
+				if p.reason != "" {
+					problems = append(problems, *p)
+				}
+				continue // a problem without a reason: no difference after all (autopilot.go)
 			}
 		}
 		return true, c.issue(ctx, inst, ch)
 	}
-	c.refuse(problems)
+	if len(problems) > 0 {
+		c.refuse(problems)
+	}
 	return false, nil
 }
 
@@ -281,7 +285,7 @@ func (c *call) haChange(inst *cloud.Instance) ([]change, *problem) {
 // flavorChange resizes to spec.flavorref once the instance is of the flavor's class.
 func (c *call) flavorChange(inst *cloud.Instance) ([]change, *problem) {
 	ha := IsHA(c.spec)
-	if c.spec.Flavorref == inst.Flavor || ha != isHAInstance(inst) {
+	if c.spec.Flavorref == inst.Flavor || ha != isHAInstance(inst) || c.autopilotKeepsFlavor(inst) {
 		return nil, nil
 	}
 	flavor := c.spec.Flavorref
@@ -289,6 +293,11 @@ func (c *call) flavorChange(inst *cloud.Instance) ([]change, *problem) {
 		op:     OpResize,
 		target: flavor,
 		check: func(ctx context.Context) (*problem, error) {
+			if c.spec.Autopilot {
+				if kept, err := c.autopilotGrewFlavor(ctx, inst); kept || err != nil {
+					return &problem{}, err
+				}
+			}
 			return c.checkFlavor(ctx, inst, flavor, ha, c.instanceAZs(inst))
 		},
 		issue: func(ctx context.Context) (string, error) { return c.cloud.ResizeFlavor(ctx, inst.ID, flavor) },
@@ -333,6 +342,8 @@ func (c *call) checkFlavor(ctx context.Context, inst *cloud.Instance, code strin
 func (c *call) storageChange(inst *cloud.Instance) ([]change, *problem) {
 	want, have := c.spec.Volumesize, inst.Volume.Size
 	switch {
+	case want < have && c.autopilotKeepsVolume(inst):
+		return nil, nil // autopilot or OTC grew it: volumesize is a floor (autopilot.go)
 	case want < have:
 		return nil, &problem{ReasonUnsupportedChange, fmt.Sprintf(
 			"volumesize %d is below the instance's %d GB: OTC cannot shrink a volume; set volumesize to %d or more.", want, have, have)}

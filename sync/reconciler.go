@@ -92,6 +92,8 @@ type Reconciler struct {
 	caps *capabilitySealer
 	// reads bounds the reads of each capability (logs_reads.go).
 	reads *capabilityReads
+	// autopilot remembers autopilot's last change per instance (autopilot.go).
+	autopilot *autopilotMemory
 }
 
 // New returns a Reconciler with defaults filled in.
@@ -145,6 +147,7 @@ func New(cfg Config) *Reconciler {
 	// with LogsUnavailable (logs.go) rather than sealed with a key of this process alone.
 	r.caps, _ = newCapabilitySealer(cfg.PasswordKey)
 	r.reads = newCapabilityReads()
+	r.autopilot = newAutopilotMemory(cfg.Now)
 	return r
 }
 
@@ -306,6 +309,7 @@ func (c *call) sync(ctx context.Context) error {
 	for _, step := range []func(context.Context, *cloud.Instance) (stop bool, err error){
 		c.restore,   // restore.go: point-in-time restore in place
 		c.operate,   // day2.go: changes to the running instance
+		c.autopilot, // autopilot.go: growth the metrics ask for
 		c.databases, // databases.go: databases, users and grants over SQL
 	} {
 		if stopped {

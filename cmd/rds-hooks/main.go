@@ -476,7 +476,8 @@ func startSim(addr string, endpoints map[string]string, logger *slog.Logger) (*o
 	if err != nil {
 		return nil, fmt.Errorf("embedded simulator: %w", err)
 	}
-	sim := otcsim.New(otcsim.Options{Logger: logger.With("component", "otcsim"), Endpoints: endpoints})
+	// The control API (/_sim) lets a person pin metrics, fail instances, ... (docs/autopilot.md).
+	sim := otcsim.New(otcsim.Options{Logger: logger.With("component", "otcsim"), Endpoints: endpoints, EnableControl: true})
 	return otcsim.Serve(l, sim), nil
 }
 

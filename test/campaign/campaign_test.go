@@ -93,11 +93,21 @@ type run struct {
 	duplicates, staleCalls, lostAnswers bool
 	logsAsked                           int
 	callNumber                          int
+	// start is the run's first moment: autopilot may change the instance once per cooldown.
+	// convergeStart is when converge first asked whether autopilot settled.
+	start, convergeStart time.Time
 }
+
+// Autopilot runs (even seeds): a short window and cooldown so that a run sees it act, and
+// metrics the run moves.
+const (
+	autopilotWindow   = "5m"
+	autopilotCooldown = 10 * time.Minute
+)
 
 func newRun(t *testing.T, seed uint64) *run {
 	w := newWorld(t, seed)
-	r := &run{t: t, w: w, epoch: map[string]int64{}, issued: map[string]int{}}
+	r := &run{t: t, w: w, epoch: map[string]int64{}, issued: map[string]int{}, start: w.clock.Now()}
 	r.sk = w.rng.IntN(4) == 0
 	r.duplicates, r.staleCalls, r.lostAnswers = w.rng.IntN(3) == 0, w.rng.IntN(3) == 0, w.rng.IntN(3) == 0
 	generated := w.rng.IntN(3) == 0
@@ -110,9 +120,18 @@ func newRun(t *testing.T, seed uint64) *run {
 		if generated {
 			delete(spec, "password")
 		}
+		if w.autopilot {
+			spec["autopilot"] = true
+			spec["autopilotwindow"] = autopilotWindow
+			spec["autopilotcooldown"] = fmt.Sprintf("%dm", int(autopilotCooldown.Minutes()))
+			spec["autopilotmaxvcpus"] = 8
+			if w.seed%4 == 0 {
+				spec["volumetype"] = "CLOUDSSD" // OTC's own storage autoscaling
+			}
+		}
 	})
-	t.Logf("seed=%d: skipfinalbackup=%v generated password=%v duplicates=%v stale calls=%v lost answers=%v",
-		seed, r.sk, generated, r.duplicates, r.staleCalls, r.lostAnswers)
+	t.Logf("seed=%d: skipfinalbackup=%v generated password=%v duplicates=%v stale calls=%v lost answers=%v autopilot=%v",
+		seed, r.sk, generated, r.duplicates, r.staleCalls, r.lostAnswers, w.autopilot)
 	return r
 }
 
@@ -141,6 +160,9 @@ func (r *run) play() {
 		if rng.Float64() < 0.3 {
 			r.m.finishJobs()
 		}
+		if r.w.autopilot && rng.Float64() < 0.25 {
+			r.moveMetrics()
+		}
 		r.metacontrollerCall()
 		if r.finalized {
 			break
@@ -148,8 +170,9 @@ func (r *run) play() {
 		r.w.clock.Advance([]time.Duration{0, time.Second, 5 * time.Second, 10 * time.Second, 20 * time.Second, time.Minute}[rng.IntN(6)])
 	}
 
-	// No more faults: the object converges, then deletion finalizes.
+	// No more faults, calm metrics: the object converges, then deletion finalizes.
 	r.w.sim.ClearFaults()
+	r.calmMetrics()
 	if !r.m.deleting() {
 		r.converge()
 		r.identicalRequests()
@@ -183,7 +206,11 @@ func (r *run) injectFaults() {
 		otcsim.Fault{Kind: otcsim.FaultThrottle, RetryAfter: time.Duration(1+rng.IntN(5)) * time.Second, Rate: 0.01 + 0.04*rng.Float64()},
 		otcsim.Fault{Kind: otcsim.FaultLatency, Delay: time.Duration(1+rng.IntN(3)) * time.Millisecond, Rate: 0.05},
 	)
-	for _, op := range mutatingOps {
+	ops := mutatingOps
+	if r.w.autopilot {
+		ops = append(slices.Clone(ops), otcsim.OpManageAutoScaling)
+	}
+	for _, op := range ops {
 		if rng.IntN(2) == 0 {
 			faults = append(faults, otcsim.Fault{Op: op, Kind: otcsim.FaultCommitThenDrop, Rate: 0.2 + 0.3*rng.Float64()})
 		}
@@ -372,7 +399,11 @@ func (r *run) checkDay2(req *request, before, after, refusedBefore, refusedAfter
 			continue
 		}
 		r.issued[key] += n
-		if r.issued[key] > d.limit {
+		limit := d.limit
+		if r.w.autopilot && (op == otcsim.OpResize || op == otcsim.OpEnlargeVolume) {
+			limit += r.autopilotAllowance()
+		}
+		if r.issued[key] > limit {
 			r.fail("%s issued %d times for one value of %s (%s)", op, r.issued[key], d.field, key)
 		}
 	}
@@ -442,9 +473,18 @@ func (r *run) converged(spec v1alpha1.RdsSpec) bool {
 	if spec.Restartrequest != "" { // the mark written ahead of the restart, sealed after it (sync/oneshot.go)
 		tags[rdssync.TagRestartRequest] = rdssync.RestartSeal(tags[rdssync.TagOwnerUID], spec.Restartrequest)
 	}
-	return st.Operation == nil && st.Flavor == spec.Flavorref && st.Volume != nil && st.Volume.Size == spec.Volumesize &&
+	flavor, volume := st.Flavor == spec.Flavorref, st.Volume != nil && st.Volume.Size == spec.Volumesize
+	if r.w.autopilot { // flavorref and volumesize are floors: autopilot's or OTC's growth is kept
+		ap := st.Autopilot
+		flavor = flavor || (ap != nil && ap.Flavor == st.Flavor && ap.FlavorFloor == spec.Flavorref)
+		volume = st.Volume != nil && st.Volume.Size >= spec.Volumesize
+	}
+	if r.w.autopilot && !r.autopilotSettled(&st) {
+		return false
+	}
+	return st.Operation == nil && flavor && volume &&
 		st.RestartRequest == spec.Restartrequest &&
-		in[0].Flavor == spec.Flavorref && in[0].VolumeSize == spec.Volumesize &&
+		in[0].Flavor == st.Flavor && st.Volume != nil && in[0].VolumeSize == st.Volume.Size &&
 		in[0].BackupKeepDays == spec.Backupkeepdays && in[0].BackupStartTime == spec.Backupstarttime &&
 		maps.Equal(in[0].Tags, tags) &&
 		(spec.Logs == nil || st.Logs != nil && st.Logs.Request == spec.Logs.Request && st.Logs.State == v1alpha1.LogsSucceeded)
@@ -537,4 +577,52 @@ func toInt(v any) int {
 		return int(v)
 	}
 	return 0
+}
+
+// moveMetrics pins one of autopilot's metrics of the instance high or low.
+func (r *run) moveMetrics() {
+	in := r.w.sim.Instances()
+	if len(in) != 1 {
+		return
+	}
+	rng := r.w.rng
+	m := []string{cloud.MetricCPU, cloud.MetricMem, cloud.MetricDisk}[rng.IntN(3)]
+	v := []float64{20, 95}[rng.IntN(2)]
+	r.t.Logf("seed=%d: %s of %s pinned at %.0f", r.w.seed, m, in[0].ID, v)
+	r.w.sim.SetMetric(in[0].ID, m, v)
+}
+
+// calmMetrics pins autopilot's metrics low, so that it has nothing more to do.
+func (r *run) calmMetrics() {
+	if !r.w.autopilot {
+		return
+	}
+	for _, in := range r.w.sim.Instances() {
+		for _, m := range []string{cloud.MetricCPU, cloud.MetricMem, cloud.MetricDisk} {
+			r.w.sim.SetMetric(in.ID, m, 20)
+		}
+	}
+}
+
+// autopilotAllowance bounds autopilot's own resizes and storage growths so far: one change, then
+// one more per cooldown (the planner's promise), on top of the spec's.
+func (r *run) autopilotAllowance() int {
+	return 1 + int(r.w.clock.Now().Sub(r.start)/autopilotCooldown)
+}
+
+// autopilotSettled: autopilot has nothing to do, as seen by a metrics reading made after the
+// converging began (the view reads once a minute).
+func (r *run) autopilotSettled(st *v1alpha1.RdsStatus) bool {
+	if r.convergeStart.IsZero() {
+		r.convergeStart = r.w.clock.Now()
+	}
+	for _, c := range st.Conditions {
+		if c.Type == v1alpha1.ConditionAutopilot {
+			switch c.Reason {
+			case rdssync.ReasonAPWatching, rdssync.ReasonAPCooldown, rdssync.ReasonAPAtLimit:
+				return r.w.clock.Now().Sub(r.convergeStart) > 2*time.Minute
+			}
+		}
+	}
+	return false
 }

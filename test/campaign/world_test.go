@@ -21,6 +21,8 @@ import (
 
 	"github.com/mcsps/rds-lambda-controller/server"
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/view"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testdata"
@@ -40,6 +42,9 @@ type world struct {
 	hooks  *httptest.Server
 	logs   *testutil.Buffer
 	faults *faultLog
+	// autopilot: the run's object has spec.autopilot, and the hooks read the cloud through the
+	// shared view (as cmd/rds-hooks wires them), whose metrics reading autopilot needs.
+	autopilot bool
 }
 
 func newWorld(t testing.TB, seed uint64) *world {
@@ -52,12 +57,17 @@ func newWorld(t testing.TB, seed uint64) *world {
 	t.Cleanup(srv.Close)
 
 	client := testutil.Login(t, srv, nil)
+	autopilot := seed%2 == 0
+	var cl cloud.Cloud = client
+	if autopilot {
+		cl = view.New(client, view.Options{Now: clock.Now})
+	}
 
 	var key [32]byte
 	key[0], key[1] = byte(seed), byte(seed>>8)
 	logs := &testutil.Buffer{}
 	rec := rdssync.New(rdssync.Config{
-		Cloud: client, Now: clock.Now, CallTimeout: 4 * time.Second,
+		Cloud: cl, Now: clock.Now, CallTimeout: 4 * time.Second,
 		Random:      rand.NewChaCha8(key), // only without PasswordKey
 		PasswordKey: secret.New(fmt.Sprintf("campaign key %d", seed)),
 		JobImage:    "ghcr.io/mcsps/rds-lambda-controller:campaign",
@@ -70,7 +80,7 @@ func newWorld(t testing.TB, seed uint64) *world {
 	srv.Sim.ResetCounters() // the login above is not an RDS call
 	return &world{
 		t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 0x5eed)), clock: clock, sim: srv.Sim,
-		hooks: hooks, logs: logs, faults: faults,
+		hooks: hooks, logs: logs, faults: faults, autopilot: autopilot,
 	}
 }
 

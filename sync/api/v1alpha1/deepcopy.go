@@ -21,6 +21,7 @@ func (s *RdsStatus) DeepCopy() *RdsStatus {
 	out.DatabasesAndUsers = s.DatabasesAndUsers.DeepCopy()
 	out.Restore = s.Restore.DeepCopy()
 	out.Logs = s.Logs.DeepCopy()
+	out.Autopilot = s.Autopilot.DeepCopy()
 	out.Nodes = append([]Node(nil), s.Nodes...)
 	s.deepCopyDay2(&out)
 	out.Conditions = append([]Condition(nil), s.Conditions...)

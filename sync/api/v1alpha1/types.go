@@ -91,7 +91,36 @@ type RdsSpec struct {
 	// Skipfinalbackup deletes without a final backup. Default false.
 	Skipfinalbackup bool `json:"skipfinalbackup,omitempty"`
 	// Endpoint is accepted and ignored: the original operator had it in spec; it is status now.
+	// Autopilot needs no inbound webhook (see autopilot.go).
 	Endpoint string `json:"endpoint,omitempty"`
+
+	// Autopilot: the instance grows its storage and its flavor by itself (docs/autopilot.md).
+
+	// Autopilot turns it on. flavorref and volumesize become floors: a larger flavor or volume
+	// chosen by autopilot or by OTC is kept.
+	Autopilot bool `json:"autopilot,omitempty"`
+	// Autopilotmaxvolume is the largest volume in GB autopilot grows to. Default twice
+	// volumesize, at most 4000.
+	Autopilotmaxvolume int `json:"autopilotmaxvolume,omitempty"`
+	// Autopilotmaxflavor is the largest flavor (spec code) autopilot moves to: none with more
+	// vCPUs or RAM. Default: Autopilotmaxvcpus.
+	Autopilotmaxflavor string `json:"autopilotmaxflavor,omitempty"`
+	// Autopilotmaxvcpus is the most vCPUs autopilot moves to. Default twice those of flavorref.
+	Autopilotmaxvcpus int `json:"autopilotmaxvcpus,omitempty"`
+	// Autopilotcputhreshold is the CPU usage in percent that, held for the whole window, moves
+	// to a flavor with more vCPUs. Default 90.
+	Autopilotcputhreshold int `json:"autopilotcputhreshold,omitempty"`
+	// Autopilotmemorythreshold is the memory usage in percent that, held for the whole window,
+	// moves to a flavor with more RAM. Default 90.
+	Autopilotmemorythreshold int `json:"autopilotmemorythreshold,omitempty"`
+	// Autopilotdiskthreshold is the storage usage in percent at which the volume grows: 80, 85
+	// or 90 (OTC's autoscaling triggers at 20, 15 or 10 % free). Default 90.
+	Autopilotdiskthreshold int `json:"autopilotdiskthreshold,omitempty"`
+	// Autopilotwindow is how long CPU or memory must stay above its threshold, e.g. "15m"
+	// (Cloud Eye's 5-minute periods). Default 15m.
+	Autopilotwindow string `json:"autopilotwindow,omitempty"`
+	// Autopilotcooldown is the least time between two autopilot changes, e.g. "1h". Default 1h.
+	Autopilotcooldown string `json:"autopilotcooldown,omitempty"`
 
 	// Day-2 operations: restart, restore, adoption, tags.
 
@@ -201,7 +230,9 @@ type RdsStatus struct {
 
 	// Logs: the latest log request and where its output is.
 	Logs *LogsStatus `json:"logs,omitempty"`
-	// Conditions: Ready and Synced.
+	// Autopilot: what autopilot did last and would do next, and what it must remember.
+	Autopilot *AutopilotStatus `json:"autopilot,omitempty"`
+	// Conditions: Ready and Synced, and Autopilot while spec.autopilot is on.
 	Conditions []Condition `json:"conditions,omitempty"`
 }
 

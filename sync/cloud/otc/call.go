@@ -139,7 +139,7 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 
 // services are the service clients of one call: copies of the client's, tagged with the call's id.
 type services struct {
-	rds, vpc, neutron *golangsdk.ServiceClient
+	rds, vpc, neutron, ces *golangsdk.ServiceClient
 }
 
 func (c *Client) servicesFor(id string) services {
@@ -148,7 +148,11 @@ func (c *Client) servicesFor(id string) services {
 		cp.MoreHeaders = map[string]string{callHeader: id}
 		return &cp
 	}
-	return services{rds: tag(c.rds), vpc: tag(c.vpc), neutron: tag(c.neutron)}
+	out := services{rds: tag(c.rds), vpc: tag(c.vpc), neutron: tag(c.neutron)}
+	if c.ces != nil {
+		out.ces = tag(c.ces)
+	}
+	return out
 }
 
 // call runs fn, one cloud operation, under ctx and returns its result with errors translated.

@@ -27,6 +27,7 @@ type Client struct {
 	rds        *golangsdk.ServiceClient // RDS v3, {rds}/instances, ...
 	vpc        *golangsdk.ServiceClient // VPC v1: vpcs, subnets
 	neutron    *golangsdk.ServiceClient // Neutron v2.0: security groups
+	ces        *golangsdk.ServiceClient // Cloud Eye v1 (autopilot's metrics); nil if the catalog has none
 	auth       *authenticator
 	calls      calls
 	transport  *transport
@@ -102,6 +103,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if c.neutron, err = openstack.NewNetworkV2(provider, eo); err != nil {
 		return nil, fmt.Errorf("no network endpoint (type network) for region %s in the service catalog", c.region)
 	}
+	c.ces, _ = openstack.NewCESClient(provider, eo) // NOTE: only autopilot needs it: without it, autopilot reports no metrics
 	return c, nil
 }
 

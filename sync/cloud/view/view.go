@@ -55,6 +55,9 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives failed listings. Default: discard.
 	Logger *slog.Logger
+	// MetricsInterval is how often autopilot's Cloud Eye reading of every instance that asked
+	// for it is refreshed (metrics.go). Default DefaultMetricsInterval.
+	MetricsInterval time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -72,6 +75,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.MetricsInterval <= 0 {
+		o.MetricsInterval = DefaultMetricsInterval
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -103,8 +109,12 @@ type View struct {
 	listing   *listing             // non-nil while a listing runs
 	touched   map[string]time.Time // instance -> end of this process's last mutating call on it
 	refreshes atomic.Int64
-	served    atomic.Int64
-	fresh     atomic.Int64
+	// metrics is autopilot's fleet-wide Cloud Eye reading (metrics.go), under mu.
+	metrics         metricsState
+	policyStale     map[string]bool
+	metricsReadings atomic.Int64
+	served          atomic.Int64
+	fresh           atomic.Int64
 }
 
 // listing is one run of ListInstances; err is set before done is closed.
@@ -130,7 +140,7 @@ func Wrap(c cloud.Cloud, o Options) cloud.Cloud {
 
 // New returns a View of c; it lists nothing until it is read.
 func New(c Client, o Options) *View {
-	return &View{Client: c, opts: o.withDefaults(), entries: map[string]*entry{}, touched: map[string]time.Time{}}
+	return &View{Client: c, opts: o.withDefaults(), entries: map[string]*entry{}, touched: map[string]time.Time{}, policyStale: map[string]bool{}}
 }
 
 // Stats count what the view did.
@@ -167,8 +177,8 @@ func (v *View) ObserveInstance(ctx context.Context, id string, maxAge time.Durat
 
 // settling reports whether the instance changed too recently to be served from the view. v.mu held.
 func (v *View) settling(id string, e *entry, now time.Time) bool {
-	if t, ok := v.touched[id]; ok && now.Sub(t) < v.opts.Settle {
-		return true
+	if t, ok := v.touched[id]; ok && (now.Sub(t) < v.opts.Settle || !e.at.After(t)) {
+		return true // NOTE: an observation older than this process's own change is never served
 	}
 	return !e.changed.IsZero() && now.Sub(e.changed) < v.opts.Settle
 }
@@ -263,7 +273,8 @@ func (v *View) merge(list []cloud.Instance, start time.Time) {
 		}
 	}
 	now := v.opts.Now()
-	maps.DeleteFunc(v.touched, func(_ string, t time.Time) bool { return now.Sub(t) >= v.opts.Settle })
+	// A change is forgotten once settled and observed by a listing that began after it.
+	maps.DeleteFunc(v.touched, func(_ string, t time.Time) bool { return now.Sub(t) >= v.opts.Settle && t.Before(start) })
 }
 
 // touch marks an instance as changed by this process, when the call that changed it ends.
