@@ -10,8 +10,9 @@
 //     background, one at a time (single flight). Readers never wait for it: a reader that cannot be
 //     served reads its one instance fresh. Only reads start listings, so an idle view costs nothing.
 //   - Own changes: an instance this process changed (any mutating call through the view) is read
-//     fresh for Options.Settle after the call; so is one whose observation changed in the last
-//     Options.Settle (seen by a listing or a fresh read).
+//     fresh for Options.Settle after the call, and after that until an observation begun after the
+//     call; so is one whose observation changed in the last Options.Settle (seen by a listing or a
+//     fresh read).
 //   - Absence: an instance the view does not hold is read fresh; the view never says "not found".
 //   - A fresh read by id updates its entry; a listing never overwrites an entry observed after the
 //     listing began.
@@ -167,7 +168,10 @@ func (v *View) ObserveInstance(ctx context.Context, id string, maxAge time.Durat
 
 // settling reports whether the instance changed too recently to be served from the view. v.mu held.
 func (v *View) settling(id string, e *entry, now time.Time) bool {
-	if t, ok := v.touched[id]; ok && now.Sub(t) < v.opts.Settle {
+	// NOTE: the read that decided a change, made just before it, leaves the entry as it was before
+	// the change: past Settle it is still within MaxAge, and serving it would decide the same
+	// change again. Only an observation begun after the change is served.
+	if t, ok := v.touched[id]; ok && (now.Sub(t) < v.opts.Settle || !e.at.After(t)) {
 		return true
 	}
 	return !e.changed.IsZero() && now.Sub(e.changed) < v.opts.Settle
@@ -263,7 +267,8 @@ func (v *View) merge(list []cloud.Instance, start time.Time) {
 		}
 	}
 	now := v.opts.Now()
-	maps.DeleteFunc(v.touched, func(_ string, t time.Time) bool { return now.Sub(t) >= v.opts.Settle })
+	// An entry older than MaxAge is never served, so a change older than that need not be kept.
+	maps.DeleteFunc(v.touched, func(_ string, t time.Time) bool { return now.Sub(t) > max(v.opts.Settle, v.opts.MaxAge) })
 }
 
 // touch marks an instance as changed by this process, when the call that changed it ends.

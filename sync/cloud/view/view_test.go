@@ -241,3 +241,21 @@ func TestViewServesCopies(t *testing.T) {
 	assert.Equal(t, cloud.StatusActive, again.Status)
 	assert.NotEqual(t, "broken", again.Nodes[0].Status)
 }
+
+// TestViewNeverServesWhatPrecedesOwnChange: the read that decided a change (fresh, just before it)
+// leaves the view holding the instance as it was before the change. Once Settle has passed without
+// another read, that observation is still within MaxAge, but it predates this process's own change:
+// serving it would make the next steady call decide the same change again. It is read fresh.
+func TestViewNeverServesWhatPrecedesOwnChange(t *testing.T) {
+	f := newFixture(t, 2, otcsim.Options{})
+	f.refresh(t)
+	id := f.ids[0]
+	f.clock.Advance(10 * time.Second)
+	assert.Empty(t, f.observe(t, id, 0).Tags["team"], "the deciding read, fresh")
+	require.NoError(t, f.view.SetTags(context.Background(), id, map[string]string{"team": "a"}))
+
+	f.clock.Advance(31 * time.Second) // past Settle, within MaxAge, before the next listing
+	f.sim.ResetCounters()
+	assert.Equal(t, "a", f.observe(t, id, time.Hour).Tags["team"], "never the observation from before the change")
+	assert.Equal(t, 1, f.sim.Calls(otcsim.OpListInstances), "read by id")
+}
