@@ -51,7 +51,10 @@ func TestSteadySyncsReadTheView(t *testing.T) {
 	w.clock.Advance(otcsim.DefaultDurations().Create)
 	resp := mc.sync()
 	require.Equal(t, cloud.StatusActive, resp.Status.Status)
-	resp = mc.sync() // the ownership tags were the last call's change
+	// The ownership tags were the last call's change. (The manual clock stands still during a call:
+	// without a step, the read after the change would look as old as the one that decided it.)
+	w.clock.Advance(time.Second)
+	resp = mc.sync()
 	require.Equal(t, float64(300), resp.ResyncAfterSeconds)
 
 	// Steady, and settled (nothing changed for 30 s): served from the view.
@@ -89,3 +92,4 @@ func TestSteadySyncsReadTheView(t *testing.T) {
 	assert.Equal(t, cloud.StatusFrozen, resp.Status.Status, "past the bound: read fresh")
 	assert.Equal(t, metav1.ConditionFalse, condition(resp.Status, v1alpha1.ConditionReady).Status)
 }
+
