@@ -292,6 +292,9 @@ func clone(in *cloud.Instance) *cloud.Instance {
 	return &out
 }
 
+// Project is the wrapped client's project (cloud.ProjectNamer).
+func (v *View) Project() string { return cloud.ProjectOf(v.Client) }
+
 // The mutating calls: each marks its instance as changed by this process.
 
 func (v *View) CreateInstance(ctx context.Context, opts cloud.CreateInstanceOpts) (id, jobID string, err error) {
