@@ -7,8 +7,11 @@
 //     a fresh read by id started) at most min(maxAge, Options.MaxAge) ago. Otherwise, and for
 //     maxAge <= 0, it is read fresh by id.
 //   - Refresh: a read that finds the listing older than Options.Refresh starts a new one in the
-//     background, one at a time (single flight). Readers never wait for it: a reader that cannot be
-//     served reads its one instance fresh. Only reads start listings, so an idle view costs nothing.
+//     background, one at a time (single flight), once the reads since the last listing began are at
+//     least as many as its pages (ListPageSize instances each): a client that reads few instances of
+//     a large project (a namespace's login with one object) reads them by id instead. Readers never
+//     wait for it: a reader that cannot be served reads its one instance fresh. Only reads start
+//     listings, so an idle view costs nothing.
 //   - Own changes: an instance this process changed (any mutating call through the view) is read
 //     fresh for Options.Settle after the call, and after that until an observation begun after the
 //     call; so is one whose observation changed in the last Options.Settle (seen by a listing or a
@@ -32,6 +35,9 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
+
+// ListPageSize is the number of instances per page of a listing (OTC's largest page).
+const ListPageSize = 100
 
 // Defaults of Options.
 const (
@@ -101,6 +107,8 @@ type View struct {
 	entries   map[string]*entry
 	listedAt  time.Time            // start of the last successful listing
 	triedAt   time.Time            // start of the last listing, successful or not
+	reads     int                  // reads that may be served, since the last listing began
+	pages     int                  // pages of the last successful listing; 1 before any
 	listing   *listing             // non-nil while a listing runs
 	touched   map[string]time.Time // instance -> end of this process's last mutating call on it
 	refreshes atomic.Int64
@@ -151,7 +159,12 @@ func (v *View) ObserveInstance(ctx context.Context, id string, maxAge time.Durat
 	now := v.opts.Now()
 	maxAge = min(maxAge, v.opts.MaxAge)
 	v.mu.Lock()
-	if maxAge > 0 && now.Sub(v.triedAt) >= v.opts.Refresh && v.listing == nil {
+	if maxAge > 0 {
+		v.reads++
+	}
+	// NOTE: a listing costs one call per page, a read by id one call: a client that reads fewer
+	// instances than its project has pages would pay more for the listing than for its reads.
+	if maxAge > 0 && now.Sub(v.triedAt) >= v.opts.Refresh && v.listing == nil && v.reads >= max(v.pages, 1) {
 		v.startListing()
 	}
 	var inst *cloud.Instance
@@ -229,7 +242,7 @@ func (v *View) Refresh(ctx context.Context) error {
 // startListing lists in the background. v.mu held; v.listing nil.
 func (v *View) startListing() {
 	start := v.opts.Now()
-	v.triedAt = start
+	v.triedAt, v.reads = start, 0
 	l := &listing{done: make(chan struct{})}
 	v.listing = l
 	go func() {
@@ -246,6 +259,7 @@ func (v *View) startListing() {
 		}
 		v.merge(list, start)
 		v.listedAt = start
+		v.pages = (len(list) + ListPageSize - 1) / ListPageSize
 		v.refreshes.Add(1)
 	}()
 }

@@ -259,3 +259,23 @@ func TestViewNeverServesWhatPrecedesOwnChange(t *testing.T) {
 	assert.Equal(t, "a", f.observe(t, id, time.Hour).Tags["team"], "never the observation from before the change")
 	assert.Equal(t, 1, f.sim.Calls(otcsim.OpListInstances), "read by id")
 }
+
+// TestViewListsOnlyWhenItPays: a listing costs one call per page. A client that reads fewer
+// instances between listings than its project has pages (a namespace's login with one object in a
+// large project) reads them by id; as many reads as pages start the next listing.
+func TestViewListsOnlyWhenItPays(t *testing.T) {
+	f := newFixture(t, 250, otcsim.Options{})
+	f.refresh(t) // 3 pages
+	id := f.ids[7]
+	f.observe(t, id, time.Hour)
+
+	f.sim.ResetCounters()
+	f.clock.Advance(2*time.Minute + time.Second) // past the bound and the Refresh age
+	f.observe(t, id, time.Hour)                  // too old: read by id
+	f.observe(t, id, time.Hour)                  // served from that read
+	assert.Equal(t, 1, f.sim.Calls(otcsim.OpListInstances), "one read by id, no listing of 3 pages")
+
+	f.observe(t, id, time.Hour) // the third read since the last listing: a listing pays
+	f.waitListing(t)
+	assert.Equal(t, 1+3, f.sim.Calls(otcsim.OpListInstances), "one listing of 3 pages")
+}
