@@ -105,9 +105,10 @@ type View struct {
 
 	mu        sync.Mutex
 	entries   map[string]*entry
-	listedAt  time.Time            // start of the last successful listing
+	listedAt  time.Time            // start of the last successful listing; zero once pruned
 	triedAt   time.Time            // start of the last listing, successful or not
 	reads     int                  // reads that may be served, since the last listing began
+	prunedAt  time.Time            // last prune
 	pages     int                  // pages of the last successful listing; 1 before any
 	listing   *listing             // non-nil while a listing runs
 	touched   map[string]time.Time // instance -> end of this process's last mutating call on it
@@ -154,6 +155,13 @@ func (v *View) Stats() Stats {
 	return Stats{Refreshes: v.refreshes.Load(), Served: v.served.Load(), Fresh: v.fresh.Load()}
 }
 
+// Len is the number of instances the view holds.
+func (v *View) Len() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return len(v.entries)
+}
+
 // ObserveInstance implements cloud.InstanceObserver.
 func (v *View) ObserveInstance(ctx context.Context, id string, maxAge time.Duration) (*cloud.Instance, error) {
 	now := v.opts.Now()
@@ -164,8 +172,12 @@ func (v *View) ObserveInstance(ctx context.Context, id string, maxAge time.Durat
 	}
 	// NOTE: a listing costs one call per page, a read by id one call: a client that reads fewer
 	// instances than its project has pages would pay more for the listing than for its reads.
-	if maxAge > 0 && now.Sub(v.triedAt) >= v.opts.Refresh && v.listing == nil && v.reads >= max(v.pages, 1) {
-		v.startListing()
+	if maxAge > 0 && now.Sub(v.triedAt) >= v.opts.Refresh && v.listing == nil {
+		if v.reads >= max(v.pages, 1) {
+			v.startListing()
+		} else if now.Sub(v.prunedAt) >= v.opts.Refresh {
+			v.prune(now)
+		}
 	}
 	var inst *cloud.Instance
 	if e := v.entries[id]; maxAge > 0 && e != nil && now.Sub(e.at) <= maxAge && !v.settling(id, e, now) {
@@ -177,6 +189,15 @@ func (v *View) ObserveInstance(ctx context.Context, id string, maxAge time.Durat
 		return inst, nil
 	}
 	return v.GetInstance(ctx, id)
+}
+
+// prune drops the entries too old to be served: a view that reads too few instances to list
+// again keeps only those it reads, not the whole project of its last listing. v.mu held.
+func (v *View) prune(now time.Time) {
+	v.prunedAt = now
+	maps.DeleteFunc(v.entries, func(_ string, e *entry) bool { return now.Sub(e.at) > v.opts.MaxAge })
+	// Without the listing, an entry read by id is not "new since the listing" (put).
+	v.listedAt = time.Time{}
 }
 
 // settling reports whether the instance changed too recently to be served from the view. v.mu held.

@@ -279,3 +279,16 @@ func TestViewListsOnlyWhenItPays(t *testing.T) {
 	f.waitListing(t)
 	assert.Equal(t, 1+3, f.sim.Calls(otcsim.OpListInstances), "one listing of 3 pages")
 }
+
+// TestViewKeepsOnlyWhatItReadsWhenItDoesNotList: a view that reads too few instances to list again
+// drops the rest of its last listing once it is too old to be served, so that a namespace's login
+// with one object does not hold a large project's instances for ever.
+func TestViewKeepsOnlyWhatItReadsWhenItDoesNotList(t *testing.T) {
+	f := newFixture(t, 250, otcsim.Options{})
+	f.refresh(t)
+	assert.Equal(t, 250, f.view.Len())
+
+	f.clock.Advance(2*time.Minute + time.Second)
+	f.observe(t, f.ids[3], time.Hour)
+	assert.Equal(t, 1, f.view.Len(), "only the instance read by id")
+}
