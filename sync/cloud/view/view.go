@@ -198,6 +198,7 @@ func (v *View) prune(now time.Time) {
 	maps.DeleteFunc(v.entries, func(_ string, e *entry) bool { return now.Sub(e.at) > v.opts.MaxAge })
 	// Without the listing, an entry read by id is not "new since the listing" (put).
 	v.listedAt = time.Time{}
+	maps.DeleteFunc(v.touched, func(_ string, t time.Time) bool { return now.Sub(t) > max(v.opts.Settle, v.opts.MaxAge) })
 }
 
 // settling reports whether the instance changed too recently to be served from the view. v.mu held.
