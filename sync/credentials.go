@@ -124,7 +124,7 @@ func (c *call) credentials(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	if s == nil {
-		c.st.CredentialsSecret = ""
+		c.st.CredentialsSecret, c.st.CredentialsProject = "", ""
 		return true, nil // the controller's own login, the default client
 	}
 	creds := &cloud.Credentials{Namespace: c.parent.Namespace, Secret: name, Env: map[string]string{}}
@@ -151,8 +151,20 @@ func (c *call) credentials(ctx context.Context) (bool, error) {
 		c.log.Warn("namespace login failed", "credentials", creds)
 		return false, c.cloudError(err)
 	}
+	// NOTE: the Secret keeps its name when its content changes: a login of another project would
+	// not find the instance, and the object would report it gone or finalize without deleting it.
+	project := cloud.ProjectOf(client)
+	if was := c.st.CredentialsProject; c.st.ID != "" && was != "" && project != "" && project != was {
+		c.waitForCredentials(ReasonCredentialsChanged, fmt.Sprintf(
+			"The instance was found in OTC project %s with the login in Secret %q, which now logs in to project %s: an instance lives in one OTC project, so the controller waits. Restore the earlier login in the Secret.",
+			was, name, project))
+		return false, nil
+	}
 	c.creds, c.cloud, c.ownProject = creds, client, true
 	c.st.CredentialsSecret = name
+	if project != "" {
+		c.st.CredentialsProject = project
+	}
 	return true, nil
 }
 

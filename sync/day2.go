@@ -160,6 +160,9 @@ func (c *call) issue(ctx context.Context, inst *cloud.Instance, ch change) error
 // outcomeUnknown reports whether a failed call may have been carried out all the same: no answer
 // arrived, or a server error did.
 func outcomeUnknown(err error) bool {
+	if errors.Is(err, errViewStale) {
+		return false // never sent
+	}
 	switch cloud.KindOf(err) {
 	case cloud.KindUnavailable, cloud.KindUnknown:
 		return true

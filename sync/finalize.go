@@ -43,6 +43,7 @@ func (r *Reconciler) Finalize(ctx context.Context, req *hook.Request) (*hook.Fin
 	}
 	defer unlock()
 	c := r.begin(ctx, req)
+	c.fresh = true // a deletion is decided on what OTC says now, never on the shared view
 	done, err := c.finalize(ctx)
 	if err != nil {
 		return nil, err

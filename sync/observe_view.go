@@ -2,18 +2,33 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
 
 // readInstance reads the instance this object manages by id: from the client's shared view of the
 // cloud when the object is steady (staleness bounded by the view, sync/cloud/view), else fresh.
+//
+// NOTE: an observation from the view may predate a change made meanwhile by another replica (each
+// keeps its own view) or behind the controller's back. A call that read the view therefore makes
+// no change on it: its client refuses every change with errViewStale, and the call is made again
+// on a fresh read (syncFresh), which decides anew.
 func (c *call) readInstance(ctx context.Context) (*cloud.Instance, error) {
-	return cloud.ObserveInstance(ctx, c.cloud, c.st.ID, viewMaxAge(c.parent, c.r.cfg.ResyncSteady))
+	maxAge := viewMaxAge(c.parent, c.r.cfg.ResyncSteady)
+	if c.fresh {
+		maxAge = 0
+	}
+	inst, err := cloud.ObserveInstance(ctx, c.cloud, c.st.ID, maxAge)
+	if _, viewed := c.cloud.(cloud.InstanceObserver); viewed && maxAge > 0 {
+		c.cloud = readOnly{c.cloud}
+	}
+	return inst, err
 }
 
 // viewMaxAge is how old an observation of the instance may be for this call: as old as the steady
@@ -45,4 +60,54 @@ func oneShotPending(spec *v1alpha1.RdsSpec, st *v1alpha1.RdsStatus) bool {
 	}
 	upgrade, _ := minorUpgradeAsked(spec.Datastoretype, spec.Datastoreversion, st.Version)
 	return upgrade && spec.Datastoreversion != st.UpgradeRequest
+}
+
+// errViewStale is what readOnly answers a change: the call decided it on the shared view, and is
+// made again on a fresh read. It never leaves the package.
+var errViewStale = errors.New("a change decided on the shared view waits for a fresh read")
+
+// readOnly passes reads through and refuses every change with errViewStale. A mutating method
+// added to cloud.Cloud must be added here (and to sync/cloud/view).
+type readOnly struct{ cloud.Cloud }
+
+func (readOnly) CreateInstance(context.Context, cloud.CreateInstanceOpts) (string, string, error) {
+	return "", "", errViewStale
+}
+func (readOnly) DeleteInstance(context.Context, string) (string, error) { return "", errViewStale }
+func (readOnly) CreateBackup(context.Context, string, string, string) (*cloud.Backup, error) {
+	return nil, errViewStale
+}
+func (readOnly) ResizeFlavor(context.Context, string, string) (string, error) {
+	return "", errViewStale
+}
+func (readOnly) EnlargeVolume(context.Context, string, int) (string, error) { return "", errViewStale }
+func (readOnly) RestartInstance(context.Context, string) (string, error)    { return "", errViewStale }
+func (readOnly) UpgradeMinorVersion(context.Context, string) (string, error) {
+	return "", errViewStale
+}
+func (readOnly) SingleToHA(context.Context, string, string, secret.Value) (string, error) {
+	return "", errViewStale
+}
+func (readOnly) UpdateBackupPolicy(context.Context, string, cloud.BackupStrategy) error {
+	return errViewStale
+}
+func (readOnly) SetTags(context.Context, string, map[string]string) error { return errViewStale }
+func (readOnly) DeleteTags(context.Context, string, []string) error       { return errViewStale }
+func (readOnly) RestoreInPlace(context.Context, string, time.Time) (string, error) {
+	return "", errViewStale
+}
+func (readOnly) RestoreToNew(context.Context, cloud.RestoreToNewOpts) (string, string, error) {
+	return "", "", errViewStale
+}
+
+// InstanceMetrics passes autopilot's fleet-wide reading through: it is a read (sync/autopilot.go).
+func (r readOnly) InstanceMetrics(ctx context.Context, inst *cloud.Instance, window, maxAge time.Duration) (*cloud.InstanceMetrics, error) {
+	if m, ok := r.Cloud.(cloud.MetricsReader); ok {
+		return m.InstanceMetrics(ctx, inst, window, maxAge)
+	}
+	return nil, cloud.ErrMetricsUnavailable
+}
+
+func (readOnly) SetStorageAutoscaling(context.Context, string, cloud.StorageAutoscaling) error {
+	return errViewStale
 }

@@ -189,6 +189,8 @@ type call struct {
 	names []string
 	// listed says this call already looked up the instances carrying the object's names.
 	listed bool
+	// fresh makes the call read its instance fresh by id, never from the shared view.
+	fresh bool
 
 	// conn is the connection Secret to return; nil means echo the observed one, if any.
 	conn *connection
@@ -232,7 +234,13 @@ func (r *Reconciler) Sync(ctx context.Context, req *hook.Request) (*hook.SyncRes
 	}
 	defer unlock()
 	c := r.begin(ctx, req)
-	if err := c.sync(ctx); err != nil {
+	err = c.sync(ctx)
+	if errors.Is(err, errViewStale) { // a change decided on the shared view: decide again, fresh
+		c = r.begin(ctx, req)
+		c.fresh = true
+		err = c.sync(ctx)
+	}
+	if err != nil {
 		return nil, err
 	}
 	// The log children follow status.logs on every call, whichever step the call stopped at (logs.go).
@@ -820,6 +828,9 @@ func (c *call) synced() {
 // cloudError sorts a cloud error: throttling goes back to Metacontroller as a 429; everything else
 // is absorbed into a condition with a stable message and an earlier resync.
 func (c *call) cloudError(err error) error {
+	if errors.Is(err, errViewStale) {
+		return err // nothing was sent: the call is made again on a fresh read (observe_view.go)
+	}
 	var ce *cloud.Error
 	if !errors.As(err, &ce) {
 		ce = &cloud.Error{Kind: cloud.KindUnknown}

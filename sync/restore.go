@@ -139,6 +139,8 @@ func (c *call) restore(ctx context.Context, inst *cloud.Instance) (stop bool, er
 	})
 	switch kind := cloud.KindOf(err); {
 	case err == nil:
+	case errors.Is(err, errViewStale):
+		return true, err // never sent: decided again on a fresh read
 	case kind == cloud.KindInvalid || kind == cloud.KindConflict || kind == cloud.KindNotFound:
 		// OTC answered and refused: nothing happened, and the same request would be refused again.
 		c.log.Warn("restore refused", "instance", inst.ID, "error", err.Error())

@@ -447,7 +447,7 @@ func TestRunNamespaceCredentialsRequired(t *testing.T) {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() {
-		errc <- run(ctx, []string{"--cloud", "sim", "--listen", addr, "--namespace-credentials", "Required"}, noEnv, io.Discard, io.Discard)
+		errc <- run(ctx, []string{"--cloud", "sim", "--listen", addr, "--logs-listen", freeAddr(t), "--namespace-credentials", "Required"}, noEnv, io.Discard, io.Discard)
 	}()
 	base := "http://" + addr
 	waitReady(t, base, errc)

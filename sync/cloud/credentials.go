@@ -28,6 +28,20 @@ func (c Credentials) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("namespace", c.Namespace), slog.String("secret", c.Secret))
 }
 
+// ProjectNamer is a client that knows the OTC project its login reaches (the project id): an
+// instance lives in one project, so a login that now reaches another one cannot see it.
+type ProjectNamer interface {
+	Project() string
+}
+
+// ProjectOf is the project c's login reaches, or "" if c does not say.
+func ProjectOf(c Core) string {
+	if p, ok := c.(ProjectNamer); ok {
+		return p.Project()
+	}
+	return ""
+}
+
 // Clouds hands out the client for a credential set: one client per set, logged in once per token
 // lifetime and shared by every call that uses the same set. nil Credentials mean the controller's
 // own login.

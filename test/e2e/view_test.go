@@ -22,7 +22,7 @@ import (
 
 // newViewWorld is newWorld with the hooks' client wrapped in the shared view, as rds-hooks wires it,
 // on the same manual clock.
-func newViewWorld(t *testing.T) (*world, *view.View) {
+func newViewWorld(t *testing.T) (*world, *view.View, *otcsim.Server) {
 	t.Helper()
 	clock := otcsim.NewManualClock(t0)
 	srv := otcsim.NewServer(otcsim.Options{Clock: clock, Logger: slog.New(slog.DiscardHandler)})
@@ -37,21 +37,24 @@ func newViewWorld(t *testing.T) (*world, *view.View) {
 	}))
 	t.Cleanup(hooks.Close)
 	srv.Sim.ResetCounters()
-	return &world{t: t, clock: clock, sim: srv.Sim, hooks: hooks, logs: logs, cloud: client}, v
+	return &world{t: t, clock: clock, sim: srv.Sim, hooks: hooks, logs: logs, cloud: client}, v, srv
 }
 
 // TestSteadySyncsReadTheView: once an object is steady its syncs read the shared view (no OTC
 // call), a spec change reads fresh and its resize is followed fresh, and a change behind the
 // controller's back shows within the view's bound.
 func TestSteadySyncsReadTheView(t *testing.T) {
-	w, v := newViewWorld(t)
+	w, v, _ := newViewWorld(t)
 	mc := w.newObject(nil)
 	mc.sync()
 	mc.sync()
 	w.clock.Advance(otcsim.DefaultDurations().Create)
 	resp := mc.sync()
 	require.Equal(t, cloud.StatusActive, resp.Status.Status)
-	resp = mc.sync() // the ownership tags were the last call's change
+	// The ownership tags were the last call's change. (The manual clock stands still during a call:
+	// without a step, the read after the change would look as old as the one that decided it.)
+	w.clock.Advance(time.Second)
+	resp = mc.sync()
 	require.Equal(t, float64(300), resp.ResyncAfterSeconds)
 
 	// Steady, and settled (nothing changed for 30 s): served from the view.
@@ -88,4 +91,52 @@ func TestSteadySyncsReadTheView(t *testing.T) {
 	resp = mc.sync()
 	assert.Equal(t, cloud.StatusFrozen, resp.Status.Status, "past the bound: read fresh")
 	assert.Equal(t, metav1.ConditionFalse, condition(resp.Status, v1alpha1.ConditionReady).Status)
+}
+
+// TestReplicasDoNotRepeatAChangeFromAStaleView: the manifests run two replicas, each with its own
+// view, and Metacontroller's calls land on either. Replica A resizes and follows the resize to its
+// end (fresh reads, all on A); the next call is steady and lands on B, whose view still holds the
+// instance as it was before the resize, well within the bound. A steady call that would change the
+// instance reads it fresh first and decides again: B issues no second resize.
+func TestReplicasDoNotRepeatAChangeFromAStaleView(t *testing.T) {
+	w, vA, srv := newViewWorld(t)
+	hooksA := w.hooks
+	clientB := testutil.Login(t, srv, nil)
+	vB := view.New(clientB, view.Options{Now: w.clock.Now})
+	hooksB := httptest.NewServer(server.New(server.Options{
+		Reconciler: rdssync.New(rdssync.Config{Cloud: vB, Now: w.clock.Now, CallTimeout: 4 * time.Second}),
+		Logger:     slog.New(slog.DiscardHandler),
+	}))
+	t.Cleanup(hooksB.Close)
+
+	mc := w.newObject(nil)
+	mc.sync()
+	mc.sync()
+	w.clock.Advance(otcsim.DefaultDurations().Create)
+	mc.sync()
+	w.clock.Advance(time.Second)
+	resp := mc.sync() // the ownership tags were the last call's change
+	require.Equal(t, float64(300), resp.ResyncAfterSeconds)
+	w.clock.Advance(31 * time.Second)
+	require.NoError(t, vA.Refresh(context.Background()))
+	require.NoError(t, vB.Refresh(context.Background()))
+
+	spec := mc.parent["spec"].(map[string]any)
+	spec["flavorref"] = "rds.mysql.c2.large"
+	mc.parent["metadata"].(map[string]any)["generation"] = 2
+	w.sim.ResetCounters()
+	resp = mc.sync() // on A
+	require.NotNil(t, resp.Status.Operation)
+	require.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
+	w.clock.Advance(otcsim.DefaultDurations().Resize + time.Second)
+	resp = mc.sync() // on A: the resize is over
+	require.Nil(t, resp.Status.Operation)
+	require.Equal(t, "rds.mysql.c2.large", resp.Status.Flavor)
+
+	w.hooks = hooksB // the next, steady call lands on B
+	resp = mc.sync()
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "no second resize from B's stale view")
+	assert.Nil(t, resp.Status.Operation)
+	assert.Equal(t, "rds.mysql.c2.large", resp.Status.Flavor)
+	w.hooks = hooksA
 }

@@ -206,6 +206,10 @@ type RdsStatus struct {
 	// the instance; empty for the controller's own login. An instance lives in one OTC project, so
 	// a later call that would use another login waits instead.
 	CredentialsSecret string `json:"credentialsSecret,omitempty"`
+	// CredentialsProject is the id of the OTC project that login reached when it last served the
+	// object: a Secret rewritten to log in to another project cannot see the instance, so the
+	// object waits instead of reporting it gone or finalizing without deleting it.
+	CredentialsProject string `json:"credentialsProject,omitempty"`
 
 	// Day-2 operations: what was handled, so that it runs once.
 

@@ -24,6 +24,7 @@ var _ cloud.Cloud = (*Client)(nil)
 // Client implements cloud.Cloud against OTC. It is safe for concurrent use.
 type Client struct {
 	region     string
+	project    string                   // the login\'s project id
 	rds        *golangsdk.ServiceClient // RDS v3, {rds}/instances, ...
 	vpc        *golangsdk.ServiceClient // VPC v1: vpcs, subnets
 	neutron    *golangsdk.ServiceClient // Neutron v2.0: security groups
@@ -89,6 +90,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 
 	// NOTE: without OS_REGION_NAME the SDK derives the region from the project name ("eu-de_x" ->
 	// "eu-de"), falling back to the token's project name (openstack/utils GetRegion).
+	c.project = provider.ProjectID
 	c.region = firstNonEmpty(region, provider.RegionID)
 	if c.region == "" {
 		return nil, errors.New("cannot tell the OTC region: set OS_REGION_NAME")
@@ -122,6 +124,9 @@ func loginError(err error) error {
 	}
 	return out
 }
+
+// Project is the id of the OTC project the login reaches (cloud.ProjectNamer).
+func (c *Client) Project() string { return c.project }
 
 // Region is the one region this client serves.
 func (c *Client) Region() string { return c.region }

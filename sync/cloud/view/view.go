@@ -7,11 +7,15 @@
 //     a fresh read by id started) at most min(maxAge, Options.MaxAge) ago. Otherwise, and for
 //     maxAge <= 0, it is read fresh by id.
 //   - Refresh: a read that finds the listing older than Options.Refresh starts a new one in the
-//     background, one at a time (single flight). Readers never wait for it: a reader that cannot be
-//     served reads its one instance fresh. Only reads start listings, so an idle view costs nothing.
+//     background, one at a time (single flight), once the reads since the last listing began are at
+//     least as many as its pages (ListPageSize instances each): a client that reads few instances of
+//     a large project (a namespace's login with one object) reads them by id instead. Readers never
+//     wait for it: a reader that cannot be served reads its one instance fresh. Only reads start
+//     listings, so an idle view costs nothing.
 //   - Own changes: an instance this process changed (any mutating call through the view) is read
-//     fresh for Options.Settle after the call; so is one whose observation changed in the last
-//     Options.Settle (seen by a listing or a fresh read).
+//     fresh for Options.Settle after the call, and after that until an observation begun after the
+//     call; so is one whose observation changed in the last Options.Settle (seen by a listing or a
+//     fresh read).
 //   - Absence: an instance the view does not hold is read fresh; the view never says "not found".
 //   - A fresh read by id updates its entry; a listing never overwrites an entry observed after the
 //     listing began.
@@ -31,6 +35,9 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
+
+// ListPageSize is the number of instances per page of a listing (OTC's largest page).
+const ListPageSize = 100
 
 // Defaults of Options.
 const (
@@ -104,8 +111,11 @@ type View struct {
 
 	mu        sync.Mutex
 	entries   map[string]*entry
-	listedAt  time.Time            // start of the last successful listing
+	listedAt  time.Time            // start of the last successful listing; zero once pruned
 	triedAt   time.Time            // start of the last listing, successful or not
+	reads     int                  // reads that may be served, since the last listing began
+	prunedAt  time.Time            // last prune
+	pages     int                  // pages of the last successful listing; 1 before any
 	listing   *listing             // non-nil while a listing runs
 	touched   map[string]time.Time // instance -> end of this process's last mutating call on it
 	refreshes atomic.Int64
@@ -155,13 +165,29 @@ func (v *View) Stats() Stats {
 	return Stats{Refreshes: v.refreshes.Load(), Served: v.served.Load(), Fresh: v.fresh.Load()}
 }
 
+// Len is the number of instances the view holds.
+func (v *View) Len() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return len(v.entries)
+}
+
 // ObserveInstance implements cloud.InstanceObserver.
 func (v *View) ObserveInstance(ctx context.Context, id string, maxAge time.Duration) (*cloud.Instance, error) {
 	now := v.opts.Now()
 	maxAge = min(maxAge, v.opts.MaxAge)
 	v.mu.Lock()
+	if maxAge > 0 {
+		v.reads++
+	}
+	// NOTE: a listing costs one call per page, a read by id one call: a client that reads fewer
+	// instances than its project has pages would pay more for the listing than for its reads.
 	if maxAge > 0 && now.Sub(v.triedAt) >= v.opts.Refresh && v.listing == nil {
-		v.startListing()
+		if v.reads >= max(v.pages, 1) {
+			v.startListing()
+		} else if now.Sub(v.prunedAt) >= v.opts.Refresh {
+			v.prune(now)
+		}
 	}
 	var inst *cloud.Instance
 	if e := v.entries[id]; maxAge > 0 && e != nil && now.Sub(e.at) <= maxAge && !v.settling(id, e, now) {
@@ -175,10 +201,23 @@ func (v *View) ObserveInstance(ctx context.Context, id string, maxAge time.Durat
 	return v.GetInstance(ctx, id)
 }
 
+// prune drops the entries too old to be served: a view that reads too few instances to list
+// again keeps only those it reads, not the whole project of its last listing. v.mu held.
+func (v *View) prune(now time.Time) {
+	v.prunedAt = now
+	maps.DeleteFunc(v.entries, func(_ string, e *entry) bool { return now.Sub(e.at) > v.opts.MaxAge })
+	// Without the listing, an entry read by id is not "new since the listing" (put).
+	v.listedAt = time.Time{}
+	maps.DeleteFunc(v.touched, func(_ string, t time.Time) bool { return now.Sub(t) > max(v.opts.Settle, v.opts.MaxAge) })
+}
+
 // settling reports whether the instance changed too recently to be served from the view. v.mu held.
 func (v *View) settling(id string, e *entry, now time.Time) bool {
+	// NOTE: the read that decided a change, made just before it, leaves the entry as it was before
+	// the change: past Settle it is still within MaxAge, and serving it would decide the same
+	// change again. Only an observation begun after the change is served.
 	if t, ok := v.touched[id]; ok && (now.Sub(t) < v.opts.Settle || !e.at.After(t)) {
-		return true // NOTE: an observation older than this process's own change is never served
+		return true
 	}
 	return !e.changed.IsZero() && now.Sub(e.changed) < v.opts.Settle
 }
@@ -235,7 +274,7 @@ func (v *View) Refresh(ctx context.Context) error {
 // startListing lists in the background. v.mu held; v.listing nil.
 func (v *View) startListing() {
 	start := v.opts.Now()
-	v.triedAt = start
+	v.triedAt, v.reads = start, 0
 	l := &listing{done: make(chan struct{})}
 	v.listing = l
 	go func() {
@@ -252,6 +291,7 @@ func (v *View) startListing() {
 		}
 		v.merge(list, start)
 		v.listedAt = start
+		v.pages = (len(list) + ListPageSize - 1) / ListPageSize
 		v.refreshes.Add(1)
 	}()
 }
@@ -273,8 +313,8 @@ func (v *View) merge(list []cloud.Instance, start time.Time) {
 		}
 	}
 	now := v.opts.Now()
-	// A change is forgotten once settled and observed by a listing that began after it.
-	maps.DeleteFunc(v.touched, func(_ string, t time.Time) bool { return now.Sub(t) >= v.opts.Settle && t.Before(start) })
+	// An entry older than MaxAge is never served, so a change older than that need not be kept.
+	maps.DeleteFunc(v.touched, func(_ string, t time.Time) bool { return now.Sub(t) > max(v.opts.Settle, v.opts.MaxAge) })
 }
 
 // touch marks an instance as changed by this process, when the call that changed it ends.
@@ -297,6 +337,9 @@ func clone(in *cloud.Instance) *cloud.Instance {
 	out.Tags = maps.Clone(in.Tags)
 	return &out
 }
+
+// Project is the wrapped client's project (cloud.ProjectNamer).
+func (v *View) Project() string { return cloud.ProjectOf(v.Client) }
 
 // The mutating calls: each marks its instance as changed by this process.
 

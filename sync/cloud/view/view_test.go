@@ -241,3 +241,54 @@ func TestViewServesCopies(t *testing.T) {
 	assert.Equal(t, cloud.StatusActive, again.Status)
 	assert.NotEqual(t, "broken", again.Nodes[0].Status)
 }
+
+// TestViewNeverServesWhatPrecedesOwnChange: the read that decided a change (fresh, just before it)
+// leaves the view holding the instance as it was before the change. Once Settle has passed without
+// another read, that observation is still within MaxAge, but it predates this process's own change:
+// serving it would make the next steady call decide the same change again. It is read fresh.
+func TestViewNeverServesWhatPrecedesOwnChange(t *testing.T) {
+	f := newFixture(t, 2, otcsim.Options{})
+	f.refresh(t)
+	id := f.ids[0]
+	f.clock.Advance(10 * time.Second)
+	assert.Empty(t, f.observe(t, id, 0).Tags["team"], "the deciding read, fresh")
+	require.NoError(t, f.view.SetTags(context.Background(), id, map[string]string{"team": "a"}))
+
+	f.clock.Advance(31 * time.Second) // past Settle, within MaxAge, before the next listing
+	f.sim.ResetCounters()
+	assert.Equal(t, "a", f.observe(t, id, time.Hour).Tags["team"], "never the observation from before the change")
+	assert.Equal(t, 1, f.sim.Calls(otcsim.OpListInstances), "read by id")
+}
+
+// TestViewListsOnlyWhenItPays: a listing costs one call per page. A client that reads fewer
+// instances between listings than its project has pages (a namespace's login with one object in a
+// large project) reads them by id; as many reads as pages start the next listing.
+func TestViewListsOnlyWhenItPays(t *testing.T) {
+	f := newFixture(t, 250, otcsim.Options{})
+	f.refresh(t) // 3 pages
+	id := f.ids[7]
+	f.observe(t, id, time.Hour)
+
+	f.sim.ResetCounters()
+	f.clock.Advance(2*time.Minute + time.Second) // past the bound and the Refresh age
+	f.observe(t, id, time.Hour)                  // too old: read by id
+	f.observe(t, id, time.Hour)                  // served from that read
+	assert.Equal(t, 1, f.sim.Calls(otcsim.OpListInstances), "one read by id, no listing of 3 pages")
+
+	f.observe(t, id, time.Hour) // the third read since the last listing: a listing pays
+	f.waitListing(t)
+	assert.Equal(t, 1+3, f.sim.Calls(otcsim.OpListInstances), "one listing of 3 pages")
+}
+
+// TestViewKeepsOnlyWhatItReadsWhenItDoesNotList: a view that reads too few instances to list again
+// drops the rest of its last listing once it is too old to be served, so that a namespace's login
+// with one object does not hold a large project's instances for ever.
+func TestViewKeepsOnlyWhatItReadsWhenItDoesNotList(t *testing.T) {
+	f := newFixture(t, 250, otcsim.Options{})
+	f.refresh(t)
+	assert.Equal(t, 250, f.view.Len())
+
+	f.clock.Advance(2*time.Minute + time.Second)
+	f.observe(t, f.ids[3], time.Hour)
+	assert.Equal(t, 1, f.view.Len(), "only the instance read by id")
+}
