@@ -74,15 +74,9 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	if p.needFlavors {
 		// NOTE: under sustained pressure (at the limit, in the cooldown) every sync needs the
 		// list: it is kept for autopilotFlavorsTTL per engine and version, not listed per sync.
-		in.flavors = c.r.autopilot.flavors(inst.Engine, inst.Version)
-		if in.flavors == nil {
-			if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-				in.flavors, err = c.cloud.ListFlavors(ctx, inst.Engine, inst.Version)
-				return err
-			}); err != nil {
-				return true, c.cloudError(err)
-			}
-			c.r.autopilot.keepFlavors(inst.Engine, inst.Version, in.flavors)
+		var err error
+		if in.flavors, err = c.autopilotFlavors(ctx, inst); err != nil {
+			return true, c.cloudError(err)
 		}
 		if in.flavors == nil {
 			in.flavors = []cloud.Flavor{}
@@ -182,6 +176,25 @@ func (c *call) noteCloudGrowth(inst *cloud.Instance, ap *v1alpha1.AutopilotStatu
 	ap.Volume, ap.VolumeFloor = inst.Volume.Size, c.spec.Volumesize
 }
 
+// autopilotFlavors is OTC's flavor list of the instance's engine and version as this call's
+// client sees it, kept for autopilotFlavorsTTL per region and project: another credential set's
+// project or region may sell other flavors in other AZs.
+func (c *call) autopilotFlavors(ctx context.Context, inst *cloud.Instance) ([]cloud.Flavor, error) {
+	key := c.cloud.Region() + "/" + cloud.ProjectOf(c.cloud) + "/" + inst.Engine + "/" + inst.Version
+	if l := c.r.autopilot.flavors(key); l != nil {
+		return l, nil
+	}
+	var flavors []cloud.Flavor
+	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
+		flavors, err = c.cloud.ListFlavors(ctx, inst.Engine, inst.Version)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	c.r.autopilot.keepFlavors(key, flavors)
+	return flavors, nil
+}
+
 // autopilotNext says what autopilot would do next, in words that hold while the state does.
 func autopilotNext(s autopilotSettings, in apInput, p apPlan) string {
 	switch p.reason {
@@ -275,7 +288,7 @@ type autopilotMemory struct {
 	mu  gosync.Mutex
 	now func() time.Time
 	m   map[string]v1alpha1.AutopilotAction
-	// lists are flavor lists per engine and version, with when they were listed.
+	// lists are flavor lists per region, project, engine and version, with when they were listed.
 	lists map[string]flavorList
 }
 
@@ -292,23 +305,23 @@ func newAutopilotMemory(now func() time.Time) *autopilotMemory {
 	return &autopilotMemory{now: now, m: map[string]v1alpha1.AutopilotAction{}, lists: map[string]flavorList{}}
 }
 
-func (a *autopilotMemory) flavors(engine, version string) []cloud.Flavor {
+func (a *autopilotMemory) flavors(key string) []cloud.Flavor {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	l, ok := a.lists[engine+"/"+version]
+	l, ok := a.lists[key]
 	if !ok || a.now().Sub(l.at) >= autopilotFlavorsTTL {
 		return nil
 	}
 	return l.flavors // never changed after keepFlavors
 }
 
-func (a *autopilotMemory) keepFlavors(engine, version string, flavors []cloud.Flavor) {
+func (a *autopilotMemory) keepFlavors(key string, flavors []cloud.Flavor) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if len(a.lists) > 64 { // a handful of engines and versions: bound it anyway
+	if len(a.lists) > 256 { // a handful of engines and versions per project: bound it anyway
 		clear(a.lists)
 	}
-	a.lists[engine+"/"+version] = flavorList{at: a.now(), flavors: slices.Clone(flavors)}
+	a.lists[key] = flavorList{at: a.now(), flavors: slices.Clone(flavors)}
 }
 
 func (a *autopilotMemory) record(id string, act *v1alpha1.AutopilotAction) {
