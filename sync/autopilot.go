@@ -70,6 +70,11 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 		in.metrics, _ = reader.InstanceMetrics(mctx, inst, s.window, autopilotMetricsMaxAge)
 		cancel()
 	}
+	if m := in.metrics; in.native && m != nil && m.Storage != nil && m.Storage.Enabled {
+		// OTC's storage autoscaling is on while autopilot is: autopilot's, even when the answer
+		// that recorded setting it was lost, so that turning autopilot off switches it off.
+		ap.Storage = &v1alpha1.AutopilotStorage{LimitGB: m.Storage.LimitGB, TriggerFreePercent: m.Storage.TriggerFreePercent}
+	}
 	p := planAutopilot(in)
 	if p.needFlavors {
 		// NOTE: under sustained pressure (at the limit, in the cooldown) every sync needs the

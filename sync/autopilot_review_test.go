@@ -1,6 +1,7 @@
 package sync_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -38,4 +39,21 @@ func TestAutopilotStatusStable(t *testing.T) {
 		assert.Equal(t, *before, w.obj.Status, "call %d: cooldown", i)
 		w.clock.Advance(time.Minute)
 	}
+}
+
+// TestAutopilotNativeStorageLostAnswer: the answer that recorded OTC's storage autoscaling set by
+// autopilot was lost. The policy in OTC is autopilot's all the same: turning autopilot off
+// switches it off.
+func TestAutopilotNativeStorageLostAnswer(t *testing.T) {
+	w, _ := newAutopilotWorld(t, nil)
+	require.NotNil(t, w.obj.Status.Autopilot.Storage, "the first calls set the policy")
+	w.obj.Status.Autopilot.Storage = nil // the answer was lost
+	w.run(10, time.Minute)
+	assert.Zero(t, w.sim.Calls(otcsim.OpManageAutoScaling), "the policy in OTC is as wanted: not set again")
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Autopilot = false })
+	w.run(3, time.Minute)
+	p, err := w.client.GetStorageAutoscaling(context.Background(), w.obj.Status.ID)
+	require.NoError(t, err)
+	assert.False(t, p.Enabled, "autopilot off switches OTC's storage autoscaling off")
+	w.requireSettled("autopilot off after a lost answer")
 }
