@@ -282,9 +282,13 @@ func pickFlavor(in apInput, dim string) (*cloud.Flavor, apPlan) {
 		maxCPU, maxRAM = vcpus(mf), mf.RAMGB
 		limitText = "autopilotmaxflavor " + in.s.maxFlavor
 	case maxCPU == 0:
-		base := cur
-		if f := byCode(in.floorFlav); f != nil {
-			base = f
+		// NOTE: twice the vCPUs of flavorref, never of the current flavor: that limit would rise
+		// with every step, one per cooldown, without end.
+		base := byCode(in.floorFlav)
+		if base == nil {
+			return nil, apPlan{reason: ReasonAPNoFlavor, message: fmt.Sprintf(
+				"Autopilot cannot tell its limit of twice the vCPUs of flavorref: OTC does not list %s for %s %s; set autopilotmaxvcpus or autopilotmaxflavor.",
+				in.floorFlav, in.inst.Engine, in.inst.Version)}
 		}
 		maxCPU = 2 * vcpus(base)
 		limitText = fmt.Sprintf("%d vCPUs (twice those of flavorref)", maxCPU)

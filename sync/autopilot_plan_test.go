@@ -55,6 +55,12 @@ func TestPlanAutopilot(t *testing.T) {
 			in:     apInput{inst: inst("rds.mysql.c2.xlarge", 40), metrics: held(cloud.MetricCPU, 95), s: func() autopilotSettings { s := settings; s.maxVCPUs = 64; return s }()},
 			action: APResize, to: "rds.mysql.n1.2xlarge.2",
 		},
+		"floor not listed": {
+			reason: "flavorref no longer listed: its limit (twice its vCPUs) is unknown, and twice the current flavor's would ratchet up every cooldown",
+			in: apInput{inst: inst("rds.mysql.c2.xlarge", 40), floorFlav: "rds.mysql.s1.large", metrics: held(cloud.MetricCPU, 95),
+				s: func() autopilotSettings { s := settings; s.maxVCPUs = 0; return s }()},
+			cond: ReasonAPNoFlavor,
+		},
 		"memory": {
 			reason: "memory pressure picks by RAM",
 			in:     apInput{inst: inst("rds.mysql.n1.large.2", 40), metrics: held(cloud.MetricMem, 95)},
