@@ -46,6 +46,9 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	}
 	s, _ := autopilotSettingsOf(c.spec) // Validate refused bad values before any step
 	ap := c.autopilotStatus()
+	// A call on a status from before this process's last change (a duplicate, a lost answer)
+	// tells that change again, as the answer that made it did.
+	ap.Last = c.r.autopilot.last(inst.ID, ap.Last)
 	c.noteCloudGrowth(inst, ap)
 	c.resync = min(c.resync, autopilotResync)
 	switch synced := getCondition(&c.st, v1alpha1.ConditionSynced); {
@@ -62,7 +65,7 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	}
 
 	in := apInput{
-		s: s, floorFlav: c.spec.Flavorref, inst: inst, azs: c.instanceAZs(inst), last: c.r.autopilot.last(inst.ID, ap.Last),
+		s: s, floorFlav: c.spec.Flavorref, inst: inst, azs: c.instanceAZs(inst), last: ap.Last,
 		now: c.now.Time, native: cloud.NativeStorageAutoscaling(inst.Engine, inst.Volume.Type),
 	}
 	if reader, ok := c.cloud.(cloud.MetricsReader); ok {

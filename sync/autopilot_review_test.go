@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
@@ -56,4 +57,29 @@ func TestAutopilotNativeStorageLostAnswer(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, p.Enabled, "autopilot off switches OTC's storage autoscaling off")
 	w.requireSettled("autopilot off after a lost answer")
+}
+
+// TestAutopilotSameRequestTwice: the request that made autopilot's resize, sent again (its answer
+// lost or Metacontroller's cache stale), makes no second change, to either replica.
+func TestAutopilotSameRequestTwice(t *testing.T) {
+	w, _ := newAutopilotWorld(t, func(s *v1alpha1.RdsSpec) { s.Autopilotmaxvcpus = 16 })
+	w.pin(cloud.MetricCPU, 95)
+	w.clock.Advance(30 * time.Minute)
+	before := *w.obj.Status.DeepCopy()
+	first := w.callWith(w.r, before)
+	require.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
+	second := w.callWith(w.r, before)
+	other := w.callWith(w.replica(), before)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "no second change")
+	assert.Equal(t, first.Status.Autopilot.Last, second.Status.Autopilot.Last, "the same replica tells the change it made")
+	assert.Equal(t, sync.ReasonAPWaiting, conditionOf(*other.Status, v1alpha1.ConditionAutopilot).Reason, "the other replica sees the resize in flight")
+}
+
+func conditionOf(st v1alpha1.RdsStatus, typ string) v1alpha1.Condition {
+	for _, c := range st.Conditions {
+		if c.Type == typ {
+			return c
+		}
+	}
+	return v1alpha1.Condition{}
 }
