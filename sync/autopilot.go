@@ -177,8 +177,14 @@ func (c *call) noteCloudGrowth(inst *cloud.Instance, ap *v1alpha1.AutopilotStatu
 		}
 		return
 	}
+	why := "OTC's storage autoscaling grew the volume"
+	if !cloud.NativeStorageAutoscaling(inst.Engine, inst.Volume.Type) {
+		// NOTE: the answer that recorded autopilot's own growth was lost, or someone grew the
+		// volume in OTC; either way it is kept, and the cooldown counts from now.
+		why = "the volume grew in OTC without an answer that recorded it"
+	}
 	ap.Last = &v1alpha1.AutopilotAction{
-		Action: APCloudEnlarge, Reason: "OTC's storage autoscaling grew the volume",
+		Action: APCloudEnlarge, Reason: why,
 		From: fmt.Sprintf("%dGB", known), To: fmt.Sprintf("%dGB", inst.Volume.Size), Time: c.now,
 	}
 	ap.Volume, ap.VolumeFloor = inst.Volume.Size, c.spec.Volumesize

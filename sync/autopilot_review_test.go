@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/view"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
 
@@ -82,4 +84,33 @@ func conditionOf(st v1alpha1.RdsStatus, typ string) v1alpha1.Condition {
 		}
 	}
 	return v1alpha1.Condition{}
+}
+
+// TestAutopilotVolumeLostAnswerOtherReplica: SQL Server (no native autoscaling): the answer of
+// autopilot's growth is lost and another replica answers. It grows nothing more within the
+// cooldown, and does not say OTC's autoscaling (which SQL Server has not) grew the volume.
+func TestAutopilotVolumeLostAnswerOtherReplica(t *testing.T) {
+	w, _ := newAutopilotWorld(t, func(s *v1alpha1.RdsSpec) {
+		s.Datastoretype, s.Datastoreversion, s.Flavorref = "SQLServer", "2022_SE", "rds.mssql.se.s3.large.4"
+		s.Autopilotmaxvolume = 200
+	})
+	w.pin(cloud.MetricDisk, 95)
+	w.clock.Advance(10 * time.Minute)
+	for range 5 {
+		before := *w.obj.Status.DeepCopy()
+		w.sync()
+		w.clock.Advance(time.Minute)
+		if w.sim.Calls(otcsim.OpEnlargeVolume) == 1 {
+			w.obj.Status = before // the answer was lost
+			break
+		}
+	}
+	require.Equal(t, 1, w.sim.Calls(otcsim.OpEnlargeVolume))
+	w.r = sync.New(sync.Config{Cloud: view.New(w.client, view.Options{Now: w.clock.Now, Logger: slog.Default()}), Now: w.clock.Now, CallTimeout: 5 * time.Second})
+	w.pin(cloud.MetricDisk, 95)
+	w.run(40, time.Minute)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpEnlargeVolume), "one growth per cooldown, whichever replica answers")
+	require.NotNil(t, w.obj.Status.Autopilot.Last)
+	assert.Equal(t, "50GB", w.obj.Status.Autopilot.Last.To)
+	assert.NotContains(t, w.obj.Status.Autopilot.Last.Reason, "OTC's storage autoscaling")
 }
