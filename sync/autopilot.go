@@ -289,7 +289,7 @@ func (c *call) autopilotGrewFlavor(ctx context.Context, inst *cloud.Instance) (b
 	// NOTE: the change found starts the cooldown now (at or after it was made): another replica,
 	// or this process after a restart, has no memory of it, and pressure measured before it must
 	// not move the instance on at once.
-	ap.Last = &v1alpha1.AutopilotAction{Action: APResize, Reason: "found on the instance: the answer that recorded the change was lost",
+	ap.Last = &v1alpha1.AutopilotAction{Action: APResize, Reason: "found on the instance, larger than flavorref, without an answer that recorded it",
 		From: c.spec.Flavorref, To: inst.Flavor, Time: c.now}
 	c.r.autopilot.record(inst.ID, ap.Last)
 	return true, nil
