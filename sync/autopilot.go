@@ -155,7 +155,9 @@ func (c *call) autopilotOff(ctx context.Context, inst *cloud.Instance) (bool, er
 	}
 	if err := c.cloudCall(ctx, func(ctx context.Context) error {
 		return reader.SetStorageAutoscaling(ctx, inst.ID, cloud.StorageAutoscaling{Enabled: false})
-	}); err != nil && !outcomeUnknown(err) {
+	}); err != nil {
+		// NOTE: also when the outcome is unknown: nothing reads the policy back once autopilot is
+		// off, so status keeps it until a call sees it switched off (again: it is idempotent).
 		return true, c.cloudError(err)
 	}
 	ap.Storage = nil

@@ -114,3 +114,17 @@ func TestAutopilotVolumeLostAnswerOtherReplica(t *testing.T) {
 	assert.Equal(t, "50GB", w.obj.Status.Autopilot.Last.To)
 	assert.NotContains(t, w.obj.Status.Autopilot.Last.Reason, "OTC's storage autoscaling")
 }
+
+// TestAutopilotOffUnknownOutcome: switching OTC's storage autoscaling off meets a server error
+// (nothing done, or maybe done): the next calls make sure it is off.
+func TestAutopilotOffUnknownOutcome(t *testing.T) {
+	w, _ := newAutopilotWorld(t, nil)
+	require.NotNil(t, w.obj.Status.Autopilot.Storage)
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Autopilot = false })
+	w.sim.AddFault(otcsim.Fault{Op: otcsim.OpManageAutoScaling, Kind: otcsim.FaultStatus, Status: 500, Count: 1})
+	w.run(5, time.Minute)
+	p, err := w.client.GetStorageAutoscaling(context.Background(), w.obj.Status.ID)
+	require.NoError(t, err)
+	assert.False(t, p.Enabled, "autopilot off switches OTC's storage autoscaling off, after a server error too")
+	w.requireSettled("autopilot off after a server error")
+}
