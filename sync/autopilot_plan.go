@@ -215,7 +215,7 @@ func planAutopilot(in apInput) apPlan {
 // (OTC's own autoscaling step), or says it is at the limit.
 func growVolume(in apInput, why string) apPlan {
 	s, have := in.s, in.inst.Volume.Size
-	size := min(have+max(10, (have*15/100+9)/10*10), s.maxVolume/10*10)
+	size := min(have+max(10, (have*15+999)/1000*10), s.maxVolume/10*10) // 15 %, rounded up to 10 GB
 	if size < have+10 {
 		return apPlan{reason: ReasonAPAtLimit, message: fmt.Sprintf(
 			"Storage is above %d%% used, but the volume is at autopilot's limit of %d GB.", s.disk, s.maxVolume)}

@@ -115,6 +115,11 @@ func TestPlanAutopilot(t *testing.T) {
 			in:     apInput{inst: inst("rds.mysql.n1.large.2", 80), metrics: held(cloud.MetricDisk, 93)},
 			action: APEnlargeVolume, to: "100GB",
 		},
+		"disk fallback, fraction": {
+			reason: "15% of 70 GB is 10.5 GB: rounded up to 10 GB steps, 20",
+			in:     apInput{inst: inst("rds.mysql.n1.large.2", 70), metrics: held(cloud.MetricDisk, 93)},
+			action: APEnlargeVolume, to: "90GB",
+		},
 		"storage full": {
 			reason: "STORAGE FULL without native autoscaling: grow at once, whatever the metrics and the cooldown",
 			in: apInput{inst: &cloud.Instance{Status: cloud.StatusStorageFull, Flavor: "rds.mysql.n1.large.2", Volume: cloud.Volume{Size: 40}},
