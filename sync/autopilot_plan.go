@@ -237,7 +237,7 @@ func latest(points []cloud.Point, since time.Time) (float64, bool) {
 // heldAbove reports whether every 5-minute average since `since` is at or above threshold and
 // they cover the window ending at `at`; it returns the smallest of them.
 func heldAbove(points []cloud.Point, since, at time.Time, window time.Duration, threshold float64) (float64, bool) {
-	need := int(window / cloud.MetricPeriod)
+	need := int((window + cloud.MetricPeriod - 1) / cloud.MetricPeriod) // averages that cover the window
 	var n int
 	low := 101.0
 	for _, p := range points {

@@ -94,6 +94,16 @@ func TestPlanAutopilot(t *testing.T) {
 			}()},
 			cond: ReasonAPWatching,
 		},
+		"window not a multiple of the period": {
+			reason: "a 7-minute window needs two 5-minute averages: one covers only 5 minutes of it",
+			in: apInput{inst: inst("rds.mysql.n1.large.2", 40), s: func() autopilotSettings { s := settings; s.window = 7 * time.Minute; return s }(),
+				metrics: func() *cloud.InstanceMetrics {
+					m := held(cloud.MetricCPU, 95)
+					m.Points[cloud.MetricCPU] = m.Points[cloud.MetricCPU][4:]
+					return m
+				}()},
+			cond: ReasonAPWatching,
+		},
 		"cooldown": {
 			reason: "a change 30 minutes ago holds the next one",
 			in: apInput{inst: inst("rds.mysql.n1.large.2", 40), metrics: held(cloud.MetricCPU, 95),
