@@ -3,6 +3,7 @@ package sync
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,18 +81,24 @@ func autopilotSettingsOf(spec *v1alpha1.RdsSpec) (autopilotSettings, []string) {
 	return s, p
 }
 
+// autopilotDurationPattern is the CRD's pattern of autopilotwindow and autopilotcooldown.
+var autopilotDurationPattern = regexp.MustCompile(`^[0-9]{1,4}(m|h)$`)
+
 // autopilotDuration parses "15m" or "2h" (minutes or hours only, as the CRD allows).
 func autopilotDuration(v string, def, lo, hi time.Duration) (time.Duration, error) {
 	if v == "" {
 		return def, nil
 	}
-	n, err := strconv.Atoi(strings.TrimRight(v, "mh"))
+	if !autopilotDurationPattern.MatchString(v) {
+		return 0, fmt.Errorf("bad duration %q", v)
+	}
+	n, err := strconv.Atoi(v[:len(v)-1])
 	unit := time.Minute
 	if strings.HasSuffix(v, "h") {
 		unit = time.Hour
 	}
 	d := time.Duration(n) * unit
-	if err != nil || len(v) < 2 || (!strings.HasSuffix(v, "m") && !strings.HasSuffix(v, "h")) || d < lo || d > hi {
+	if err != nil || d < lo || d > hi {
 		return 0, fmt.Errorf("bad duration %q", v)
 	}
 	return d, nil

@@ -194,6 +194,8 @@ func TestAutopilotSettings(t *testing.T) {
 		"window unit":  func(s *v1alpha1.RdsSpec) { s.Autopilotwindow = "15s" },
 		"window short": func(s *v1alpha1.RdsSpec) { s.Autopilotwindow = "1m" },
 		"cooldown":     func(s *v1alpha1.RdsSpec) { s.Autopilotcooldown = "1d" },
+		"two units":    func(s *v1alpha1.RdsSpec) { s.Autopilotwindow = "20mh" },
+		"sign":         func(s *v1alpha1.RdsSpec) { s.Autopilotcooldown = "+2h" },
 		"disk":         func(s *v1alpha1.RdsSpec) { s.Autopilotdiskthreshold = 95 },
 		"cpu":          func(s *v1alpha1.RdsSpec) { s.Autopilotcputhreshold = 101 },
 		"both maxima":  func(s *v1alpha1.RdsSpec) { s.Autopilotmaxvcpus, s.Autopilotmaxflavor = 8, "rds.mysql.n1.2xlarge.2" },
