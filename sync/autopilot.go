@@ -46,6 +46,9 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	}
 	s, _ := autopilotSettingsOf(c.spec) // Validate refused bad values before any step
 	ap := c.autopilotStatus()
+	// A call on a status from before this process's last change (a duplicate, a lost answer)
+	// tells that change again, as the answer that made it did.
+	ap.Last = c.r.autopilot.last(inst.ID, ap.Last)
 	c.noteCloudGrowth(inst, ap)
 	c.resync = min(c.resync, autopilotResync)
 	switch synced := getCondition(&c.st, v1alpha1.ConditionSynced); {
@@ -62,7 +65,7 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	}
 
 	in := apInput{
-		s: s, floorFlav: c.spec.Flavorref, inst: inst, azs: c.instanceAZs(inst), last: c.r.autopilot.last(inst.ID, ap.Last),
+		s: s, floorFlav: c.spec.Flavorref, inst: inst, azs: c.instanceAZs(inst), last: ap.Last,
 		now: c.now.Time, native: cloud.NativeStorageAutoscaling(inst.Engine, inst.Volume.Type),
 	}
 	if reader, ok := c.cloud.(cloud.MetricsReader); ok {
@@ -70,19 +73,18 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 		in.metrics, _ = reader.InstanceMetrics(mctx, inst, s.window, autopilotMetricsMaxAge)
 		cancel()
 	}
+	if m := in.metrics; in.native && m != nil && m.Storage != nil && m.Storage.Enabled {
+		// OTC's storage autoscaling is on while autopilot is: autopilot's, even when the answer
+		// that recorded setting it was lost, so that turning autopilot off switches it off.
+		ap.Storage = &v1alpha1.AutopilotStorage{LimitGB: m.Storage.LimitGB, TriggerFreePercent: m.Storage.TriggerFreePercent}
+	}
 	p := planAutopilot(in)
 	if p.needFlavors {
 		// NOTE: under sustained pressure (at the limit, in the cooldown) every sync needs the
 		// list: it is kept for autopilotFlavorsTTL per engine and version, not listed per sync.
-		in.flavors = c.r.autopilot.flavors(inst.Engine, inst.Version)
-		if in.flavors == nil {
-			if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-				in.flavors, err = c.cloud.ListFlavors(ctx, inst.Engine, inst.Version)
-				return err
-			}); err != nil {
-				return true, c.cloudError(err)
-			}
-			c.r.autopilot.keepFlavors(inst.Engine, inst.Version, in.flavors)
+		var err error
+		if in.flavors, err = c.autopilotFlavors(ctx, inst); err != nil {
+			return true, c.cloudError(err)
 		}
 		if in.flavors == nil {
 			in.flavors = []cloud.Flavor{}
@@ -153,7 +155,9 @@ func (c *call) autopilotOff(ctx context.Context, inst *cloud.Instance) (bool, er
 	}
 	if err := c.cloudCall(ctx, func(ctx context.Context) error {
 		return reader.SetStorageAutoscaling(ctx, inst.ID, cloud.StorageAutoscaling{Enabled: false})
-	}); err != nil && !outcomeUnknown(err) {
+	}); err != nil {
+		// NOTE: also when the outcome is unknown: nothing reads the policy back once autopilot is
+		// off, so status keeps it until a call sees it switched off (again: it is idempotent).
 		return true, c.cloudError(err)
 	}
 	ap.Storage = nil
@@ -175,11 +179,36 @@ func (c *call) noteCloudGrowth(inst *cloud.Instance, ap *v1alpha1.AutopilotStatu
 		}
 		return
 	}
+	why := "OTC's storage autoscaling grew the volume"
+	if !cloud.NativeStorageAutoscaling(inst.Engine, inst.Volume.Type) {
+		// NOTE: the answer that recorded autopilot's own growth was lost, or someone grew the
+		// volume in OTC; either way it is kept, and the cooldown counts from now.
+		why = "the volume grew in OTC without an answer that recorded it"
+	}
 	ap.Last = &v1alpha1.AutopilotAction{
-		Action: APCloudEnlarge, Reason: "OTC's storage autoscaling grew the volume",
+		Action: APCloudEnlarge, Reason: why,
 		From: fmt.Sprintf("%dGB", known), To: fmt.Sprintf("%dGB", inst.Volume.Size), Time: c.now,
 	}
 	ap.Volume, ap.VolumeFloor = inst.Volume.Size, c.spec.Volumesize
+}
+
+// autopilotFlavors is OTC's flavor list of the instance's engine and version as this call's
+// client sees it, kept for autopilotFlavorsTTL per region and project: another credential set's
+// project or region may sell other flavors in other AZs.
+func (c *call) autopilotFlavors(ctx context.Context, inst *cloud.Instance) ([]cloud.Flavor, error) {
+	key := c.cloud.Region() + "/" + cloud.ProjectOf(c.cloud) + "/" + inst.Engine + "/" + inst.Version
+	if l := c.r.autopilot.flavors(key); l != nil {
+		return l, nil
+	}
+	var flavors []cloud.Flavor
+	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
+		flavors, err = c.cloud.ListFlavors(ctx, inst.Engine, inst.Version)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	c.r.autopilot.keepFlavors(key, flavors)
+	return flavors, nil
 }
 
 // autopilotNext says what autopilot would do next, in words that hold while the state does.
@@ -256,6 +285,15 @@ func (c *call) autopilotGrewFlavor(ctx context.Context, inst *cloud.Instance) (b
 	}
 	ap := c.autopilotStatus()
 	ap.Flavor, ap.FlavorFloor = inst.Flavor, c.spec.Flavorref
+	if ap.Last != nil && ap.Last.To == inst.Flavor {
+		return true, nil // only the floor changed: the change is recorded
+	}
+	// NOTE: the change found starts the cooldown now (at or after it was made): another replica,
+	// or this process after a restart, has no memory of it, and pressure measured before it must
+	// not move the instance on at once.
+	ap.Last = &v1alpha1.AutopilotAction{Action: APResize, Reason: "found on the instance, larger than flavorref, without an answer that recorded it",
+		From: c.spec.Flavorref, To: inst.Flavor, Time: c.now}
+	c.r.autopilot.record(inst.ID, ap.Last)
 	return true, nil
 }
 
@@ -266,7 +304,7 @@ type autopilotMemory struct {
 	mu  gosync.Mutex
 	now func() time.Time
 	m   map[string]v1alpha1.AutopilotAction
-	// lists are flavor lists per engine and version, with when they were listed.
+	// lists are flavor lists per region, project, engine and version, with when they were listed.
 	lists map[string]flavorList
 }
 
@@ -283,23 +321,23 @@ func newAutopilotMemory(now func() time.Time) *autopilotMemory {
 	return &autopilotMemory{now: now, m: map[string]v1alpha1.AutopilotAction{}, lists: map[string]flavorList{}}
 }
 
-func (a *autopilotMemory) flavors(engine, version string) []cloud.Flavor {
+func (a *autopilotMemory) flavors(key string) []cloud.Flavor {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	l, ok := a.lists[engine+"/"+version]
+	l, ok := a.lists[key]
 	if !ok || a.now().Sub(l.at) >= autopilotFlavorsTTL {
 		return nil
 	}
 	return l.flavors // never changed after keepFlavors
 }
 
-func (a *autopilotMemory) keepFlavors(engine, version string, flavors []cloud.Flavor) {
+func (a *autopilotMemory) keepFlavors(key string, flavors []cloud.Flavor) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if len(a.lists) > 64 { // a handful of engines and versions: bound it anyway
+	if len(a.lists) > 256 { // a handful of engines and versions per project: bound it anyway
 		clear(a.lists)
 	}
-	a.lists[engine+"/"+version] = flavorList{at: a.now(), flavors: slices.Clone(flavors)}
+	a.lists[key] = flavorList{at: a.now(), flavors: slices.Clone(flavors)}
 }
 
 func (a *autopilotMemory) record(id string, act *v1alpha1.AutopilotAction) {

@@ -275,3 +275,22 @@ func TestAutopilotLostAnswer(t *testing.T) {
 	assert.Equal(t, "rds.mysql.n1.xlarge.2", w.obj.Status.Autopilot.Flavor, "and remembered again")
 	w.requireSettled("after a lost answer")
 }
+
+// TestAutopilotLostAnswerOtherReplica: the answer of autopilot's resize is lost and the next calls
+// go to another replica (or a restarted process), which has no memory of the change. Pressure goes
+// on; the change found on the instance starts the cooldown: no second resize within it.
+func TestAutopilotLostAnswerOtherReplica(t *testing.T) {
+	w, _ := newAutopilotWorld(t, func(s *v1alpha1.RdsSpec) { s.Autopilotmaxvcpus = 16 })
+	w.pin(cloud.MetricCPU, 95)
+	w.clock.Advance(30 * time.Minute)
+	before := *w.obj.Status.DeepCopy()
+	w.sync()
+	require.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
+	w.obj.Status = before // the answer was lost
+	v := view.New(w.client, view.Options{Now: w.clock.Now, Logger: slog.Default()})
+	w.r = sync.New(sync.Config{Cloud: v, Now: w.clock.Now, CallTimeout: 5 * time.Second})
+	w.run(40, time.Minute) // within the cooldown of 1h
+	assert.Equal(t, "rds.mysql.n1.xlarge.2", w.view().Flavor)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "one resize per cooldown, whichever replica answers")
+	assert.Equal(t, sync.ReasonAPCooldown, apCondition(w).Reason)
+}

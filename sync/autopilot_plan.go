@@ -3,6 +3,7 @@ package sync
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -80,18 +81,24 @@ func autopilotSettingsOf(spec *v1alpha1.RdsSpec) (autopilotSettings, []string) {
 	return s, p
 }
 
+// autopilotDurationPattern is the CRD's pattern of autopilotwindow and autopilotcooldown.
+var autopilotDurationPattern = regexp.MustCompile(`^[0-9]{1,4}(m|h)$`)
+
 // autopilotDuration parses "15m" or "2h" (minutes or hours only, as the CRD allows).
 func autopilotDuration(v string, def, lo, hi time.Duration) (time.Duration, error) {
 	if v == "" {
 		return def, nil
 	}
-	n, err := strconv.Atoi(strings.TrimRight(v, "mh"))
+	if !autopilotDurationPattern.MatchString(v) {
+		return 0, fmt.Errorf("bad duration %q", v)
+	}
+	n, err := strconv.Atoi(v[:len(v)-1])
 	unit := time.Minute
 	if strings.HasSuffix(v, "h") {
 		unit = time.Hour
 	}
 	d := time.Duration(n) * unit
-	if err != nil || len(v) < 2 || (!strings.HasSuffix(v, "m") && !strings.HasSuffix(v, "h")) || d < lo || d > hi {
+	if err != nil || d < lo || d > hi {
 		return 0, fmt.Errorf("bad duration %q", v)
 	}
 	return d, nil
@@ -215,7 +222,7 @@ func planAutopilot(in apInput) apPlan {
 // (OTC's own autoscaling step), or says it is at the limit.
 func growVolume(in apInput, why string) apPlan {
 	s, have := in.s, in.inst.Volume.Size
-	size := min(have+max(10, (have*15/100+9)/10*10), s.maxVolume/10*10)
+	size := min(have+max(10, (have*15+999)/1000*10), s.maxVolume/10*10) // 15 %, rounded up to 10 GB
 	if size < have+10 {
 		return apPlan{reason: ReasonAPAtLimit, message: fmt.Sprintf(
 			"Storage is above %d%% used, but the volume is at autopilot's limit of %d GB.", s.disk, s.maxVolume)}
@@ -237,7 +244,7 @@ func latest(points []cloud.Point, since time.Time) (float64, bool) {
 // heldAbove reports whether every 5-minute average since `since` is at or above threshold and
 // they cover the window ending at `at`; it returns the smallest of them.
 func heldAbove(points []cloud.Point, since, at time.Time, window time.Duration, threshold float64) (float64, bool) {
-	need := int(window / cloud.MetricPeriod)
+	need := int((window + cloud.MetricPeriod - 1) / cloud.MetricPeriod) // averages that cover the window
 	var n int
 	low := 101.0
 	for _, p := range points {
@@ -282,9 +289,13 @@ func pickFlavor(in apInput, dim string) (*cloud.Flavor, apPlan) {
 		maxCPU, maxRAM = vcpus(mf), mf.RAMGB
 		limitText = "autopilotmaxflavor " + in.s.maxFlavor
 	case maxCPU == 0:
-		base := cur
-		if f := byCode(in.floorFlav); f != nil {
-			base = f
+		// NOTE: twice the vCPUs of flavorref, never of the current flavor: that limit would rise
+		// with every step, one per cooldown, without end.
+		base := byCode(in.floorFlav)
+		if base == nil {
+			return nil, apPlan{reason: ReasonAPNoFlavor, message: fmt.Sprintf(
+				"Autopilot cannot tell its limit of twice the vCPUs of flavorref: OTC does not list %s for %s %s; set autopilotmaxvcpus or autopilotmaxflavor.",
+				in.floorFlav, in.inst.Engine, in.inst.Version)}
 		}
 		maxCPU = 2 * vcpus(base)
 		limitText = fmt.Sprintf("%d vCPUs (twice those of flavorref)", maxCPU)

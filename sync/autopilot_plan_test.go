@@ -55,6 +55,12 @@ func TestPlanAutopilot(t *testing.T) {
 			in:     apInput{inst: inst("rds.mysql.c2.xlarge", 40), metrics: held(cloud.MetricCPU, 95), s: func() autopilotSettings { s := settings; s.maxVCPUs = 64; return s }()},
 			action: APResize, to: "rds.mysql.n1.2xlarge.2",
 		},
+		"floor not listed": {
+			reason: "flavorref no longer listed: its limit (twice its vCPUs) is unknown, and twice the current flavor's would ratchet up every cooldown",
+			in: apInput{inst: inst("rds.mysql.c2.xlarge", 40), floorFlav: "rds.mysql.s1.large", metrics: held(cloud.MetricCPU, 95),
+				s: func() autopilotSettings { s := settings; s.maxVCPUs = 0; return s }()},
+			cond: ReasonAPNoFlavor,
+		},
 		"memory": {
 			reason: "memory pressure picks by RAM",
 			in:     apInput{inst: inst("rds.mysql.n1.large.2", 40), metrics: held(cloud.MetricMem, 95)},
@@ -88,6 +94,16 @@ func TestPlanAutopilot(t *testing.T) {
 			}()},
 			cond: ReasonAPWatching,
 		},
+		"window not a multiple of the period": {
+			reason: "a 7-minute window needs two 5-minute averages: one covers only 5 minutes of it",
+			in: apInput{inst: inst("rds.mysql.n1.large.2", 40), s: func() autopilotSettings { s := settings; s.window = 7 * time.Minute; return s }(),
+				metrics: func() *cloud.InstanceMetrics {
+					m := held(cloud.MetricCPU, 95)
+					m.Points[cloud.MetricCPU] = m.Points[cloud.MetricCPU][4:]
+					return m
+				}()},
+			cond: ReasonAPWatching,
+		},
 		"cooldown": {
 			reason: "a change 30 minutes ago holds the next one",
 			in: apInput{inst: inst("rds.mysql.n1.large.2", 40), metrics: held(cloud.MetricCPU, 95),
@@ -108,6 +124,11 @@ func TestPlanAutopilot(t *testing.T) {
 			reason: "no native autoscaling: grow by 15% rounded up to 10 GB steps (12 GB of 80: 20), as OTC does",
 			in:     apInput{inst: inst("rds.mysql.n1.large.2", 80), metrics: held(cloud.MetricDisk, 93)},
 			action: APEnlargeVolume, to: "100GB",
+		},
+		"disk fallback, fraction": {
+			reason: "15% of 70 GB is 10.5 GB: rounded up to 10 GB steps, 20",
+			in:     apInput{inst: inst("rds.mysql.n1.large.2", 70), metrics: held(cloud.MetricDisk, 93)},
+			action: APEnlargeVolume, to: "90GB",
 		},
 		"storage full": {
 			reason: "STORAGE FULL without native autoscaling: grow at once, whatever the metrics and the cooldown",
@@ -173,6 +194,8 @@ func TestAutopilotSettings(t *testing.T) {
 		"window unit":  func(s *v1alpha1.RdsSpec) { s.Autopilotwindow = "15s" },
 		"window short": func(s *v1alpha1.RdsSpec) { s.Autopilotwindow = "1m" },
 		"cooldown":     func(s *v1alpha1.RdsSpec) { s.Autopilotcooldown = "1d" },
+		"two units":    func(s *v1alpha1.RdsSpec) { s.Autopilotwindow = "20mh" },
+		"sign":         func(s *v1alpha1.RdsSpec) { s.Autopilotcooldown = "+2h" },
 		"disk":         func(s *v1alpha1.RdsSpec) { s.Autopilotdiskthreshold = 95 },
 		"cpu":          func(s *v1alpha1.RdsSpec) { s.Autopilotcputhreshold = 101 },
 		"both maxima":  func(s *v1alpha1.RdsSpec) { s.Autopilotmaxvcpus, s.Autopilotmaxflavor = 8, "rds.mysql.n1.2xlarge.2" },

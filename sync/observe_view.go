@@ -70,6 +70,9 @@ var errViewStale = errors.New("a change decided on the shared view waits for a f
 // added to cloud.Cloud must be added here (and to sync/cloud/view).
 type readOnly struct{ cloud.Cloud }
 
+// Project names the client's project, as the client does (cloud.ProjectOf).
+func (r readOnly) Project() string { return cloud.ProjectOf(r.Cloud) }
+
 func (readOnly) CreateInstance(context.Context, cloud.CreateInstanceOpts) (string, string, error) {
 	return "", "", errViewStale
 }

@@ -1,0 +1,69 @@
+package sync
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/cloudtest"
+)
+
+// TestAutopilotFlavorsPerClient: the flavor list autopilot keeps is the list of the call's own
+// client: a credential set of another region (or project) sells other flavors in other AZs.
+func TestAutopilotFlavorsPerClient(t *testing.T) {
+	list := func(az string) func(context.Context, string, string) ([]cloud.Flavor, error) {
+		return func(context.Context, string, string) ([]cloud.Flavor, error) {
+			return []cloud.Flavor{{SpecCode: "rds.mysql.n1.large.2", VCPUs: "2", RAMGB: 4, Mode: "single", AZStatus: map[string]string{az: "normal"}}}, nil
+		}
+	}
+	de := &cloudtest.Fake{RegionName: "eu-de", ListFlavorsFn: list("eu-de-01")}
+	nl := &cloudtest.Fake{RegionName: "eu-nl", ListFlavorsFn: list("eu-nl-01")}
+	r := New(Config{Cloud: de, Now: time.Now, CallTimeout: time.Second})
+	inst := &cloud.Instance{ID: "i", Engine: "MySQL", Version: "8.0"}
+	for _, tc := range []struct {
+		cl cloud.Cloud
+		az string
+	}{{de, "eu-de-01"}, {nl, "eu-nl-01"}, {de, "eu-de-01"}} {
+		c := &call{r: r, cloud: tc.cl}
+		got, err := c.autopilotFlavors(context.Background(), inst)
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		assert.Equal(t, "normal", got[0].AZStatus[tc.az], "%s: the list of its own region", tc.cl.Region())
+	}
+	assert.Len(t, de.Calls(), 1, "kept per client: eu-de listed once")
+}
+
+type projectFake struct {
+	*cloudtest.Fake
+	project string
+}
+
+func (p projectFake) Project() string { return p.project }
+
+// TestAutopilotFlavorsPerProject: two credential sets of one region, other projects: each its own
+// list, also when the call decided on the shared view (its client read-only).
+func TestAutopilotFlavorsPerProject(t *testing.T) {
+	list := func(az string) func(context.Context, string, string) ([]cloud.Flavor, error) {
+		return func(context.Context, string, string) ([]cloud.Flavor, error) {
+			return []cloud.Flavor{{SpecCode: "rds.mysql.n1.large.2", VCPUs: "2", RAMGB: 4, Mode: "single", AZStatus: map[string]string{az: "normal"}}}, nil
+		}
+	}
+	a := projectFake{&cloudtest.Fake{RegionName: "eu-de", ListFlavorsFn: list("eu-de-01")}, "project-a"}
+	b := projectFake{&cloudtest.Fake{RegionName: "eu-de", ListFlavorsFn: list("eu-de-02")}, "project-b"}
+	r := New(Config{Cloud: a, Now: time.Now, CallTimeout: time.Second})
+	inst := &cloud.Instance{ID: "i", Engine: "MySQL", Version: "8.0"}
+	for _, tc := range []struct {
+		cl cloud.Cloud
+		az string
+	}{{readOnly{a}, "eu-de-01"}, {readOnly{b}, "eu-de-02"}} {
+		c := &call{r: r, cloud: tc.cl}
+		got, err := c.autopilotFlavors(context.Background(), inst)
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		assert.Equal(t, "normal", got[0].AZStatus[tc.az], "the list of its own project")
+	}
+}
