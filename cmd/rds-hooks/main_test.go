@@ -75,16 +75,7 @@ func TestRunWithEmbeddedSimulator(t *testing.T) {
 
 	body, err := os.ReadFile(filepath.Join(testdata.Dir(), "curl", "sync-create.json"))
 	require.NoError(t, err)
-	resp, err := http.Post(base+"/sync", "application/json", bytes.NewReader(body))
-	require.NoError(t, err)
-	out, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode, string(out))
-	var answer struct {
-		Status   map[string]any   `json:"status"`
-		Children []map[string]any `json:"children"`
-	}
-	require.NoError(t, json.Unmarshal(out, &answer))
+	answer := postSync(t, base, body)
 	require.Len(t, answer.Children, 1)
 	assert.Equal(t, "my-rds-single-connection", answer.Children[0]["metadata"].(map[string]any)["name"])
 
@@ -466,4 +457,23 @@ func TestRunNamespaceCredentialsRequired(t *testing.T) {
 	assert.Contains(t, post("/customize"), `"names":["otc-credentials"]`)
 	cancel()
 	require.NoError(t, <-errc)
+}
+
+// hookAnswer is a sync answer, as far as these tests read it.
+type hookAnswer struct {
+	Status   map[string]any   `json:"status"`
+	Children []map[string]any `json:"children"`
+}
+
+// postSync posts body to base's /sync, requires 200 and decodes the answer.
+func postSync(t *testing.T, base string, body []byte) hookAnswer {
+	t.Helper()
+	resp, err := http.Post(base+"/sync", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(out))
+	var answer hookAnswer
+	require.NoError(t, json.Unmarshal(out, &answer))
+	return answer
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,16 +134,7 @@ func syncAndFeed(t *testing.T, base string, req map[string]any) map[string]any {
 	t.Helper()
 	body, err := json.Marshal(req)
 	require.NoError(t, err)
-	resp, err := http.Post(base+"/sync", "application/json", bytes.NewReader(body))
-	require.NoError(t, err)
-	out, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode, string(out))
-	var answer struct {
-		Status   map[string]any   `json:"status"`
-		Children []map[string]any `json:"children"`
-	}
-	require.NoError(t, json.Unmarshal(out, &answer))
+	answer := postSync(t, base, body)
 	req["parent"].(map[string]any)["status"] = answer.Status
 	observed := map[string]map[string]any{"Secret.v1": {}, "Job.batch/v1": {}}
 	for _, c := range answer.Children {
