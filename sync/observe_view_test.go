@@ -1,6 +1,8 @@
 package sync
 
 import (
+	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -82,4 +84,38 @@ func TestViewMaxAge(t *testing.T) {
 			assert.Equal(t, tc.want, viewMaxAge(p, steady), tc.reason)
 		})
 	}
+}
+
+// TestReadOnlyRefusesEveryChange: a call that read the shared view may read through readOnly but
+// change nothing. Every method of cloud.Cloud that is not a read must be readOnly's own (a promoted
+// one would reach OTC); it is called here with zero arguments on a readOnly around no client, where a
+// promoted method would panic and readOnly's own answers errViewStale.
+func TestReadOnlyRefusesEveryChange(t *testing.T) {
+	reads := map[string]bool{
+		"Region": true, "GetInstance": true, "FindInstancesByName": true, "GetJob": true,
+		"ResolveNetwork": true, "ListBackups": true, "ListFlavors": true, "ListRestoreTimes": true,
+		"ListErrorLogs": true, "ListSlowLogs": true,
+	}
+	ro := reflect.ValueOf(readOnly{})
+	iface := reflect.TypeFor[cloud.Cloud]()
+	for i := range iface.NumMethod() {
+		name := iface.Method(i).Name
+		if reads[name] {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			m := ro.MethodByName(name)
+			args := make([]reflect.Value, m.Type().NumIn())
+			for j := range args {
+				args[j] = reflect.Zero(m.Type().In(j))
+			}
+			var out []reflect.Value
+			assert.NotPanics(t, func() { out = m.Call(args) }, "%s is not readOnly's own: it would reach OTC", name)
+			if len(out) > 0 {
+				err, _ := out[len(out)-1].Interface().(error)
+				assert.ErrorIs(t, err, errViewStale)
+			}
+		})
+	}
+	assert.ErrorIs(t, readOnly{}.SetStorageAutoscaling(context.Background(), "", cloud.StorageAutoscaling{}), errViewStale, "autopilot's change too")
 }
