@@ -477,3 +477,17 @@ func postSync(t *testing.T, base string, body []byte) hookAnswer {
 	require.NoError(t, json.Unmarshal(out, &answer))
 	return answer
 }
+
+// TestREADMEListsEveryFlag keeps the README's configuration table true to --help.
+func TestREADMEListsEveryFlag(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	var usage bytes.Buffer
+	_, err = parseFlags([]string{"--help"}, noEnv, &usage)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	names := regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`).FindAllStringSubmatch(usage.String(), -1)
+	require.NotEmpty(t, names)
+	for _, m := range names {
+		assert.Contains(t, string(readme), "| `--"+m[1]+"` |", "README's flags table lists --%s", m[1])
+	}
+}
