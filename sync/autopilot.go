@@ -55,11 +55,11 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	case c.parent.DeletionTimestamp != nil:
 		return false, nil
 	case c.st.Operation != nil || (inst.Status != cloud.StatusActive && inst.Status != cloud.StatusStorageFull):
-		c.setCondition(v1alpha1.ConditionAutopilot, metav1.ConditionTrue, ReasonAPWaiting,
+		c.setCondition(v1alpha1.ConditionAutopilot, metav1.ConditionTrue, ReasonAutopilotWaiting,
 			"Autopilot waits until the instance is ACTIVE with nothing in flight.")
 		return false, nil
 	case synced != nil && synced.Status == metav1.ConditionFalse && inst.Status != cloud.StatusStorageFull:
-		c.setCondition(v1alpha1.ConditionAutopilot, metav1.ConditionTrue, ReasonAPWaiting,
+		c.setCondition(v1alpha1.ConditionAutopilot, metav1.ConditionTrue, ReasonAutopilotWaiting,
 			"Autopilot waits until the spec's own changes can be made (see Synced).")
 		return false, nil
 	}
@@ -109,7 +109,7 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 		}
 		ap.Storage = &v1alpha1.AutopilotStorage{LimitGB: p.policy.LimitGB, TriggerFreePercent: p.policy.TriggerFreePercent}
 		c.log.Info("autopilot set storage autoscaling", "instance", inst.ID, "limitGB", p.policy.LimitGB)
-		c.setSynced(metav1.ConditionTrue, ReasonReconciled, "Autopilot set OTC's storage autoscaling.")
+		c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "Autopilot set OTC's storage autoscaling.")
 		c.resync = c.r.cfg.ResyncPending
 		return true, nil
 	case APEnlargeVolume:
@@ -161,7 +161,7 @@ func (c *call) autopilotOff(ctx context.Context, inst *cloud.Instance) (bool, er
 		return true, c.cloudError(err)
 	}
 	ap.Storage = nil
-	c.setSynced(metav1.ConditionTrue, ReasonReconciled, "Autopilot is off: OTC's storage autoscaling was switched off.")
+	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "Autopilot is off: OTC's storage autoscaling was switched off.")
 	c.resync = c.r.cfg.ResyncPending
 	return true, nil
 }
@@ -214,14 +214,14 @@ func (c *call) autopilotFlavors(ctx context.Context, inst *cloud.Instance) ([]cl
 // autopilotNext says what autopilot would do next, in words that hold while the state does.
 func autopilotNext(s autopilotSettings, in apInput, p apPlan) string {
 	switch p.reason {
-	case ReasonAPChanging:
+	case ReasonAutopilotChanging:
 		if p.action == APStoragePolicy {
 			return fmt.Sprintf("Set OTC's storage autoscaling: grow below %d%% free, up to %d GB.", p.policy.TriggerFreePercent, p.policy.LimitGB)
 		}
 		return fmt.Sprintf("%s to %s.", p.action, p.to)
-	case ReasonAPAtLimit:
+	case ReasonAutopilotAtLimit:
 		return "Nothing: the instance is at autopilot's limit."
-	case ReasonAPMetrics:
+	case ReasonAutopilotMetricsUnavailable:
 		return "Nothing until Cloud Eye metrics of the instance are read."
 	}
 	storage := fmt.Sprintf("grow the volume by 15%% (at least 10 GB) when more than %d%% is used, up to %d GB", s.disk, s.maxVolume)
@@ -237,7 +237,7 @@ func autopilotNext(s autopilotSettings, in apInput, p apPlan) string {
 	}
 	out := fmt.Sprintf("Move to a larger flavor when CPU stays above %d%% or memory above %d%% for %s (%s); %s.",
 		s.cpu, s.mem, s.window, limit, storage)
-	if p.reason == ReasonAPCooldown && in.last != nil {
+	if p.reason == ReasonAutopilotCooldown && in.last != nil {
 		out = fmt.Sprintf("After the cooldown, from %s: ", in.last.Time.Add(s.cooldown).UTC().Format(time.RFC3339)) + out
 	}
 	return out

@@ -102,7 +102,7 @@ func TestAutopilotFlavor(t *testing.T) {
 			w.run(60, 30*time.Second)
 			assert.Equal(t, tc.want, w.view().Flavor, tc.reason)
 			assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "the cooldown holds")
-			assert.Equal(t, sync.ReasonAPCooldown, apCondition(w).Reason)
+			assert.Equal(t, sync.ReasonAutopilotCooldown, apCondition(w).Reason)
 			assert.Equal(t, floor, w.obj.Spec.Flavorref, "the spec is left as the user wrote it")
 
 			// Pressure ends: many further calls, no flip-flop back to flavorref and no change.
@@ -111,7 +111,7 @@ func TestAutopilotFlavor(t *testing.T) {
 			w.run(200, time.Minute)
 			assert.Equal(t, before, w.sim.MutatingCalls(), "no change once the pressure is gone")
 			assert.Equal(t, tc.want, w.view().Flavor)
-			assert.Equal(t, sync.ReasonAPWatching, apCondition(w).Reason)
+			assert.Equal(t, sync.ReasonAutopilotWatching, apCondition(w).Reason)
 			w.requireSettled("after autopilot's resize")
 
 			// Turning autopilot off keeps the flavor; raising flavorref above it resizes.
@@ -136,7 +136,7 @@ func TestAutopilotCPUTwiceAfterCooldown(t *testing.T) {
 	assert.Equal(t, "rds.mysql.n1.2xlarge.2", w.view().Flavor)
 	c := apCondition(w)
 	assert.Equal(t, metav1.ConditionFalse, c.Status)
-	assert.Equal(t, sync.ReasonAPAtLimit, c.Reason)
+	assert.Equal(t, sync.ReasonAutopilotAtLimit, c.Reason)
 }
 
 func TestAutopilotAtLimit(t *testing.T) {
@@ -149,7 +149,7 @@ func TestAutopilotAtLimit(t *testing.T) {
 	assert.LessOrEqual(t, w.sim.Calls(otcsim.OpListFlavors), 4, "20 minutes at the limit: the flavor list is kept 5 minutes, not listed per sync")
 	c := apCondition(w)
 	assert.Equal(t, metav1.ConditionFalse, c.Status)
-	assert.Equal(t, sync.ReasonAPAtLimit, c.Reason)
+	assert.Equal(t, sync.ReasonAutopilotAtLimit, c.Reason)
 	assert.Contains(t, c.Message, "autopilotmaxvcpus 2")
 	ready := w.condition(v1alpha1.ConditionReady)
 	assert.Equal(t, metav1.ConditionTrue, ready.Status, "Ready keeps its meaning")
@@ -164,7 +164,7 @@ func TestAutopilotMetricsUnavailable(t *testing.T) {
 	assert.Equal(t, before, w.sim.MutatingCalls())
 	c := apCondition(w)
 	assert.Equal(t, metav1.ConditionFalse, c.Status)
-	assert.Equal(t, sync.ReasonAPMetrics, c.Reason)
+	assert.Equal(t, sync.ReasonAutopilotMetricsUnavailable, c.Reason)
 }
 
 func TestAutopilotFleetReads(t *testing.T) {
@@ -240,7 +240,7 @@ func TestAutopilotFallbackStorage(t *testing.T) {
 	w.pin(cloud.MetricDisk, 95) // full again, at the limit
 	w.run(10, time.Minute)
 	assert.Equal(t, 2, w.sim.Calls(otcsim.OpEnlargeVolume), "at the limit: no call")
-	assert.Equal(t, sync.ReasonAPAtLimit, apCondition(w).Reason)
+	assert.Equal(t, sync.ReasonAutopilotAtLimit, apCondition(w).Reason)
 	assert.Equal(t, metav1.ConditionTrue, w.condition(v1alpha1.ConditionSynced).Status, "volumesize 40 is a floor, not drift")
 }
 
@@ -292,5 +292,5 @@ func TestAutopilotLostAnswerOtherReplica(t *testing.T) {
 	w.run(40, time.Minute) // within the cooldown of 1h
 	assert.Equal(t, "rds.mysql.n1.xlarge.2", w.view().Flavor)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "one resize per cooldown, whichever replica answers")
-	assert.Equal(t, sync.ReasonAPCooldown, apCondition(w).Reason)
+	assert.Equal(t, sync.ReasonAutopilotCooldown, apCondition(w).Reason)
 }

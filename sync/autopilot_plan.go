@@ -15,17 +15,17 @@ import (
 
 // Autopilot's actions (status.autopilot.last.action) and the reasons of its condition.
 const (
-	APResize         = "Resize"
-	APEnlargeVolume  = "EnlargeVolume"
-	APCloudEnlarge   = "CloudEnlargeVolume"
-	APStoragePolicy  = "StorageAutoscaling"
-	ReasonAPWatching = "AutopilotWatching"
-	ReasonAPCooldown = "AutopilotCooldown"
-	ReasonAPChanging = "AutopilotChanging"
-	ReasonAPAtLimit  = "AutopilotAtLimit"
-	ReasonAPNoFlavor = "AutopilotFlavorUnavailable"
-	ReasonAPMetrics  = "AutopilotMetricsUnavailable"
-	ReasonAPWaiting  = "AutopilotWaiting"
+	APResize                          = "Resize"
+	APEnlargeVolume                   = "EnlargeVolume"
+	APCloudEnlarge                    = "CloudEnlargeVolume"
+	APStoragePolicy                   = "StorageAutoscaling"
+	ReasonAutopilotWatching           = "AutopilotWatching"
+	ReasonAutopilotCooldown           = "AutopilotCooldown"
+	ReasonAutopilotChanging           = "AutopilotChanging"
+	ReasonAutopilotAtLimit            = "AutopilotAtLimit"
+	ReasonAutopilotFlavorUnavailable  = "AutopilotFlavorUnavailable"
+	ReasonAutopilotMetricsUnavailable = "AutopilotMetricsUnavailable"
+	ReasonAutopilotWaiting            = "AutopilotWaiting"
 )
 
 // autopilotSettings are spec.autopilot* with their defaults filled in.
@@ -133,7 +133,7 @@ type apPlan struct {
 // atLimit and the other reasons that make the condition False.
 func (p apPlan) conditionFalse() bool {
 	switch p.reason {
-	case ReasonAPAtLimit, ReasonAPMetrics, ReasonAPNoFlavor:
+	case ReasonAutopilotAtLimit, ReasonAutopilotMetricsUnavailable, ReasonAutopilotFlavorUnavailable:
 		return true
 	}
 	return false
@@ -151,18 +151,18 @@ func planAutopilot(in apInput) apPlan {
 		return growVolume(in, "the instance is STORAGE FULL")
 	}
 	if in.inst.Status != cloud.StatusActive {
-		return apPlan{reason: ReasonAPWaiting, message: "Autopilot waits until the instance is ACTIVE."}
+		return apPlan{reason: ReasonAutopilotWaiting, message: "Autopilot waits until the instance is ACTIVE."}
 	}
 	if in.native {
 		want := cloud.StorageAutoscaling{Enabled: true, LimitGB: max(s.maxVolume, in.inst.Volume.Size), TriggerFreePercent: 100 - s.disk}
 		if m := in.metrics; m != nil && m.Storage != nil && *m.Storage != want {
-			return apPlan{action: APStoragePolicy, policy: want, reason: ReasonAPChanging, why: fmt.Sprintf(
+			return apPlan{action: APStoragePolicy, policy: want, reason: ReasonAutopilotChanging, why: fmt.Sprintf(
 				"OTC's storage autoscaling is to grow the volume below %d%% free up to %d GB", want.TriggerFreePercent, want.LimitGB),
 				message: "Autopilot sets OTC's storage autoscaling."}
 		}
 	}
 	if in.metrics == nil {
-		return apPlan{reason: ReasonAPMetrics, message: "Autopilot has no Cloud Eye metrics of the instance yet; it changes nothing without them."}
+		return apPlan{reason: ReasonAutopilotMetricsUnavailable, message: "Autopilot has no Cloud Eye metrics of the instance yet; it changes nothing without them."}
 	}
 	since := in.metrics.At.Add(-s.window - cloud.MetricPeriod)
 	if in.last != nil && in.last.Time.After(since) {
@@ -171,7 +171,7 @@ func planAutopilot(in apInput) apPlan {
 	cooling := in.last != nil && in.now.Before(in.last.Time.Add(s.cooldown))
 	var cooldownPlan apPlan
 	if cooling {
-		cooldownPlan = apPlan{reason: ReasonAPCooldown, message: fmt.Sprintf(
+		cooldownPlan = apPlan{reason: ReasonAutopilotCooldown, message: fmt.Sprintf(
 			"Autopilot waits for its cooldown of %s after the last change (%s at %s).", s.cooldown, in.last.Action, in.last.Time.UTC().Format(time.RFC3339))}
 	}
 
@@ -179,7 +179,7 @@ func planAutopilot(in apInput) apPlan {
 	if !in.native {
 		if v, ok := latest(in.metrics.Points[cloud.MetricDisk], since); ok && v >= float64(s.disk) {
 			if cooling {
-				if p := growVolume(in, ""); p.reason == ReasonAPAtLimit {
+				if p := growVolume(in, ""); p.reason == ReasonAutopilotAtLimit {
 					return p
 				}
 				return cooldownPlan
@@ -200,7 +200,7 @@ func planAutopilot(in apInput) apPlan {
 		if cooling {
 			return cooldownPlan
 		}
-		return apPlan{reason: ReasonAPWatching, message: fmt.Sprintf(
+		return apPlan{reason: ReasonAutopilotWatching, message: fmt.Sprintf(
 			"Autopilot watches CPU above %d%% and memory above %d%% for %s, and storage above %d%% used.", s.cpu, s.mem, s.window, s.disk)}
 	}
 	if in.flavors == nil {
@@ -213,7 +213,7 @@ func planAutopilot(in apInput) apPlan {
 	if cooling {
 		return cooldownPlan
 	}
-	return apPlan{action: APResize, to: f.SpecCode, reason: ReasonAPChanging,
+	return apPlan{action: APResize, to: f.SpecCode, reason: ReasonAutopilotChanging,
 		why:     fmt.Sprintf("%s at least %.1f%% >= %d%% for %s", metric, held, threshold, s.window),
 		message: "Autopilot moves the instance to a larger flavor."}
 }
@@ -224,10 +224,10 @@ func growVolume(in apInput, why string) apPlan {
 	s, have := in.s, in.inst.Volume.Size
 	size := min(have+max(10, (have*15+999)/1000*10), s.maxVolume/10*10) // 15 %, rounded up to 10 GB
 	if size < have+10 {
-		return apPlan{reason: ReasonAPAtLimit, message: fmt.Sprintf(
+		return apPlan{reason: ReasonAutopilotAtLimit, message: fmt.Sprintf(
 			"Storage is above %d%% used, but the volume is at autopilot's limit of %d GB.", s.disk, s.maxVolume)}
 	}
-	return apPlan{action: APEnlargeVolume, size: size, to: fmt.Sprintf("%dGB", size), reason: ReasonAPChanging,
+	return apPlan{action: APEnlargeVolume, size: size, to: fmt.Sprintf("%dGB", size), reason: ReasonAutopilotChanging,
 		why: why, message: "Autopilot grows the volume."}
 }
 
@@ -274,7 +274,7 @@ func pickFlavor(in apInput, dim string) (*cloud.Flavor, apPlan) {
 	}
 	cur := byCode(in.inst.Flavor)
 	if cur == nil {
-		return nil, apPlan{reason: ReasonAPNoFlavor, message: fmt.Sprintf(
+		return nil, apPlan{reason: ReasonAutopilotFlavorUnavailable, message: fmt.Sprintf(
 			"Autopilot cannot size up: OTC does not list the instance's flavor %s for %s %s.", in.inst.Flavor, in.inst.Engine, in.inst.Version)}
 	}
 	maxCPU, maxRAM := in.s.maxVCPUs, 1<<30
@@ -283,7 +283,7 @@ func pickFlavor(in apInput, dim string) (*cloud.Flavor, apPlan) {
 	case in.s.maxFlavor != "":
 		mf := byCode(in.s.maxFlavor)
 		if mf == nil {
-			return nil, apPlan{reason: ReasonAPNoFlavor, message: fmt.Sprintf(
+			return nil, apPlan{reason: ReasonAutopilotFlavorUnavailable, message: fmt.Sprintf(
 				"autopilotmaxflavor %s is not offered for %s %s.", in.s.maxFlavor, in.inst.Engine, in.inst.Version)}
 		}
 		maxCPU, maxRAM = vcpus(mf), mf.RAMGB
@@ -293,7 +293,7 @@ func pickFlavor(in apInput, dim string) (*cloud.Flavor, apPlan) {
 		// with every step, one per cooldown, without end.
 		base := byCode(in.floorFlav)
 		if base == nil {
-			return nil, apPlan{reason: ReasonAPNoFlavor, message: fmt.Sprintf(
+			return nil, apPlan{reason: ReasonAutopilotFlavorUnavailable, message: fmt.Sprintf(
 				"Autopilot cannot tell its limit of twice the vCPUs of flavorref: OTC does not list %s for %s %s; set autopilotmaxvcpus or autopilotmaxflavor.",
 				in.floorFlav, in.inst.Engine, in.inst.Version)}
 		}
@@ -335,10 +335,10 @@ func pickFlavor(in apInput, dim string) (*cloud.Flavor, apPlan) {
 		}
 	}
 	if len(candidates) == 0 {
-		return nil, apPlan{reason: ReasonAPAtLimit, message: fmt.Sprintf(
+		return nil, apPlan{reason: ReasonAutopilotAtLimit, message: fmt.Sprintf(
 			"%s stays above its threshold, but %s is the largest flavor within %s.", what, in.inst.Flavor, limitText)}
 	}
-	return nil, apPlan{reason: ReasonAPNoFlavor, message: fmt.Sprintf(
+	return nil, apPlan{reason: ReasonAutopilotFlavorUnavailable, message: fmt.Sprintf(
 		"%s stays above its threshold, but no larger flavor within %s is on sale in %s.", what, limitText, strings.Join(in.azs, ", "))}
 }
 

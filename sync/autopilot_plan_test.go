@@ -59,7 +59,7 @@ func TestPlanAutopilot(t *testing.T) {
 			reason: "flavorref no longer listed: its limit (twice its vCPUs) is unknown, and twice the current flavor's would ratchet up every cooldown",
 			in: apInput{inst: inst("rds.mysql.c2.xlarge", 40), floorFlav: "rds.mysql.s1.large", metrics: held(cloud.MetricCPU, 95),
 				s: func() autopilotSettings { s := settings; s.maxVCPUs = 0; return s }()},
-			cond: ReasonAPNoFlavor,
+			cond: ReasonAutopilotFlavorUnavailable,
 		},
 		"memory": {
 			reason: "memory pressure picks by RAM",
@@ -74,7 +74,7 @@ func TestPlanAutopilot(t *testing.T) {
 		"limit": {
 			reason: "at the vCPU limit: a condition, no action",
 			in:     apInput{inst: inst("rds.mysql.n1.2xlarge.2", 40), metrics: held(cloud.MetricCPU, 95)},
-			cond:   ReasonAPAtLimit,
+			cond:   ReasonAutopilotAtLimit,
 		},
 		"not held": {
 			reason: "one 5-minute average below the threshold is no pressure",
@@ -83,7 +83,7 @@ func TestPlanAutopilot(t *testing.T) {
 				m.Points[cloud.MetricCPU][2].Value = 80
 				return m
 			}()},
-			cond: ReasonAPWatching,
+			cond: ReasonAutopilotWatching,
 		},
 		"window not covered": {
 			reason: "a young instance with two averages has not shown the whole window",
@@ -92,7 +92,7 @@ func TestPlanAutopilot(t *testing.T) {
 				m.Points[cloud.MetricCPU] = m.Points[cloud.MetricCPU][3:]
 				return m
 			}()},
-			cond: ReasonAPWatching,
+			cond: ReasonAutopilotWatching,
 		},
 		"window not a multiple of the period": {
 			reason: "a 7-minute window needs two 5-minute averages: one covers only 5 minutes of it",
@@ -102,23 +102,23 @@ func TestPlanAutopilot(t *testing.T) {
 					m.Points[cloud.MetricCPU] = m.Points[cloud.MetricCPU][4:]
 					return m
 				}()},
-			cond: ReasonAPWatching,
+			cond: ReasonAutopilotWatching,
 		},
 		"cooldown": {
 			reason: "a change 30 minutes ago holds the next one",
 			in: apInput{inst: inst("rds.mysql.n1.large.2", 40), metrics: held(cloud.MetricCPU, 95),
 				last: &v1alpha1.AutopilotAction{Action: APResize, Time: metav1.NewTime(now.Add(-30 * time.Minute))}},
-			cond: ReasonAPCooldown,
+			cond: ReasonAutopilotCooldown,
 		},
 		"no metrics": {
 			reason: "without metrics nothing changes",
 			in:     apInput{inst: inst("rds.mysql.n1.large.2", 40)},
-			cond:   ReasonAPMetrics,
+			cond:   ReasonAutopilotMetricsUnavailable,
 		},
 		"busy": {
 			reason: "only an ACTIVE instance changes",
 			in:     apInput{inst: &cloud.Instance{Status: cloud.StatusModifying, Flavor: "rds.mysql.n1.large.2"}, metrics: held(cloud.MetricCPU, 95)},
-			cond:   ReasonAPWaiting,
+			cond:   ReasonAutopilotWaiting,
 		},
 		"disk fallback": {
 			reason: "no native autoscaling: grow by 15% rounded up to 10 GB steps (12 GB of 80: 20), as OTC does",
@@ -139,12 +139,12 @@ func TestPlanAutopilot(t *testing.T) {
 		"storage full, native": {
 			reason: "OTC's own autoscaling takes STORAGE FULL",
 			in:     apInput{inst: &cloud.Instance{Status: cloud.StatusStorageFull, Flavor: "rds.mysql.n1.large.2", Volume: cloud.Volume{Size: 40}}, native: true},
-			cond:   ReasonAPWaiting,
+			cond:   ReasonAutopilotWaiting,
 		},
 		"disk at limit": {
 			reason: "the volume is at the limit",
 			in:     apInput{inst: inst("rds.mysql.n1.large.2", 100), metrics: held(cloud.MetricDisk, 93)},
-			cond:   ReasonAPAtLimit,
+			cond:   ReasonAutopilotAtLimit,
 		},
 		"native policy": {
 			reason: "where OTC offers it, its policy is set first",
@@ -162,7 +162,7 @@ func TestPlanAutopilot(t *testing.T) {
 				m.Storage = &cloud.StorageAutoscaling{Enabled: true, LimitGB: 100, TriggerFreePercent: 10}
 				return m
 			}()},
-			cond: ReasonAPWatching,
+			cond: ReasonAutopilotWatching,
 		},
 	}
 	for name, tc := range cases {

@@ -74,7 +74,7 @@ func TestAutopilotSameRequestTwice(t *testing.T) {
 	other := w.callWith(w.replica(), before)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "no second change")
 	assert.Equal(t, first.Status.Autopilot.Last, second.Status.Autopilot.Last, "the same replica tells the change it made")
-	assert.Equal(t, sync.ReasonAPWaiting, conditionOf(*other.Status, v1alpha1.ConditionAutopilot).Reason, "the other replica sees the resize in flight")
+	assert.Equal(t, sync.ReasonAutopilotWaiting, conditionOf(*other.Status, v1alpha1.ConditionAutopilot).Reason, "the other replica sees the resize in flight")
 }
 
 func conditionOf(st v1alpha1.RdsStatus, typ string) v1alpha1.Condition {

@@ -145,7 +145,7 @@ func (c *call) credentials(ctx context.Context) (bool, error) {
 		return false, nil
 	case errors.As(err, &ce) && (ce.Kind == cloud.KindUnauthorized || ce.Kind == cloud.KindInvalid || ce.Kind == cloud.KindNotFound):
 		c.log.Warn("OTC refused a namespace login", "credentials", creds, "kind", ce.Kind.String(), "code", ce.Code, "message", ce.Message)
-		c.waitForCredentials(ReasonUnauthorized, fmt.Sprintf("OTC refused the login in Secret %q.", name))
+		c.waitForCredentials(ReasonCloudUnauthorized, fmt.Sprintf("OTC refused the login in Secret %q.", name))
 		return false, nil
 	case err != nil:
 		c.log.Warn("namespace login failed", "credentials", creds)

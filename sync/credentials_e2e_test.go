@@ -252,7 +252,7 @@ func TestNamespaceCredentialsRefusedLogin(t *testing.T) {
 		w.sync(rw)
 	}
 	synced := rw.synced()
-	assert.Equal(t, sync.ReasonUnauthorized, synced.Reason)
+	assert.Equal(t, sync.ReasonCloudUnauthorized, synced.Reason)
 	assert.Equal(t, `OTC refused the login in Secret "otc-credentials".`, synced.Message)
 	assert.Equal(t, first.Status.Conditions, rw.status().Conditions, "stable")
 	assert.Equal(t, 1, w.srv.Sims[testutil.ProjectTeamA].Calls(otcsim.OpCreateToken), "the refused login is not repeated on every call")

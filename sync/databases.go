@@ -44,13 +44,13 @@ func (d DatabasesConfig) withDefaults(callTimeout time.Duration) DatabasesConfig
 
 // Reasons of the DatabasesReady condition.
 const (
-	ReasonDatabasesApplied       = "Applied"
-	ReasonEngineNotSupported     = "EngineNotSupported"
-	ReasonStoringUserPasswords   = "StoringUserPasswords"
-	ReasonUserSecretMissing      = "UserPasswordSecretMissing"
-	ReasonDatabaseUnreachable    = "DatabaseUnreachable"
-	ReasonDatabaseLoginRefused   = "DatabaseLoginRefused"
-	ReasonDatabaseStatementError = "StatementRefused"
+	ReasonApplied                   = "Applied"
+	ReasonEngineNotSupported        = "EngineNotSupported"
+	ReasonStoringUserPasswords      = "StoringUserPasswords"
+	ReasonUserPasswordSecretMissing = "UserPasswordSecretMissing"
+	ReasonDatabaseUnreachable       = "DatabaseUnreachable"
+	ReasonDatabaseLoginRefused      = "DatabaseLoginRefused"
+	ReasonStatementRefused          = "StatementRefused"
 )
 
 // Keys of a user's Secret besides host, port, username and password.
@@ -98,7 +98,7 @@ func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	d.DigestKey = c.conn.password
 	fingerprint := dbusers.Fingerprint(d)
 	if rec != nil && rec.Fingerprint == fingerprint && rec.LastApplied != nil && c.now.Sub(rec.LastApplied.Time) < c.r.cfg.Databases.DriftCheck {
-		c.setDatabasesReady(metav1.ConditionTrue, ReasonDatabasesApplied, "The databases and users match the spec.")
+		c.setDatabasesReady(metav1.ConditionTrue, ReasonApplied, "The databases and users match the spec.")
 		return false, nil
 	}
 
@@ -124,7 +124,7 @@ func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, 
 		c.databasesError(err)
 		return false, nil
 	}
-	c.setDatabasesReady(metav1.ConditionTrue, ReasonDatabasesApplied, "The databases and users match the spec.")
+	c.setDatabasesReady(metav1.ConditionTrue, ReasonApplied, "The databases and users match the spec.")
 	return false, nil
 }
 
@@ -154,7 +154,7 @@ func (c *call) databasesError(err error) {
 			"The database server could not be reached in time; the apply will be retried.")
 		c.resync = min(c.resync, c.r.cfg.ResyncPending)
 	case errors.Is(err, dbusers.ErrRefused):
-		c.setDatabasesReady(metav1.ConditionFalse, ReasonDatabaseStatementError,
+		c.setDatabasesReady(metav1.ConditionFalse, ReasonStatementRefused,
 			"The database server refused a change ("+err.Error()+"); the apply will be retried.")
 		c.resync = min(c.resync, c.r.cfg.ResyncSteady)
 	default:
@@ -211,7 +211,7 @@ func (c *call) userPasswords() (passwords []secret.Value, ok bool, err error) {
 	}
 	switch {
 	case len(missing) > 0:
-		c.setDatabasesReady(metav1.ConditionFalse, ReasonUserSecretMissing, joinSentences(missing))
+		c.setDatabasesReady(metav1.ConditionFalse, ReasonUserPasswordSecretMissing, joinSentences(missing))
 		c.resync = min(c.resync, c.r.cfg.ResyncPending)
 		return nil, false, nil
 	case storing:

@@ -359,6 +359,6 @@ func TestDatabasesEndToEnd(t *testing.T) {
 		}
 		e.parent.Spec = good
 		e.sync()
-		assert.Equal(t, rdssync.ReasonDatabasesApplied, e.condition(v1alpha1.ConditionDatabasesReady).Reason, "a fixed spec is valid again")
+		assert.Equal(t, rdssync.ReasonApplied, e.condition(v1alpha1.ConditionDatabasesReady).Reason, "a fixed spec is valid again")
 	})
 }

@@ -181,7 +181,7 @@ func TestDatabasesStep(t *testing.T) {
 		"nothing declared": {
 			reason:     "without databases and users the step does nothing and adds no condition",
 			spec:       func(s *v1alpha1.RdsSpec) { s.Databases, s.Users = nil, nil },
-			wantSynced: ReasonReconciled,
+			wantSynced: ReasonReconcileSuccess,
 		},
 		"not MySQL": {
 			reason: "other engines get a clear condition and no action",
@@ -190,14 +190,14 @@ func TestDatabasesStep(t *testing.T) {
 			},
 			instance:   postgresInstance("15", "rds.pg.c2.medium"),
 			wantReason: ReasonEngineNotSupported,
-			wantSynced: ReasonReconciled,
+			wantSynced: ReasonReconcileSuccess,
 		},
 		"instance busy": {
 			reason:     "nothing is applied unless the instance is ACTIVE",
 			spec:       func(s *v1alpha1.RdsSpec) { s.Users = s.Users[:1] },
 			instance:   func(i *cloud.Instance) { i.Status = "BACKING UP" },
 			wantReason: ReasonWaitingForInstance,
-			wantSynced: ReasonReconciled,
+			wantSynced: ReasonReconcileSuccess,
 		},
 		"instance busy keeps user Secrets": {
 			reason:   "a user Secret not rendered in this call is echoed, or Metacontroller would delete it",
@@ -205,7 +205,7 @@ func TestDatabasesStep(t *testing.T) {
 			secrets: []*corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Name: genSecret},
 				Data: map[string][]byte{KeyPassword: []byte("kept")}}},
 			wantReason: ReasonWaitingForInstance,
-			wantSynced: ReasonReconciled,
+			wantSynced: ReasonReconcileSuccess,
 			check: func(t *testing.T, resp *hook.SyncResponse, _ []applyCall) {
 				s := childSecret(resp, genSecret)
 				require.NotNil(t, s)
@@ -220,8 +220,8 @@ func TestDatabasesStep(t *testing.T) {
 			},
 			related:    map[string]*corev1.Secret{"gen-pw": {Data: map[string][]byte{"pw": []byte("from-secret")}}},
 			wantApply:  1,
-			wantReason: ReasonDatabasesApplied,
-			wantSynced: ReasonReconciled,
+			wantReason: ReasonApplied,
+			wantSynced: ReasonReconcileSuccess,
 			check: func(t *testing.T, resp *hook.SyncResponse, calls []applyCall) {
 				assert.Equal(t, "from-secret", calls[0].d.Users[0].Password.Reveal())
 				assert.Equal(t, "from-secret", string(childSecret(resp, genSecret).Data[KeyPassword]))
@@ -232,8 +232,8 @@ func TestDatabasesStep(t *testing.T) {
 			spec: func(s *v1alpha1.RdsSpec) {
 				s.Users[1].Passwordsecretref = &v1alpha1.SecretKeyRef{Name: "gen-pw"}
 			},
-			wantReason: ReasonUserSecretMissing,
-			wantSynced: ReasonReconciled,
+			wantReason: ReasonUserPasswordSecretMissing,
+			wantSynced: ReasonReconcileSuccess,
 			check: func(t *testing.T, resp *hook.SyncResponse, _ []applyCall) {
 				assert.Equal(t, `The Secret "gen-pw" named in users[1].passwordsecretref was not found.`,
 					condition(t, resp.Status, v1alpha1.ConditionDatabasesReady).Message)
@@ -245,7 +245,7 @@ func TestDatabasesStep(t *testing.T) {
 			applyErr:   errors.Join(dbusers.ErrUnreachable),
 			wantApply:  1,
 			wantReason: ReasonDatabaseUnreachable,
-			wantSynced: ReasonReconciled,
+			wantSynced: ReasonReconcileSuccess,
 			check: func(t *testing.T, resp *hook.SyncResponse, _ []applyCall) {
 				assert.Empty(t, resp.Status.DatabasesAndUsers.Fingerprint, "nothing was applied: the next call tries again")
 				assert.Equal(t, 10.0, resp.ResyncAfterSeconds)
@@ -257,8 +257,8 @@ func TestDatabasesStep(t *testing.T) {
 			status:     applied,
 			applyErr:   &dbusers.StatementError{Change: "grant SELECT on project1.t to 'app1'@'10.9.3.%'", Number: 1146, Message: "Table 'project1.t' doesn't exist"},
 			wantApply:  1,
-			wantReason: ReasonDatabaseStatementError,
-			wantSynced: ReasonReconciled,
+			wantReason: ReasonStatementRefused,
+			wantSynced: ReasonReconcileSuccess,
 			check: func(t *testing.T, resp *hook.SyncResponse, calls []applyCall) {
 				assert.Contains(t, condition(t, resp.Status, v1alpha1.ConditionDatabasesReady).Message, "server error 1146")
 				assert.Equal(t, []string{"project1"}, calls[0].managed.Databases, "the remembered state is passed on")
@@ -271,8 +271,8 @@ func TestDatabasesStep(t *testing.T) {
 			spec:       func(s *v1alpha1.RdsSpec) { s.Users, s.Databases = nil, nil },
 			status:     applied,
 			wantApply:  1,
-			wantReason: ReasonDatabasesApplied,
-			wantSynced: ReasonReconciled,
+			wantReason: ReasonApplied,
+			wantSynced: ReasonReconcileSuccess,
 			check: func(t *testing.T, _ *hook.SyncResponse, calls []applyCall) {
 				assert.Empty(t, calls[0].d.Users)
 				assert.Len(t, calls[0].managed.Users, 1)
@@ -287,7 +287,7 @@ func TestDatabasesStep(t *testing.T) {
 				spec.Users = nil
 				return *e.call(t, spec, v1alpha1.RdsStatus{}).Status
 			},
-			wantSynced: ReasonReconciled,
+			wantSynced: ReasonReconcileSuccess,
 			check: func(t *testing.T, resp *hook.SyncResponse, _ []applyCall) {
 				rec := resp.Status.DatabasesAndUsers
 				require.NotNil(t, rec)
@@ -298,7 +298,7 @@ func TestDatabasesStep(t *testing.T) {
 		"GRANT for another account": {
 			reason:     "an invalid GRANT string makes the spec invalid: nothing is executed",
 			spec:       func(s *v1alpha1.RdsSpec) { s.Users[0].Privileges = []string{"GRANT ALL ON *.* TO 'root'@'%'"} },
-			wantSynced: ReasonReconciled, // the instance is still reported and reconciled
+			wantSynced: ReasonReconcileSuccess, // the instance is still reported and reconciled
 			wantReason: ReasonInvalidSpec,
 		},
 	}

@@ -25,7 +25,7 @@ const (
 
 // Reasons of the day-2 changes.
 const (
-	ReasonChanging           = "ChangeInProgress"
+	ReasonChangeInProgress   = "ChangeInProgress"
 	ReasonFlavorUnavailable  = "FlavorUnavailable"
 	ReasonUnsupportedChange  = "UnsupportedChange"
 	ReasonVersionUnavailable = "VersionUnavailable"
@@ -86,12 +86,12 @@ func (c *call) operate(ctx context.Context, inst *cloud.Instance) (stop bool, er
 	case inst.Status == cloud.StatusStorageFull:
 		changes = slices.DeleteFunc(changes, func(ch change) bool { return !ch.whenFull })
 		if len(changes) == 0 {
-			c.setSynced(metav1.ConditionFalse, ReasonUnavailable, fmt.Sprintf(
+			c.setSynced(metav1.ConditionFalse, ReasonInstanceUnavailable, fmt.Sprintf(
 				"The instance is %s in OTC; the pending %s waits until it is ACTIVE again. Grow volumesize to free it.", inst.Status, describe(first)))
 			return false, nil
 		}
 	case terminal(inst.Status):
-		c.setSynced(metav1.ConditionFalse, ReasonUnavailable, fmt.Sprintf(
+		c.setSynced(metav1.ConditionFalse, ReasonInstanceUnavailable, fmt.Sprintf(
 			"The instance is %s in OTC; the pending %s waits until it is ACTIVE again.", inst.Status, describe(first)))
 		return false, nil
 	case op != nil:
@@ -153,7 +153,7 @@ func (c *call) issue(ctx context.Context, inst *cloud.Instance, ch change) error
 		c.inProgress(c.st.Operation)
 		return nil
 	}
-	c.setSynced(metav1.ConditionTrue, ReasonReconciled, "The change was made in OTC.")
+	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "The change was made in OTC.")
 	return nil
 }
 
@@ -171,7 +171,7 @@ func outcomeUnknown(err error) bool {
 }
 
 func (c *call) inProgress(op *v1alpha1.Operation) {
-	c.setSynced(metav1.ConditionTrue, ReasonChanging, fmt.Sprintf(progress[op.Type]+", asked by generation %d.", op.Target, op.Generation))
+	c.setSynced(metav1.ConditionTrue, ReasonChangeInProgress, fmt.Sprintf(progress[op.Type]+", asked by generation %d.", op.Target, op.Generation))
 	c.resync = c.r.cfg.ResyncPending
 }
 

@@ -145,7 +145,7 @@ func (w *day2World) requireSettled(reason string) {
 	ready, synced := w.condition(v1alpha1.ConditionReady), w.condition(v1alpha1.ConditionSynced)
 	assert.Equal(w.t, metav1.ConditionTrue, ready.Status, reason)
 	assert.Equal(w.t, metav1.ConditionTrue, synced.Status, "%s: %s", reason, synced.Message)
-	assert.Equal(w.t, sync.ReasonReconciled, synced.Reason, reason)
+	assert.Equal(w.t, sync.ReasonReconcileSuccess, synced.Reason, reason)
 	before, status := w.sim.MutatingCalls(), w.obj.Status.DeepCopy()
 	w.sync()
 	assert.Equal(w.t, before, w.sim.MutatingCalls(), "%s: a repeated call makes no change", reason)
@@ -253,7 +253,7 @@ func TestDay2EndToEnd(t *testing.T) {
 				require.NotNil(t, op, "the operation shows while it runs")
 				assert.Equal(t, tc.op, op.Type)
 				assert.Equal(t, int64(2), op.Generation)
-				assert.Equal(t, sync.ReasonChanging, w.condition(v1alpha1.ConditionSynced).Reason)
+				assert.Equal(t, sync.ReasonChangeInProgress, w.condition(v1alpha1.ConditionSynced).Reason)
 				w.sync()
 				assert.NotEqual(t, "ACTIVE", w.obj.Status.Status, "OTC reports the change")
 				assert.Equal(t, metav1.ConditionFalse, w.condition(v1alpha1.ConditionReady).Status, "Ready follows OTC's status")
@@ -335,7 +335,7 @@ func TestDay2EndToEndBusy(t *testing.T) {
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
 	synced := w.condition(v1alpha1.ConditionSynced)
 	assert.Equal(t, metav1.ConditionTrue, synced.Status, "busy is no error")
-	assert.Equal(t, sync.ReasonBusy, synced.Reason)
+	assert.Equal(t, sync.ReasonInstanceBusy, synced.Reason)
 	assert.Equal(t, 10.0, resp.ResyncAfterSeconds, "a short resync")
 	assert.Nil(t, w.obj.Status.Operation, "nothing was started")
 
@@ -398,7 +398,7 @@ func TestDay2EndToEndUnavailableInstance(t *testing.T) {
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpEnlargeVolume), "no change to a FAILED instance")
 	synced := w.condition(v1alpha1.ConditionSynced)
 	assert.Equal(t, metav1.ConditionFalse, synced.Status)
-	assert.Equal(t, sync.ReasonUnavailable, synced.Reason)
+	assert.Equal(t, sync.ReasonInstanceUnavailable, synced.Reason)
 	assert.Equal(t, "The instance is FAILED in OTC; the pending storage growth to 60GB waits until it is ACTIVE again.", synced.Message)
 }
 

@@ -124,7 +124,7 @@ func TestOperateGuards(t *testing.T) {
 			inst:      withStatus(cloud.StatusFailed),
 			wantCalls: []string{"GetInstance"},
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, _ *hook.SyncResponse) {
-				c := synced(t, st, metav1.ConditionFalse, ReasonUnavailable)
+				c := synced(t, st, metav1.ConditionFalse, ReasonInstanceUnavailable)
 				assert.Equal(t, "The instance is FAILED in OTC; the pending resize to rds.mysql.n1.large.2 waits until it is ACTIVE again.", c.Message)
 			},
 		},
@@ -161,7 +161,7 @@ func TestOperateGuards(t *testing.T) {
 			inst:      withStatus(cloud.StatusModifying),
 			wantCalls: []string{"GetInstance"},
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, resp *hook.SyncResponse) {
-				c := synced(t, st, metav1.ConditionTrue, ReasonChanging)
+				c := synced(t, st, metav1.ConditionTrue, ReasonChangeInProgress)
 				assert.Equal(t, "Resizing to rds.mysql.n1.large.2, asked by generation 2.", c.Message)
 				assert.Equal(t, "Modifying", condition(t, st, v1alpha1.ConditionReady).Reason)
 				require.NotNil(t, st.Operation)
@@ -202,7 +202,7 @@ func TestOperateGuards(t *testing.T) {
 			reason:    "the sample spec matches the instance: no call besides the observation",
 			wantCalls: []string{"GetInstance"},
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, resp *hook.SyncResponse) {
-				synced(t, st, metav1.ConditionTrue, ReasonReconciled)
+				synced(t, st, metav1.ConditionTrue, ReasonReconcileSuccess)
 				assert.Nil(t, st.Operation)
 				assert.Equal(t, 300.0, resp.ResyncAfterSeconds)
 			},
@@ -228,7 +228,7 @@ func TestOperateChanges(t *testing.T) {
 			wantArgs:  []any{"inst-1", "rds.mysql.n1.large.2"},
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, resp *hook.SyncResponse) {
 				assert.Equal(t, &v1alpha1.Operation{Type: OpResize, JobID: "job-r", Generation: 3, Target: "rds.mysql.n1.large.2"}, st.Operation)
-				c := synced(t, st, metav1.ConditionTrue, ReasonChanging)
+				c := synced(t, st, metav1.ConditionTrue, ReasonChangeInProgress)
 				assert.Equal(t, "Resizing to rds.mysql.n1.large.2, asked by generation 3.", c.Message)
 				assert.True(t, condition(t, st, v1alpha1.ConditionReady).Status == metav1.ConditionTrue, "the instance is still ACTIVE")
 				assert.Equal(t, 10.0, resp.ResyncAfterSeconds)
@@ -312,7 +312,7 @@ func TestOperateChanges(t *testing.T) {
 			wantArgs:  []any{"inst-1", cloud.BackupStrategy{StartTime: "03:15-04:15", KeepDays: 30}},
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, resp *hook.SyncResponse) {
 				assert.Nil(t, st.Operation)
-				synced(t, st, metav1.ConditionTrue, ReasonReconciled)
+				synced(t, st, metav1.ConditionTrue, ReasonReconcileSuccess)
 				assert.Equal(t, 10.0, resp.ResyncAfterSeconds)
 			},
 		},
@@ -446,7 +446,7 @@ func TestOperateChanges(t *testing.T) {
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, _ *hook.SyncResponse) {
 				assert.Equal(t, "2026-11-23", st.RestartRequest)
 				assert.Equal(t, &v1alpha1.Operation{Type: OpRestart, JobID: "job-s", Generation: 3, Target: "2026-11-23"}, st.Operation)
-				c := synced(t, st, metav1.ConditionTrue, ReasonChanging)
+				c := synced(t, st, metav1.ConditionTrue, ReasonChangeInProgress)
 				assert.Equal(t, `Restarting for restartrequest "2026-11-23", asked by generation 3.`, c.Message)
 			},
 		},
@@ -547,7 +547,7 @@ func TestOperateChanges(t *testing.T) {
 			spec:      func(s *v1alpha1.RdsSpec) { s.Datastoreversion = "8.0.20" },
 			wantCalls: []string{"GetInstance"},
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, _ *hook.SyncResponse) {
-				synced(t, st, metav1.ConditionTrue, ReasonReconciled)
+				synced(t, st, metav1.ConditionTrue, ReasonReconcileSuccess)
 			},
 		},
 		"upgrade already made": {
@@ -612,7 +612,7 @@ func TestOperateChanges(t *testing.T) {
 			},
 			wantCalls: []string{"GetInstance"},
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, _ *hook.SyncResponse) {
-				synced(t, st, metav1.ConditionTrue, ReasonReconciled)
+				synced(t, st, metav1.ConditionTrue, ReasonReconcileSuccess)
 			},
 		},
 		"one change per call": {
@@ -651,7 +651,7 @@ func TestOperateCloudAnswers(t *testing.T) {
 			fake:      failing(cloud.Errorf(cloud.KindBusy, "ResizeFlavor", "DBS.200019", "Another operation is being performed.")),
 			wantCalls: []string{"GetInstance", "ListFlavors", "ResizeFlavor"},
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, resp *hook.SyncResponse) {
-				synced(t, st, metav1.ConditionTrue, ReasonBusy)
+				synced(t, st, metav1.ConditionTrue, ReasonInstanceBusy)
 				assert.Nil(t, st.Operation)
 				assert.Equal(t, 10.0, resp.ResyncAfterSeconds)
 			},
@@ -696,7 +696,7 @@ func TestOperateCloudAnswers(t *testing.T) {
 			wantCalls: []string{"GetInstance", "RestartInstance"},
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, _ *hook.SyncResponse) {
 				assert.Empty(t, st.RestartRequest)
-				synced(t, st, metav1.ConditionTrue, ReasonBusy)
+				synced(t, st, metav1.ConditionTrue, ReasonInstanceBusy)
 			},
 		},
 		"flavor list unavailable": {

@@ -94,7 +94,7 @@ func TestRefusalsDifferingInRequestIDGiveTheSameStatus(t *testing.T) {
 			reason:      "a gateway answers with its own page",
 			status:      http.StatusForbidden,
 			body:        func(id string) string { return "<html><body><h1>403 Forbidden</h1><p>" + id + "</p></body></html>" },
-			wantReason:  sync.ReasonUnauthorized,
+			wantReason:  sync.ReasonCloudUnauthorized,
 			wantMessage: "OTC refused the controller's credentials.",
 		},
 	}

@@ -158,7 +158,7 @@ func (c *call) release(ctx context.Context, inst *cloud.Instance) error {
 	}
 	c.log.Info("releasing instance", "instance", inst.ID)
 	c.setReady(metav1.ConditionFalse, ReasonRetained, "The instance is being released: it stays in OTC (deletionpolicy Retain), tagged as released.")
-	c.setSynced(metav1.ConditionTrue, ReasonReconciled, "The release tag was issued to OTC.")
+	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "The release tag was issued to OTC.")
 	return nil
 }
 
@@ -273,9 +273,9 @@ func (c *call) waitForDecision(reason, ready, synced string) {
 func (c *call) deleting(message string) {
 	reason := ReasonDeleting
 	if fb := c.st.FinalBackup; fb != nil && fb.Status != cloud.BackupCompleted && (c.st.Operation == nil || c.st.Operation.Type != OpDelete) {
-		reason = ReasonFinalBackup
+		reason = ReasonFinalBackupInProgress
 	}
 	c.setReady(metav1.ConditionFalse, reason, message)
-	c.setSynced(metav1.ConditionTrue, ReasonReconciled, "Deletion is in progress.")
+	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "Deletion is in progress.")
 	c.resync = c.r.cfg.ResyncPending
 }

@@ -144,14 +144,14 @@ func TestFinalize(t *testing.T) {
 				},
 			},
 			wantCalls:  []string{"GetInstance", "ListBackups", "CreateBackup"},
-			wantReason: ReasonFinalBackup,
+			wantReason: ReasonFinalBackupInProgress,
 		},
 		"backup building: wait": {
 			reason:     "never delete before the backup completed",
 			status:     v1alpha1.RdsStatus{ID: "inst-1"},
 			fake:       cloudtest.Fake{GetInstanceFn: active, ListBackupsFn: backups(cloud.BackupBuilding)},
 			wantCalls:  []string{"GetInstance", "ListBackups"},
-			wantReason: ReasonFinalBackup,
+			wantReason: ReasonFinalBackupInProgress,
 		},
 		"backup failed: keep the instance and the object": {
 			reason:     "a failed final backup stops the deletion",

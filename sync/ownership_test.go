@@ -261,7 +261,7 @@ func TestSyncOwnershipSteps(t *testing.T) {
 			inst:       untagged,
 			wantCalls:  []string{"GetInstance", "FindInstancesByName", "FindInstancesByName", "SetTags"},
 			wantReady:  ReasonAvailable,
-			wantSynced: ReasonReconciled,
+			wantSynced: ReasonReconcileSuccess,
 			wantSecret: "A12345678+",
 			check: func(t *testing.T, _ *v1alpha1.RdsStatus) {
 				assert.Equal(t, ownerTags("uid-1"), wrote)
@@ -274,7 +274,7 @@ func TestSyncOwnershipSteps(t *testing.T) {
 			setTags:    cloud.ErrBusy,
 			wantCalls:  []string{"GetInstance", "FindInstancesByName", "FindInstancesByName", "SetTags"},
 			wantReady:  ReasonAvailable,
-			wantSynced: ReasonBusy,
+			wantSynced: ReasonInstanceBusy,
 			wantSecret: "A12345678+",
 		},
 		"untagged duplicate with our name": {
@@ -286,7 +286,7 @@ func TestSyncOwnershipSteps(t *testing.T) {
 			},
 			wantCalls:  []string{"GetInstance", "FindInstancesByName", "FindInstancesByName", "SetTags"},
 			wantReady:  ReasonAvailable,
-			wantSynced: ReasonReconciled,
+			wantSynced: ReasonReconcileSuccess,
 			wantSecret: "A12345678+",
 			check: func(t *testing.T, st *v1alpha1.RdsStatus) {
 				assert.Equal(t, []string{"inst-2"}, st.Duplicates)
@@ -303,7 +303,7 @@ func TestSyncOwnershipSteps(t *testing.T) {
 			},
 			wantCalls:  []string{"GetInstance", "DeleteTags"},
 			wantReady:  ReasonAvailable,
-			wantSynced: ReasonReconciled,
+			wantSynced: ReasonReconcileSuccess,
 			wantSecret: "A12345678+",
 			check:      func(t *testing.T, _ *v1alpha1.RdsStatus) { assert.Equal(t, []string{TagReleasedBy}, deleted) },
 		},

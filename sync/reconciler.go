@@ -298,7 +298,7 @@ func (c *call) sync(ctx context.Context) error {
 	if adopted {
 		// The adoption's tags were this call's change. A password problem stays reported.
 		if !stopped {
-			c.setSynced(metav1.ConditionTrue, ReasonReconciled, "The instance was adopted: its ownership tags now name this object.")
+			c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "The instance was adopted: its ownership tags now name this object.")
 		}
 		c.resync = c.r.cfg.ResyncPending
 		stopped = true
@@ -452,14 +452,14 @@ func (c *call) claimInstance(ctx context.Context, inst *cloud.Instance, obs *obs
 	})
 	switch {
 	case errors.Is(err, cloud.ErrBusy):
-		c.setSynced(metav1.ConditionTrue, ReasonBusy, "The instance is busy; the "+what+" will be written when OTC accepts them.")
+		c.setSynced(metav1.ConditionTrue, ReasonInstanceBusy, "The instance is busy; the "+what+" will be written when OTC accepts them.")
 		c.resync = c.r.cfg.ResyncPending
 		return true, nil
 	case err != nil:
 		return true, c.cloudError(err)
 	}
 	c.log.Info("wrote ownership tags", "instance", inst.ID, "change", what)
-	c.setSynced(metav1.ConditionTrue, ReasonReconciled, "The "+what+" were issued to OTC.")
+	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "The "+what+" were issued to OTC.")
 	c.resync = c.r.cfg.ResyncPending
 	return true, nil
 }
@@ -552,7 +552,7 @@ func (c *call) create(ctx context.Context) error {
 	c.st.Status = ""
 	desired, generated, problem := c.desiredPassword()
 	if problem != "" {
-		c.waitForUser(ReasonWaitingForSecret, problem)
+		c.waitForUser(ReasonWaitingForPasswordSecret, problem)
 		return nil
 	}
 	observed, stored := c.observedPassword()
@@ -574,7 +574,7 @@ func (c *call) create(ctx context.Context) error {
 	// that lives only in this process's memory would be lost with a lost response.
 	if !stored || observed.Reveal() != pw.Reveal() {
 		c.setReady(metav1.ConditionFalse, ReasonCreating, "Storing the root password in the connection Secret before creating the instance.")
-		c.setSynced(metav1.ConditionTrue, ReasonReconciled, "Waiting for the connection Secret to be stored.")
+		c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "Waiting for the connection Secret to be stored.")
 		c.resync = c.r.cfg.ResyncSecret
 		return nil
 	}
@@ -729,7 +729,7 @@ func (c *call) connectionFor(inst *cloud.Instance) bool {
 			return false
 		}
 		if generated || desired.Empty() {
-			c.setSynced(metav1.ConditionFalse, ReasonPasswordSecretLost,
+			c.setSynced(metav1.ConditionFalse, ReasonPasswordSecretMissing,
 				"The root password is unknown: its connection Secret is gone. Reset the root password in OTC and name a Secret holding it in passwordsecretref.")
 			return false
 		}
@@ -794,7 +794,7 @@ func (c *call) vanished() {
 	c.st.Operation = nil
 	c.setReady(metav1.ConditionFalse, ReasonInstanceNotFound,
 		fmt.Sprintf("The OTC instance %s no longer exists. It is not recreated automatically; delete this object to clean up.", c.st.ID))
-	c.setSynced(metav1.ConditionTrue, ReasonReconciled, "The instance is gone.")
+	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "The instance is gone.")
 }
 
 func (c *call) invalid(message string) {
@@ -817,12 +817,12 @@ func (c *call) waitForUser(reason, message string) {
 
 func (c *call) pending(reason, message string) {
 	c.setReady(metav1.ConditionFalse, reason, message)
-	c.setSynced(metav1.ConditionTrue, ReasonReconciled, "The change was issued to OTC.")
+	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "The change was issued to OTC.")
 	c.resync = c.r.cfg.ResyncPending
 }
 
 func (c *call) synced() {
-	c.setSynced(metav1.ConditionTrue, ReasonReconciled, "The instance matches the spec.")
+	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "The instance matches the spec.")
 }
 
 // cloudError sorts a cloud error: throttling goes back to Metacontroller as a 429; everything else
@@ -850,13 +850,13 @@ func (c *call) cloudError(err error) error {
 		}
 		return &ThrottledError{RetryAfter: retry}
 	case cloud.KindBusy:
-		c.setSynced(metav1.ConditionTrue, ReasonBusy, "The instance is busy with another operation; the change will be retried.")
+		c.setSynced(metav1.ConditionTrue, ReasonInstanceBusy, "The instance is busy with another operation; the change will be retried.")
 	case cloud.KindInvalid, cloud.KindConflict, cloud.KindNotFound:
 		c.setSynced(metav1.ConditionFalse, ReasonCloudRefused, refusal(ce))
 		c.resync = c.r.cfg.ResyncSteady
 	case cloud.KindUnauthorized:
 		// Asking IAM again soon does not fix a refused credential; the operator has to.
-		c.setSynced(metav1.ConditionFalse, ReasonUnauthorized, "OTC refused the controller's credentials.")
+		c.setSynced(metav1.ConditionFalse, ReasonCloudUnauthorized, "OTC refused the controller's credentials.")
 		c.resync = c.r.cfg.ResyncSteady
 	default:
 		c.setSynced(metav1.ConditionFalse, ReasonCloudUnavailable, "OTC did not answer as expected; the call will be retried.")

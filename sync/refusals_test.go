@@ -103,7 +103,7 @@ func TestCloudErrorResync(t *testing.T) {
 		"refused credentials": {
 			reason:     "asking IAM again soon does not fix a refused credential",
 			err:        &cloud.Error{Kind: cloud.KindUnauthorized, Code: "IAM.1108"},
-			wantReason: ReasonUnauthorized, wantResync: 300,
+			wantReason: ReasonCloudUnauthorized, wantResync: 300,
 		},
 		"refused request": {
 			reason:     "the same request would be refused again",
@@ -113,7 +113,7 @@ func TestCloudErrorResync(t *testing.T) {
 		"busy": {
 			reason:     "the instance will be free soon",
 			err:        &cloud.Error{Kind: cloud.KindBusy, Code: "DBS.200019"},
-			wantReason: ReasonBusy, wantResync: 10,
+			wantReason: ReasonInstanceBusy, wantResync: 10,
 		},
 		"no answer": {
 			reason:     "OTC may answer the next call",
@@ -140,7 +140,7 @@ func TestWaitingForAPasswordSecretLooksAgainAtTheSteadyPace(t *testing.T) {
 	resp, err := newReconciler(f).Sync(context.Background(), request(spec, v1alpha1.RdsStatus{}))
 	require.NoError(t, err)
 	c := condition(t, resp.Status, v1alpha1.ConditionSynced)
-	assert.Equal(t, ReasonWaitingForSecret, c.Reason)
+	assert.Equal(t, ReasonWaitingForPasswordSecret, c.Reason)
 	assert.Equal(t, metav1.ConditionFalse, c.Status)
 	assert.Equal(t, 300.0, resp.ResyncAfterSeconds,
 		"Metacontroller calls again when the related Secret appears; polling OTC meanwhile is waste")

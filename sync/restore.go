@@ -23,15 +23,15 @@ const (
 
 // Reasons of restores and adoption.
 const (
-	ReasonRestoring         = "Restoring"
-	ReasonRestoreWaiting    = "RestoreWaiting"
-	ReasonRestoreOutOfRange = "RestoreTimeOutOfRange"
-	ReasonRestoreRefused    = "RestoreRefused"
-	ReasonRestoreFailed     = "RestoreFailed"
-	ReasonRestoreSource     = "RestoreSourceInvalid"
-	ReasonAdoptionNotFound  = "AdoptionTargetNotFound"
-	ReasonAdoptionMismatch  = "AdoptionMismatch"
-	ReasonPasswordUnknown   = "PasswordUnknown"
+	ReasonRestoring              = "Restoring"
+	ReasonRestoreWaiting         = "RestoreWaiting"
+	ReasonRestoreTimeOutOfRange  = "RestoreTimeOutOfRange"
+	ReasonRestoreRefused         = "RestoreRefused"
+	ReasonRestoreFailed          = "RestoreFailed"
+	ReasonRestoreSourceInvalid   = "RestoreSourceInvalid"
+	ReasonAdoptionTargetNotFound = "AdoptionTargetNotFound"
+	ReasonAdoptionMismatch       = "AdoptionMismatch"
+	ReasonPasswordUnknown        = "PasswordUnknown"
 )
 
 var (
@@ -177,7 +177,7 @@ func (c *call) followRestore(ctx context.Context, inst *cloud.Instance) (stop bo
 	case inst.Status == cloud.StatusRestoring, prev.JobID == "" && c.st.Operation != nil:
 		// The answer of a lost restore had no job to ask: a busy instance is taken as restoring.
 		c.st.Operation = &op
-		c.setSynced(metav1.ConditionTrue, ReasonReconciled, message)
+		c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, message)
 		return true, nil
 	case prev.JobID == "":
 		// The answer was lost and the instance is no longer busy: the result stays Issued.
@@ -224,7 +224,7 @@ func (c *call) restoreOutcome() {
 	}
 	switch rec.Result {
 	case v1alpha1.RestoreOutOfRange:
-		c.setSynced(metav1.ConditionFalse, ReasonRestoreOutOfRange, fmt.Sprintf(
+		c.setSynced(metav1.ConditionFalse, ReasonRestoreTimeOutOfRange, fmt.Sprintf(
 			"backuprestoretime %s lies outside the periods OTC can restore this instance to (from the oldest kept backup until now), so nothing was restored. Set a time within them.", rec.Time))
 	case v1alpha1.RestoreRefused:
 		msg := fmt.Sprintf("OTC refused the restore to %s, so nothing was restored. Set another backuprestoretime or remove it.", rec.Time)
@@ -297,10 +297,10 @@ func (c *call) restorePoint(ctx context.Context) (*cloud.RestorePoint, error) {
 		refuse()
 		return nil, nil
 	case errors.Is(err, cloud.ErrNotFound):
-		c.waitForUser(ReasonRestoreSource, fmt.Sprintf("The source instance %q in restorefrom does not exist in OTC.", rf.Instance))
+		c.waitForUser(ReasonRestoreSourceInvalid, fmt.Sprintf("The source instance %q in restorefrom does not exist in OTC.", rf.Instance))
 		return nil, nil
 	case errors.Is(err, cloud.ErrConflict):
-		c.waitForUser(ReasonRestoreSource, fmt.Sprintf("Several OTC instances are named %q: name the source in restorefrom by its id.", rf.Instance))
+		c.waitForUser(ReasonRestoreSourceInvalid, fmt.Sprintf("Several OTC instances are named %q: name the source in restorefrom by its id.", rf.Instance))
 		return nil, nil
 	case err != nil:
 		return nil, c.cloudError(err)
@@ -311,7 +311,7 @@ func (c *call) restorePoint(ctx context.Context) (*cloud.RestorePoint, error) {
 		return nil, nil
 	}
 	if problems := sourceProblems(c.spec, src); len(problems) > 0 {
-		c.waitForUser(ReasonRestoreSource, fmt.Sprintf("The source instance %s cannot be restored into this one: %s", src.ID, joinSentences(problems)))
+		c.waitForUser(ReasonRestoreSourceInvalid, fmt.Sprintf("The source instance %s cannot be restored into this one: %s", src.ID, joinSentences(problems)))
 		return nil, nil
 	}
 	point := &cloud.RestorePoint{InstanceID: src.ID, BackupID: rf.Backupid}
@@ -324,7 +324,7 @@ func (c *call) restorePoint(ctx context.Context) (*cloud.RestorePoint, error) {
 		case err != nil:
 			err = c.cloudError(err)
 		case !ok:
-			c.waitForUser(ReasonRestoreOutOfRange, fmt.Sprintf(
+			c.waitForUser(ReasonRestoreTimeOutOfRange, fmt.Sprintf(
 				"restorefrom.restoretime %s lies outside the periods OTC can restore instance %s to (from its oldest kept backup until now).", rf.Restoretime, src.ID))
 		}
 	}
@@ -349,12 +349,12 @@ func (c *call) completedBackup(ctx context.Context, sourceID, backupID string) (
 			continue
 		}
 		if b.Status != cloud.BackupCompleted {
-			c.waitForUser(ReasonRestoreSource, fmt.Sprintf("The backup %s in restorefrom is %s, not COMPLETED.", backupID, b.Status))
+			c.waitForUser(ReasonRestoreSourceInvalid, fmt.Sprintf("The backup %s in restorefrom is %s, not COMPLETED.", backupID, b.Status))
 			return false, nil
 		}
 		return true, nil
 	}
-	c.waitForUser(ReasonRestoreSource, fmt.Sprintf("The backup %s in restorefrom is not a backup of instance %s.", backupID, sourceID))
+	c.waitForUser(ReasonRestoreSourceInvalid, fmt.Sprintf("The backup %s in restorefrom is not a backup of instance %s.", backupID, sourceID))
 	return false, nil
 }
 
@@ -399,7 +399,7 @@ func (c *call) adopt(ctx context.Context) (inst *cloud.Instance, adopted bool, e
 	switch {
 	case errors.Is(err, cloud.ErrNotFound):
 		c.st.Status = ""
-		c.waitForUser(ReasonAdoptionNotFound, fmt.Sprintf("The OTC instance %s named in instanceid does not exist; nothing is created in its place.", id))
+		c.waitForUser(ReasonAdoptionTargetNotFound, fmt.Sprintf("The OTC instance %s named in instanceid does not exist; nothing is created in its place.", id))
 		c.resync = c.r.cfg.ResyncSteady
 		return nil, false, nil
 	case err != nil:
@@ -424,7 +424,7 @@ func (c *call) adopt(ctx context.Context) (inst *cloud.Instance, adopted bool, e
 		tags := c.me.tags()
 		err = c.cloudCall(ctx, func(ctx context.Context) error { return c.cloud.SetTags(ctx, inst.ID, tags) })
 		if errors.Is(err, cloud.ErrBusy) {
-			c.setSynced(metav1.ConditionTrue, ReasonBusy, "The instance is busy; it is adopted when OTC accepts its ownership tags.")
+			c.setSynced(metav1.ConditionTrue, ReasonInstanceBusy, "The instance is busy; it is adopted when OTC accepts its ownership tags.")
 			c.resync = c.r.cfg.ResyncPending
 			return nil, false, nil
 		}

@@ -192,7 +192,7 @@ func TestE2ERestoreTimeRefused(t *testing.T) {
 		w.edit(func(s *v1alpha1.RdsSpec) { s.Backuprestoretime = before })
 		w.sync()
 		first := w.synced()
-		assert.Equal(t, sync.ReasonRestoreOutOfRange, first.Reason)
+		assert.Equal(t, sync.ReasonRestoreTimeOutOfRange, first.Reason)
 		assert.Equal(t, metav1.ConditionFalse, first.Status)
 		assert.Equal(t, v1alpha1.RestoreOutOfRange, w.status().Restore.Result)
 		w.clock.Advance(time.Minute)

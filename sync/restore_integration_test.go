@@ -34,7 +34,7 @@ func TestE2ERestoreWaitingOnStorageFullLetsLaterStepsRun(t *testing.T) {
 	resp := w.sync()
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpEnlargeVolume), "the storage growth is issued although a restore waits")
 	assert.Zero(t, w.sim.Calls(otcsim.OpRestorePITR), "no restore on a STORAGE FULL instance")
-	assert.Equal(t, sync.ReasonChanging, w.synced().Reason, "the issued change reports, not the waiting restore")
+	assert.Equal(t, sync.ReasonChangeInProgress, w.synced().Reason, "the issued change reports, not the waiting restore")
 	assert.LessOrEqual(t, resp.ResyncAfterSeconds, 10.0, "followed at the pending pace, or sooner for the log request's Secret")
 
 	for range 10 {

@@ -148,7 +148,7 @@ func TestRestoreInPlace(t *testing.T) {
 				assert.Equal(t, restoreHandled("2026-11-01T00:00:00Z", v1alpha1.RestoreOutOfRange), resp.Status.Restore)
 				c := restoreSynced(t, resp)
 				assert.Equal(t, metav1.ConditionFalse, c.Status)
-				assert.Equal(t, ReasonRestoreOutOfRange, c.Reason)
+				assert.Equal(t, ReasonRestoreTimeOutOfRange, c.Reason)
 				assert.Contains(t, c.Message, "backuprestoretime 2026-11-01T00:00:00Z lies outside")
 				assert.Nil(t, resp.Status.Operation)
 			},
@@ -174,7 +174,7 @@ func TestRestoreInPlace(t *testing.T) {
 			fake:      cloudtest.Fake{GetInstanceFn: restoreInstance(cloud.StatusActive)},
 			wantCalls: []string{"GetInstance"},
 			check: func(t *testing.T, resp *hook.SyncResponse) {
-				assert.Equal(t, ReasonRestoreOutOfRange, restoreSynced(t, resp).Reason)
+				assert.Equal(t, ReasonRestoreTimeOutOfRange, restoreSynced(t, resp).Reason)
 				assert.Contains(t, restoreSynced(t, resp).Message, "backuprestoretime 2026-11-01T00:00:00Z lies outside")
 			},
 		},
@@ -248,7 +248,7 @@ func TestRestoreInPlace(t *testing.T) {
 			check: func(t *testing.T, resp *hook.SyncResponse) {
 				assert.Equal(t, restoreHandled("", v1alpha1.RestoreSkipped), resp.Status.Restore)
 				assert.Nil(t, resp.Status.Operation)
-				assert.Equal(t, ReasonBusy, restoreSynced(t, resp).Reason)
+				assert.Equal(t, ReasonInstanceBusy, restoreSynced(t, resp).Reason)
 			},
 		},
 		"refusal is remembered": {
@@ -492,7 +492,7 @@ func TestRestoreToNew(t *testing.T) {
 			}},
 			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "GetInstance"},
 			check: func(t *testing.T, resp *hook.SyncResponse) {
-				assert.Equal(t, ReasonRestoreSource, restoreSynced(t, resp).Reason)
+				assert.Equal(t, ReasonRestoreSourceInvalid, restoreSynced(t, resp).Reason)
 				assert.Contains(t, restoreSynced(t, resp).Message, "it runs PostgreSQL, the spec asks for MySQL.")
 			},
 		},
@@ -541,7 +541,7 @@ func TestRestoreToNew(t *testing.T) {
 			fake:      cloudtest.Fake{FindInstanceByNameFn: byName, RestoreFns: cloudtest.RestoreFns{ListRestoreTimesFn: restoreRanges}},
 			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "FindInstancesByName", "ListRestoreTimes"},
 			check: func(t *testing.T, resp *hook.SyncResponse) {
-				assert.Equal(t, ReasonRestoreOutOfRange, restoreSynced(t, resp).Reason)
+				assert.Equal(t, ReasonRestoreTimeOutOfRange, restoreSynced(t, resp).Reason)
 				assert.Empty(t, resp.Status.ID)
 			},
 		},
@@ -650,7 +650,7 @@ func TestAdoption(t *testing.T) {
 			wantCalls: []string{"GetInstance"},
 			check: func(t *testing.T, resp *hook.SyncResponse) {
 				assert.Empty(t, resp.Status.ID)
-				assert.Equal(t, ReasonAdoptionNotFound, restoreSynced(t, resp).Reason)
+				assert.Equal(t, ReasonAdoptionTargetNotFound, restoreSynced(t, resp).Reason)
 				assert.Empty(t, resp.Children)
 			},
 		},
@@ -800,7 +800,7 @@ func TestRestoreRefusalIsStable(t *testing.T) {
 	req := request(spec, v1alpha1.RdsStatus{ID: "inst-1", Restore: restoreHandled("", v1alpha1.RestoreSkipped)}, storedSecret("A12345678+"))
 	first, err := r.Sync(context.Background(), req)
 	require.NoError(t, err)
-	require.Equal(t, ReasonRestoreOutOfRange, restoreSynced(t, first).Reason)
+	require.Equal(t, ReasonRestoreTimeOutOfRange, restoreSynced(t, first).Reason)
 	for i := 1; i <= 2; i++ {
 		r.cfg.Now = func() time.Time { return t0.Add(time.Duration(i) * time.Minute) }
 		req.Parent.Status = *first.Status.DeepCopy()

@@ -40,7 +40,7 @@ func readiness(status string) (reason, message string, ready bool) {
 	case cloud.StatusCreateFail:
 		return ReasonCreateFailed, "OTC could not create the instance.", false
 	case cloud.StatusFailed, cloud.StatusFrozen, cloud.StatusStorageFull, cloud.StatusShutdown:
-		return ReasonUnavailable, "The instance is " + status + " in OTC.", false
+		return ReasonInstanceUnavailable, "The instance is " + status + " in OTC.", false
 	default:
 		return camel(status), "The instance is " + status + " in OTC.", false
 	}

@@ -332,7 +332,7 @@ func TestSyncCreatePath(t *testing.T) {
 			fake:      cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return activeInstance(), nil }},
 			wantCalls: []string{"GetInstance"},
 			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
-				assert.Equal(t, ReasonPasswordSecretLost, condition(t, resp.Status, v1alpha1.ConditionSynced).Reason)
+				assert.Equal(t, ReasonPasswordSecretMissing, condition(t, resp.Status, v1alpha1.ConditionSynced).Reason)
 				assert.Empty(t, resp.Children)
 			},
 		},
@@ -361,7 +361,7 @@ func TestSyncCreatePath(t *testing.T) {
 			fake:      cloudtest.Fake{FindInstanceByNameFn: notFound},
 			wantCalls: []string{"FindInstancesByName", "FindInstancesByName"},
 			check: func(t *testing.T, resp *hook.SyncResponse, _ *cloudtest.Fake) {
-				assert.Equal(t, ReasonWaitingForSecret, condition(t, resp.Status, v1alpha1.ConditionSynced).Reason)
+				assert.Equal(t, ReasonWaitingForPasswordSecret, condition(t, resp.Status, v1alpha1.ConditionSynced).Reason)
 				assert.Contains(t, condition(t, resp.Status, v1alpha1.ConditionSynced).Message, `"root-pw"`)
 			},
 		},

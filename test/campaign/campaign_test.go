@@ -619,7 +619,7 @@ func (r *run) autopilotSettled(st *v1alpha1.RdsStatus) bool {
 	for _, c := range st.Conditions {
 		if c.Type == v1alpha1.ConditionAutopilot {
 			switch c.Reason {
-			case rdssync.ReasonAPWatching, rdssync.ReasonAPCooldown, rdssync.ReasonAPAtLimit:
+			case rdssync.ReasonAutopilotWatching, rdssync.ReasonAutopilotCooldown, rdssync.ReasonAutopilotAtLimit:
 				return r.w.clock.Now().Sub(r.convergeStart) > 2*time.Minute
 			}
 		}

@@ -86,7 +86,7 @@ func TestChangedSpecForgetsCreateFailed(t *testing.T) {
 	})
 	resp := mc.sync()
 	assert.Equal(t, rdssync.ReasonCreating, condition(resp.Status, v1alpha1.ConditionReady).Reason)
-	assert.Equal(t, rdssync.ReasonWaitingForSecret, condition(resp.Status, v1alpha1.ConditionSynced).Reason)
+	assert.Equal(t, rdssync.ReasonWaitingForPasswordSecret, condition(resp.Status, v1alpha1.ConditionSynced).Reason)
 }
 
 // editSpec changes the spec as a user would: the API server raises the generation.

@@ -46,7 +46,7 @@ func TestRecreatedObjectTakesItsOwnFinalBackup(t *testing.T) {
 
 		resp := mc.finalize()
 		require.NotNil(t, resp.Status.FinalBackup, uid)
-		assert.Equal(t, rdssync.ReasonFinalBackup, condition(resp.Status, v1alpha1.ConditionReady).Reason, uid)
+		assert.Equal(t, rdssync.ReasonFinalBackupInProgress, condition(resp.Status, v1alpha1.ConditionReady).Reason, uid)
 		w.clock.Advance(d.Backup)
 		resp = mc.finalize()
 		assert.Equal(t, cloud.BackupCompleted, resp.Status.FinalBackup.Status, uid)

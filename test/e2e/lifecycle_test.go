@@ -100,7 +100,7 @@ func TestLifecycle(t *testing.T) {
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpCreateBackup))
 	assert.Zero(t, w.sim.Calls(otcsim.OpDeleteInstance), "no delete before the final backup completed")
 	require.NotNil(t, resp.Status.FinalBackup)
-	assert.Equal(t, rdssync.ReasonFinalBackup, condition(resp.Status, v1alpha1.ConditionReady).Reason)
+	assert.Equal(t, rdssync.ReasonFinalBackupInProgress, condition(resp.Status, v1alpha1.ConditionReady).Reason)
 
 	resp = mc.finalize()
 	assert.False(t, resp.Finalized)
