@@ -50,7 +50,7 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	// tells that change again, as the answer that made it did.
 	ap.Last = c.r.autopilot.last(inst.ID, ap.Last)
 	c.noteCloudGrowth(inst, ap)
-	c.resync = min(c.resync, autopilotResync)
+	c.ask(autopilotResync)
 	switch synced := getCondition(&c.st, v1alpha1.ConditionSynced); {
 	case c.parent.DeletionTimestamp != nil:
 		return false, nil
@@ -65,7 +65,7 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	}
 
 	in := apInput{
-		s: s, floorFlav: c.spec.Flavorref, inst: inst, azs: c.instanceAZs(inst), last: ap.Last,
+		s: s, floorFlav: c.spec.Flavorref, inst: inst, azs: instanceAZs(c.spec, inst), last: ap.Last,
 		now: c.now.Time, native: cloud.NativeStorageAutoscaling(inst.Engine, inst.Volume.Type),
 	}
 	if reader, ok := c.cloud.(cloud.MetricsReader); ok {
@@ -101,38 +101,26 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	last := &v1alpha1.AutopilotAction{Action: p.action, Reason: p.why, To: p.to, Time: c.now}
 	switch p.action {
 	case APStoragePolicy:
-		reader := c.cloud.(cloud.MetricsReader) // the policy came from it
-		if err := c.cloudCall(ctx, func(ctx context.Context) error {
-			return reader.SetStorageAutoscaling(ctx, inst.ID, p.policy)
-		}); err != nil && !outcomeUnknown(err) {
+		if _, err := c.act(ctx, action{kind: actStorageAutoscaling, instance: inst.ID, scaling: p.policy}); err != nil && !outcomeUnknown(err) {
 			return true, c.cloudError(err)
 		}
 		ap.Storage = &v1alpha1.AutopilotStorage{LimitGB: p.policy.LimitGB, TriggerFreePercent: p.policy.TriggerFreePercent}
 		c.log.Info("autopilot set storage autoscaling", "instance", inst.ID, "limitGB", p.policy.LimitGB)
-		c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "Autopilot set OTC's storage autoscaling.")
-		c.resync = c.r.cfg.ResyncPending
+		c.tell(syncedOK(ReasonReconcileSuccess, "Autopilot set OTC's storage autoscaling.", inFlight))
 		return true, nil
 	case APEnlargeVolume:
 		last.From = fmt.Sprintf("%dGB", inst.Volume.Size)
-		floor := c.spec.Volumesize
 		return true, c.issue(ctx, inst, change{
 			op: OpStorage, target: p.to, whenFull: true,
-			issue: func(ctx context.Context) (string, error) { return c.cloud.EnlargeVolume(ctx, inst.ID, p.size) },
-			issued: func() {
-				ap.Last, ap.Volume, ap.VolumeFloor = last, p.size, floor
-				c.r.autopilot.record(inst.ID, last)
-			},
+			act:     action{kind: actEnlargeVolume, instance: inst.ID, size: p.size},
+			records: records{autopilot: &autopilotRecord{last: last, volume: p.size, volumeFloor: c.spec.Volumesize}},
 		})
 	case APResize:
 		last.From = inst.Flavor
-		floor := c.spec.Flavorref
 		return true, c.issue(ctx, inst, change{
 			op: OpResize, target: p.to,
-			issue: func(ctx context.Context) (string, error) { return c.cloud.ResizeFlavor(ctx, inst.ID, p.to) },
-			issued: func() {
-				ap.Last, ap.Flavor, ap.FlavorFloor = last, p.to, floor
-				c.r.autopilot.record(inst.ID, last)
-			},
+			act:     action{kind: actResize, instance: inst.ID, flavor: p.to},
+			records: records{autopilot: &autopilotRecord{last: last, flavor: p.to, flavorFloor: c.spec.Flavorref}},
 		})
 	}
 	return false, nil
@@ -162,7 +150,7 @@ func (c *call) autopilotOff(ctx context.Context, inst *cloud.Instance) (bool, er
 	}
 	ap.Storage = nil
 	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "Autopilot is off: OTC's storage autoscaling was switched off.")
-	c.resync = c.r.cfg.ResyncPending
+	c.askClass(inFlight)
 	return true, nil
 }
 
@@ -246,31 +234,22 @@ func autopilotNext(s autopilotSettings, in apInput, p apPlan) string {
 // autopilotKeepsFlavor reports whether the instance's flavor is the one autopilot moved to from
 // the flavorref the spec still names: no drift, with autopilot on or off. Any other flavorref is
 // the user's explicit choice and is applied (day2.go).
-func (c *call) autopilotKeepsFlavor(inst *cloud.Instance) bool {
-	ap := c.st.Autopilot
-	return ap != nil && ap.Flavor == inst.Flavor && ap.FlavorFloor == c.spec.Flavorref
+func autopilotKeepsFlavor(ap *v1alpha1.AutopilotStatus, inst *cloud.Instance, flavorref string) bool {
+	return ap != nil && ap.Flavor == inst.Flavor && ap.FlavorFloor == flavorref
 }
 
 // autopilotKeepsVolume reports whether a volume larger than volumesize is autopilot's or OTC's
 // growth: always so with autopilot on (volumesize is a floor), and afterwards while volumesize is
 // still the floor it grew from.
-func (c *call) autopilotKeepsVolume(inst *cloud.Instance) bool {
-	ap := c.st.Autopilot
-	return c.spec.Autopilot || (ap != nil && ap.Volume > 0 && ap.VolumeFloor == c.spec.Volumesize)
+func autopilotKeepsVolume(spec *v1alpha1.RdsSpec, ap *v1alpha1.AutopilotStatus) bool {
+	return spec.Autopilot || (ap != nil && ap.Volume > 0 && ap.VolumeFloor == spec.Volumesize)
 }
 
-// autopilotGrewFlavor decides, with autopilot on, a flavor that differs from flavorref while
+// autopilotGrown decides, with autopilot on, a flavor that differs from flavorref while
 // status.autopilot does not remember it (an answer that recorded autopilot's resize was lost):
 // one no smaller in vCPUs and RAM than flavorref, of the same class, is autopilot's or the
-// user's growth and is kept (and remembered, so that the next call needs no flavor list).
-func (c *call) autopilotGrewFlavor(ctx context.Context, inst *cloud.Instance) (bool, error) {
-	var flavors []cloud.Flavor
-	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		flavors, err = c.cloud.ListFlavors(ctx, inst.Engine, inst.Version)
-		return err
-	}); err != nil {
-		return false, err
-	}
+// user's growth and is kept (keepGrownFlavor).
+func autopilotGrown(flavors []cloud.Flavor, inst *cloud.Instance, flavorref string) bool {
 	find := func(code string) *cloud.Flavor {
 		for i := range flavors {
 			if flavors[i].SpecCode == code {
@@ -279,14 +258,17 @@ func (c *call) autopilotGrewFlavor(ctx context.Context, inst *cloud.Instance) (b
 		}
 		return nil
 	}
-	have, floor := find(inst.Flavor), find(c.spec.Flavorref)
-	if have == nil || floor == nil || have.Mode != floor.Mode || vcpus(have) < vcpus(floor) || have.RAMGB < floor.RAMGB {
-		return false, nil
-	}
+	have, floor := find(inst.Flavor), find(flavorref)
+	return have != nil && floor != nil && have.Mode == floor.Mode && vcpus(have) >= vcpus(floor) && have.RAMGB >= floor.RAMGB
+}
+
+// keepGrownFlavor remembers a flavor autopilotGrown explained, so that the next call needs no
+// flavor list.
+func (c *call) keepGrownFlavor(inst *cloud.Instance) {
 	ap := c.autopilotStatus()
 	ap.Flavor, ap.FlavorFloor = inst.Flavor, c.spec.Flavorref
 	if ap.Last != nil && ap.Last.To == inst.Flavor {
-		return true, nil // only the floor changed: the change is recorded
+		return // only the floor changed: the change is recorded
 	}
 	// NOTE: the change found starts the cooldown now (at or after it was made): another replica,
 	// or this process after a restart, has no memory of it, and pressure measured before it must
@@ -294,7 +276,13 @@ func (c *call) autopilotGrewFlavor(ctx context.Context, inst *cloud.Instance) (b
 	ap.Last = &v1alpha1.AutopilotAction{Action: APResize, Reason: "found on the instance, larger than flavorref, without an answer that recorded it",
 		From: c.spec.Flavorref, To: inst.Flavor, Time: c.now}
 	c.r.autopilot.record(inst.ID, ap.Last)
-	return true, nil
+}
+
+// autopilotRecord is what status.autopilot remembers once autopilot's change is sent.
+type autopilotRecord struct {
+	last                *v1alpha1.AutopilotAction
+	flavor, flavorFloor string
+	volume, volumeFloor int
 }
 
 // autopilotMemory remembers autopilot's last change per instance in this process, beside

@@ -182,5 +182,4 @@ func credentialsChanged(was, now string) string {
 func (c *call) waitForCredentials(reason, message string) {
 	c.setSynced(metav1.ConditionFalse, reason, message)
 	c.setReady(metav1.ConditionFalse, reason, "Waiting for an OTC login; see the Synced condition.")
-	c.resync = min(c.resync, c.r.cfg.ResyncSteady)
 }

@@ -144,23 +144,20 @@ func (c *call) databasesError(err error) {
 	switch {
 	case errors.Is(err, dbusers.ErrInvalid):
 		c.setDatabasesReady(metav1.ConditionFalse, ReasonInvalidSpec, "The databases and users cannot be applied: "+err.Error()+".")
-		c.resync = min(c.resync, c.r.cfg.ResyncSteady)
 	case errors.Is(err, dbusers.ErrUnauthorized):
 		c.setDatabasesReady(metav1.ConditionFalse, ReasonDatabaseLoginRefused,
 			"The database server refused the root login with the password of the connection Secret; the apply will be retried.")
-		c.resync = min(c.resync, c.r.cfg.ResyncSteady)
 	case errors.Is(err, dbusers.ErrUnreachable):
 		c.setDatabasesReady(metav1.ConditionFalse, ReasonDatabaseUnreachable,
 			"The database server could not be reached in time; the apply will be retried.")
-		c.resync = min(c.resync, c.r.cfg.ResyncPending)
+		c.askClass(retry)
 	case errors.Is(err, dbusers.ErrRefused):
 		c.setDatabasesReady(metav1.ConditionFalse, ReasonStatementRefused,
 			"The database server refused a change ("+err.Error()+"); the apply will be retried.")
-		c.resync = min(c.resync, c.r.cfg.ResyncSteady)
 	default:
 		c.setDatabasesReady(metav1.ConditionFalse, ReasonDatabaseUnreachable,
 			"Applying the databases and users failed unexpectedly; the apply will be retried.")
-		c.resync = min(c.resync, c.r.cfg.ResyncPending)
+		c.askClass(retry)
 	}
 }
 
@@ -212,12 +209,12 @@ func (c *call) userPasswords() (passwords []secret.Value, ok bool, err error) {
 	switch {
 	case len(missing) > 0:
 		c.setDatabasesReady(metav1.ConditionFalse, ReasonUserPasswordSecretMissing, joinSentences(missing))
-		c.resync = min(c.resync, c.r.cfg.ResyncPending)
+		c.askClass(retry)
 		return nil, false, nil
 	case storing:
 		c.setDatabasesReady(metav1.ConditionFalse, ReasonStoringUserPasswords,
 			"Storing generated user passwords in their Secrets before setting them.")
-		c.resync = min(c.resync, c.r.cfg.ResyncSecret)
+		c.askClass(storingSecret)
 		return nil, false, nil
 	}
 	return passwords, true, nil

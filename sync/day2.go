@@ -7,11 +7,10 @@ import (
 	"slices"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
-	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
 
 // Operation types of the day-2 changes, recorded in status.operation while they run.
@@ -40,107 +39,202 @@ var progress = map[string]string{
 	OpRestart:      "Restarting for restartrequest %q",
 }
 
-// change is one difference between the spec and the instance, and the one call that removes it.
+// change is one difference between the spec and the instance, as data: the action that removes
+// it, what must be checked before it is made, and what status records once it is sent.
 type change struct {
 	op     string // the Operation type; "" for changes that take effect at once (backup policy, tags)
 	target string // what the change moves to, for status.operation.target and messages
 	// whenFull marks a change OTC takes in STORAGE FULL too: storage growth is the way out of it.
 	whenFull bool
-	// check reads what the change needs from OTC and says why it cannot be made, if it cannot.
-	check func(ctx context.Context) (*problem, error)
-	issue func(ctx context.Context) (jobID string, err error)
-	// issued remembers in status that the change was asked for, so that it is never asked twice.
-	issued func()
+	// flavor, when set, must be offered and on sale for the change to be made (checkFlavor).
+	flavor *flavorNeed
+	// grownFlavor marks a resize that autopilot's growth may make unnecessary (autopilotGrown).
+	grownFlavor bool
+	act         action
+	records     records
 }
 
-// problem is a difference the hook will not act on, with the condition that says why.
+// flavorNeed is a flavor a change needs: its code, its class and the AZs it must be on sale in.
+type flavorNeed struct {
+	code string
+	ha   bool
+	azs  []string
+}
+
+// records is what status remembers once a change is sent, accepted or without an answer, so that
+// it is never asked twice.
+type records struct {
+	upgradeRequest string // status.upgradeRequest
+	restartRequest string // status.restartRequest, and this process's ledger
+	autopilot      *autopilotRecord
+}
+
+// problem is a difference the hook will not act on, with the reason that says why.
 type problem struct{ reason, message string }
 
-// operate makes at most one day-2 change to a running instance: single to HA, resize, storage
-// growth, minor upgrade, backup policy, tags, restart, in this order. Only fields the spec owns
-// are compared, against what OTC reports now, and only while the instance is ACTIVE with no
-// operation in flight: while a change runs, OTC still reports the old values.
-func (c *call) operate(ctx context.Context, inst *cloud.Instance) (stop bool, err error) {
-	c.trackTags(inst)
-	changes, problems := c.day2Changes(inst)
-	op := c.st.Operation
+// day2Input is all that the day-2 decision reads: the spec, the status of the last call and of
+// this call so far, the instance as observed, and the flavor list when the plan asked for it.
+type day2Input struct {
+	spec       *v1alpha1.RdsSpec
+	prior      *v1alpha1.RdsStatus // the status the last call answered
+	st         *v1alpha1.RdsStatus // this call's status so far (report, restore)
+	inst       *cloud.Instance
+	uid        string
+	generation int64
+	deleting   bool
+	// sentRestart says this process sent the restart of the current restartrequest (ledger.go).
+	sentRestart bool
+	// flavors is OTC's flavor list for the instance's engine and version; nil until read.
+	flavors []cloud.Flavor
+}
+
+// day2Plan is the decision of the day-2 step.
+type day2Plan struct {
+	// managedTags is status.managedTags (trackTags); upgradeRequest and restartRequest, when set,
+	// record a one-shot request found handled.
+	managedTags    []string
+	upgradeRequest string
+	restartRequest string
+	// outcome is the Synced condition the step sets, if any.
+	outcome *outcome
+	// pending asks for an early look although nothing is in flight (tags recorded ahead).
+	pending bool
+	// change is the one change to make, if any.
+	change *change
+	// needFlavors says the plan cannot be made without the flavor list: read it and plan again.
+	needFlavors bool
+	// grown is a flavor autopilot's growth explains (autopilotGrown): status.autopilot keeps it.
+	grown bool
+}
+
+// planDay2 decides at most one day-2 change to a running instance: single to HA, resize, storage
+// growth, minor upgrade, backup policy, tags, restart, in this order. Only fields the spec owns are
+// compared, against what OTC reports now, and only while the instance is ACTIVE with no operation
+// in flight: while a change runs, OTC still reports the old values. It calls nothing.
+func planDay2(in day2Input) day2Plan {
+	p := day2Plan{managedTags: trackTags(in.spec, in.st.ManagedTags, in.inst)}
+	changes, problems := day2Changes(in, &p)
+	op := in.st.Operation
 	if len(changes) == 0 {
 		switch {
 		case op != nil && progress[op.Type] != "":
-			c.inProgress(op) // problems may be old values OTC still reports: judge them afterwards
+			p.outcome = inProgress(op) // problems may be old values OTC still reports: judge them afterwards
 		case op != nil:
 		case len(problems) > 0:
-			c.refuse(problems)
+			p.outcome = refuse(problems)
 		}
-		return false, nil
+		return p
 	}
 
 	// The guards, in ACK's order: deleting, creating, terminal, not ACTIVE, an operation in flight.
 	first := changes[0]
+	inst := in.inst
 	switch {
-	case c.parent.DeletionTimestamp != nil || (op != nil && op.Type == OpDelete):
-		return false, nil // finalize owns the instance now
+	case in.deleting || (op != nil && op.Type == OpDelete):
+		return p // finalize owns the instance now
 	case inst.Status == cloud.StatusBuild || (op != nil && op.Type == OpCreate):
-		c.setSynced(metav1.ConditionTrue, ReasonWaitingForInstance, "Changes wait until the instance is created.")
-		return false, nil
+		p.outcome = ptr.To(syncedOK(ReasonWaitingForInstance, "Changes wait until the instance is created.", settled))
+		return p
 	case inst.Status == cloud.StatusStorageFull:
 		changes = slices.DeleteFunc(changes, func(ch change) bool { return !ch.whenFull })
 		if len(changes) == 0 {
-			c.setSynced(metav1.ConditionFalse, ReasonInstanceUnavailable, fmt.Sprintf(
-				"The instance is %s in OTC; the pending %s waits until it is ACTIVE again. Grow volumesize to free it.", inst.Status, describe(first)))
-			return false, nil
+			p.outcome = ptr.To(notSynced(ReasonInstanceUnavailable, fmt.Sprintf(
+				"The instance is %s in OTC; the pending %s waits until it is ACTIVE again. Grow volumesize to free it.", inst.Status, describe(first)), settled))
+			return p
 		}
 	case terminal(inst.Status):
-		c.setSynced(metav1.ConditionFalse, ReasonInstanceUnavailable, fmt.Sprintf(
-			"The instance is %s in OTC; the pending %s waits until it is ACTIVE again.", inst.Status, describe(first)))
-		return false, nil
+		p.outcome = ptr.To(notSynced(ReasonInstanceUnavailable, fmt.Sprintf(
+			"The instance is %s in OTC; the pending %s waits until it is ACTIVE again.", inst.Status, describe(first)), settled))
+		return p
 	case op != nil:
 		if progress[op.Type] != "" {
-			c.inProgress(op)
+			p.outcome = inProgress(op)
 		}
-		return false, nil
+		return p
 	case !usable(inst.Status):
-		c.setSynced(metav1.ConditionTrue, ReasonWaitingForInstance, fmt.Sprintf(
-			"The pending %s waits until the instance is ACTIVE.", describe(first)))
-		c.resync = c.r.cfg.ResyncPending
-		return false, nil
+		p.outcome = ptr.To(syncedOK(ReasonWaitingForInstance, fmt.Sprintf(
+			"The pending %s waits until the instance is ACTIVE.", describe(first)), inFlight))
+		return p
 	}
 
 	for _, ch := range changes {
-		if ch.check != nil {
-			p, err := ch.check(ctx)
-			if err != nil {
-				return true, c.cloudError(err)
+		if ch.flavor != nil || ch.grownFlavor {
+			if in.flavors == nil {
+				return day2Plan{needFlavors: true}
 			}
-			if p != nil {
-				if p.reason != "" {
-					problems = append(problems, *p)
-				}
-				continue // a problem without a reason: no difference after all (autopilot.go)
+			if ch.grownFlavor && autopilotGrown(in.flavors, inst, in.spec.Flavorref) {
+				p.grown = true
+				continue // no difference after all: autopilot or the user grew it (autopilot.go)
+			}
+			if pr := checkFlavor(in.flavors, inst, *ch.flavor); pr != nil {
+				problems = append(problems, *pr)
+				continue
 			}
 		}
-		return true, c.issue(ctx, inst, ch)
+		p.change = &ch
+		return p
 	}
 	if len(problems) > 0 {
-		c.refuse(problems)
+		p.outcome = refuse(problems)
 	}
-	return false, nil
+	return p
+}
+
+// operate is the day-2 step: it plans, reads the flavor list if the plan needs it, plans again,
+// and makes the change the plan names.
+func (c *call) operate(ctx context.Context, inst *cloud.Instance) (stop bool, err error) {
+	in := day2Input{
+		spec: c.spec, prior: &c.parent.Status, st: &c.st, inst: inst, uid: string(c.parent.UID),
+		generation: c.parent.Generation, deleting: c.parent.DeletionTimestamp != nil,
+		sentRestart: c.r.sent.seen(c.oneShotKey(OpRestart, c.spec.Restartrequest)),
+	}
+	p := planDay2(in)
+	if p.needFlavors {
+		if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
+			in.flavors, err = c.cloud.ListFlavors(ctx, inst.Engine, inst.Version)
+			return err
+		}); err != nil {
+			return true, c.cloudError(err)
+		}
+		if in.flavors == nil {
+			in.flavors = []cloud.Flavor{}
+		}
+		p = planDay2(in)
+	}
+	c.st.ManagedTags = p.managedTags
+	if p.upgradeRequest != "" {
+		c.st.UpgradeRequest = p.upgradeRequest
+	}
+	if p.restartRequest != "" {
+		c.st.RestartRequest = p.restartRequest
+	}
+	if p.grown {
+		c.keepGrownFlavor(inst)
+	}
+	if p.pending {
+		c.askClass(inFlight)
+	}
+	if p.outcome != nil {
+		c.tell(*p.outcome)
+	}
+	if p.change == nil {
+		return false, nil
+	}
+	ch := *p.change
+	if ch.act.kind == actSingleToHA && c.spec.Datastoretype == v1alpha1.EngineSQLServer {
+		ch.act.password = c.conn.password // NOTE: OTC needs the root password for SQL Server only
+	}
+	return true, c.issue(ctx, inst, ch)
 }
 
 // issue makes the change and records it. A change whose answer was lost (OTC may have acted) is
 // recorded as if it had been accepted: the next call looks at the instance before acting again.
 func (c *call) issue(ctx context.Context, inst *cloud.Instance, ch change) error {
-	var jobID string
-	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		jobID, err = ch.issue(ctx)
-		return err
-	})
+	jobID, err := c.act(ctx, ch.act)
 	if err != nil && !outcomeUnknown(err) {
 		return c.cloudError(err) // refused: nothing happened, try again later
 	}
-	if ch.issued != nil {
-		ch.issued()
-	}
+	c.record(inst, ch.records)
 	if ch.op != "" {
 		c.st.Operation = &v1alpha1.Operation{Type: ch.op, JobID: jobID, Generation: c.parent.Generation, Target: ch.target}
 	}
@@ -148,13 +242,34 @@ func (c *call) issue(ctx context.Context, inst *cloud.Instance, ch change) error
 		return c.cloudError(err)
 	}
 	c.log.Info("issued day-2 change", "instance", inst.ID, "operation", describe(ch), "job", jobID)
-	c.resync = c.r.cfg.ResyncPending
 	if ch.op != "" {
-		c.inProgress(c.st.Operation)
+		c.tell(*inProgress(c.st.Operation))
 		return nil
 	}
-	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "The change was made in OTC.")
+	c.tell(syncedOK(ReasonReconcileSuccess, "The change was made in OTC.", inFlight))
 	return nil
+}
+
+// record writes what status remembers of a sent change.
+func (c *call) record(inst *cloud.Instance, r records) {
+	if r.upgradeRequest != "" {
+		c.st.UpgradeRequest = r.upgradeRequest
+	}
+	if r.restartRequest != "" {
+		c.st.RestartRequest = r.restartRequest
+		c.r.sent.record(c.oneShotKey(OpRestart, r.restartRequest))
+	}
+	if a := r.autopilot; a != nil {
+		ap := c.autopilotStatus()
+		ap.Last = a.last
+		if a.flavor != "" {
+			ap.Flavor, ap.FlavorFloor = a.flavor, a.flavorFloor
+		}
+		if a.volume > 0 {
+			ap.Volume, ap.VolumeFloor = a.volume, a.volumeFloor
+		}
+		c.r.autopilot.record(inst.ID, a.last)
+	}
 }
 
 // outcomeUnknown reports whether a failed call may have been carried out all the same: no answer
@@ -170,18 +285,18 @@ func outcomeUnknown(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded)
 }
 
-func (c *call) inProgress(op *v1alpha1.Operation) {
-	c.setSynced(metav1.ConditionTrue, ReasonChangeInProgress, fmt.Sprintf(progress[op.Type]+", asked by generation %d.", op.Target, op.Generation))
-	c.resync = c.r.cfg.ResyncPending
+// inProgress is the Synced outcome while a day-2 operation runs.
+func inProgress(op *v1alpha1.Operation) *outcome {
+	return ptr.To(syncedOK(ReasonChangeInProgress, fmt.Sprintf(progress[op.Type]+", asked by generation %d.", op.Target, op.Generation), inFlight))
 }
 
 // refuse reports the differences the hook does not act on. They stay until the spec changes.
-func (c *call) refuse(problems []problem) {
+func refuse(problems []problem) *outcome {
 	msgs := make([]string, len(problems))
 	for i, p := range problems {
 		msgs[i] = p.message
 	}
-	c.setSynced(metav1.ConditionFalse, problems[0].reason, joinSentences(msgs))
+	return ptr.To(notSynced(problems[0].reason, joinSentences(msgs), settled))
 }
 
 // describe names a change for messages.
@@ -210,19 +325,24 @@ func terminal(status string) bool {
 	return false
 }
 
-// day2Changes lists the differences in their fixed order, without calling OTC.
-func (c *call) day2Changes(inst *cloud.Instance) ([]change, []problem) {
+// day2Changes lists the differences in their fixed order. A one-shot request found handled is
+// recorded in p, and tags recorded ahead ask for an early look (p.pending).
+func day2Changes(in day2Input, p *day2Plan) ([]change, []problem) {
 	var changes []change
 	var problems []problem
-	for _, diff := range []func(*cloud.Instance) ([]change, *problem){
-		c.haChange, c.flavorChange, c.storageChange, c.versionChange, c.backupChange, c.tagChanges, c.restartChange,
-	} {
-		chs, p := diff(inst)
+	add := func(chs []change, pr *problem) {
 		changes = append(changes, chs...)
-		if p != nil {
-			problems = append(problems, *p)
+		if pr != nil {
+			problems = append(problems, *pr)
 		}
 	}
+	add(haChange(in))
+	add(flavorChange(in))
+	add(storageChange(in))
+	add(versionChange(in, p))
+	add(backupChange(in))
+	add(tagChanges(in, p))
+	add(restartChange(in, p))
 	return changes, problems
 }
 
@@ -230,7 +350,7 @@ func isHAInstance(inst *cloud.Instance) bool { return strings.EqualFold(inst.Typ
 
 // instanceAZs are the AZs the instance's nodes run in, sorted: after a failover the primary may
 // sit in what the spec names as the standby's AZ, which is no difference.
-func (c *call) instanceAZs(inst *cloud.Instance) []string {
+func instanceAZs(spec *v1alpha1.RdsSpec, inst *cloud.Instance) []string {
 	var azs []string
 	for _, n := range inst.Nodes {
 		if n.AvailabilityZone != "" && !slices.Contains(azs, n.AvailabilityZone) {
@@ -238,7 +358,7 @@ func (c *call) instanceAZs(inst *cloud.Instance) []string {
 		}
 	}
 	if len(azs) == 0 {
-		azs = AvailabilityZones(c.spec)
+		azs = AvailabilityZones(spec)
 	}
 	slices.Sort(azs)
 	return azs
@@ -246,106 +366,85 @@ func (c *call) instanceAZs(inst *cloud.Instance) []string {
 
 // haChange turns a single instance into a primary/standby pair when hamode asks for it. The
 // standby goes to the AZ the spec adds to the one the instance uses.
-func (c *call) haChange(inst *cloud.Instance) ([]change, *problem) {
-	switch wantHA := IsHA(c.spec); {
+func haChange(in day2Input) ([]change, *problem) {
+	inst := in.inst
+	switch wantHA := IsHA(in.spec); {
 	case !wantHA && isHAInstance(inst):
 		return nil, &problem{ReasonUnsupportedChange,
 			"hamode Single: OTC cannot turn a primary/standby instance back into a single one; create a new Rds for that."}
 	case !wantHA || !strings.EqualFold(inst.Type, "Single"):
 		return nil, nil
 	}
-	used := c.instanceAZs(inst)
+	used := instanceAZs(in.spec, inst)
 	var added []string
-	for _, az := range AvailabilityZones(c.spec) {
+	for _, az := range AvailabilityZones(in.spec) {
 		if !slices.Contains(used, az) {
 			added = append(added, az)
 		}
 	}
 	if len(added) != 1 {
 		return nil, &problem{ReasonInvalidSpec, fmt.Sprintf(
-			"availabilityzone %q must keep the instance's AZ %s and add one AZ for the standby.", c.spec.Availabilityzone, strings.Join(used, ","))}
+			"availabilityzone %q must keep the instance's AZ %s and add one AZ for the standby.", in.spec.Availabilityzone, strings.Join(used, ","))}
 	}
 	standby := added[0]
 	// NOTE: OTC moves the instance to the HA variant of its current flavor; a different flavorref
 	// is a resize afterwards.
-	haFlavor := inst.Flavor + ".ha"
 	return []change{{
 		op:     OpSingleToHA,
 		target: standby,
-		check: func(ctx context.Context) (*problem, error) {
-			return c.checkFlavor(ctx, inst, haFlavor, true, append(slices.Clone(used), standby))
-		},
-		issue: func(ctx context.Context) (string, error) {
-			var pw secret.Value // NOTE: OTC needs the root password for SQL Server only
-			if c.spec.Datastoretype == v1alpha1.EngineSQLServer {
-				pw = c.conn.password
-			}
-			return c.cloud.SingleToHA(ctx, inst.ID, standby, pw)
-		},
+		flavor: &flavorNeed{code: inst.Flavor + ".ha", ha: true, azs: append(slices.Clone(used), standby)},
+		act:    action{kind: actSingleToHA, instance: inst.ID, standby: standby},
 	}}, nil
 }
 
 // flavorChange resizes to spec.flavorref once the instance is of the flavor's class.
-func (c *call) flavorChange(inst *cloud.Instance) ([]change, *problem) {
-	ha := IsHA(c.spec)
-	if c.spec.Flavorref == inst.Flavor || ha != isHAInstance(inst) || c.autopilotKeepsFlavor(inst) {
+func flavorChange(in day2Input) ([]change, *problem) {
+	inst, ha := in.inst, IsHA(in.spec)
+	if in.spec.Flavorref == inst.Flavor || ha != isHAInstance(inst) || autopilotKeepsFlavor(in.st.Autopilot, inst, in.spec.Flavorref) {
 		return nil, nil
 	}
-	flavor := c.spec.Flavorref
 	return []change{{
-		op:     OpResize,
-		target: flavor,
-		check: func(ctx context.Context) (*problem, error) {
-			if c.spec.Autopilot {
-				if kept, err := c.autopilotGrewFlavor(ctx, inst); kept || err != nil {
-					return &problem{}, err
-				}
-			}
-			return c.checkFlavor(ctx, inst, flavor, ha, c.instanceAZs(inst))
-		},
-		issue: func(ctx context.Context) (string, error) { return c.cloud.ResizeFlavor(ctx, inst.ID, flavor) },
+		op:          OpResize,
+		target:      in.spec.Flavorref,
+		flavor:      &flavorNeed{code: in.spec.Flavorref, ha: ha, azs: instanceAZs(in.spec, inst)},
+		grownFlavor: in.spec.Autopilot,
+		act:         action{kind: actResize, instance: inst.ID, flavor: in.spec.Flavorref},
 	}}, nil
 }
 
 // checkFlavor says why a flavor cannot be had: OTC does not offer it for the engine and version,
 // it is of the other class (single or HA), or it is not on sale in one of the AZs.
-func (c *call) checkFlavor(ctx context.Context, inst *cloud.Instance, code string, ha bool, azs []string) (*problem, error) {
-	var flavors []cloud.Flavor
-	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		flavors, err = c.cloud.ListFlavors(ctx, inst.Engine, inst.Version)
-		return err
-	}); err != nil {
-		return nil, err
-	}
+func checkFlavor(flavors []cloud.Flavor, inst *cloud.Instance, need flavorNeed) *problem {
+	code := need.code
 	i := slices.IndexFunc(flavors, func(f cloud.Flavor) bool { return f.SpecCode == code })
 	if i < 0 {
-		return &problem{ReasonFlavorUnavailable, fmt.Sprintf("The flavor %s is not offered for %s %s.", code, inst.Engine, inst.Version)}, nil
+		return &problem{ReasonFlavorUnavailable, fmt.Sprintf("The flavor %s is not offered for %s %s.", code, inst.Engine, inst.Version)}
 	}
 	f := flavors[i]
 	wantMode := "single"
-	if ha {
+	if need.ha {
 		wantMode = "ha"
 	}
 	if !strings.EqualFold(f.Mode, wantMode) {
-		return &problem{ReasonFlavorUnavailable, fmt.Sprintf("The flavor %s is for %s instances, not %s ones.", code, f.Mode, wantMode)}, nil
+		return &problem{ReasonFlavorUnavailable, fmt.Sprintf("The flavor %s is for %s instances, not %s ones.", code, f.Mode, wantMode)}
 	}
-	for _, az := range azs {
+	for _, az := range need.azs {
 		if st := f.AZStatus[az]; st != "normal" {
 			if st == "" {
 				st = "unsupported"
 			}
-			return &problem{ReasonFlavorUnavailable, fmt.Sprintf("The flavor %s is not available in %s (%s).", code, az, st)}, nil
+			return &problem{ReasonFlavorUnavailable, fmt.Sprintf("The flavor %s is not available in %s (%s).", code, az, st)}
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 // storageChange grows the volume to spec.volumesize. A smaller size is refused again here for
 // objects that predate the CRD's rule.
-func (c *call) storageChange(inst *cloud.Instance) ([]change, *problem) {
-	want, have := c.spec.Volumesize, inst.Volume.Size
+func storageChange(in day2Input) ([]change, *problem) {
+	want, have := in.spec.Volumesize, in.inst.Volume.Size
 	switch {
-	case want < have && c.autopilotKeepsVolume(inst):
+	case want < have && autopilotKeepsVolume(in.spec, in.st.Autopilot):
 		return nil, nil // autopilot or OTC grew it: volumesize is a floor (autopilot.go)
 	case want < have:
 		return nil, &problem{ReasonUnsupportedChange, fmt.Sprintf(
@@ -357,7 +456,7 @@ func (c *call) storageChange(inst *cloud.Instance) ([]change, *problem) {
 		op:       OpStorage,
 		target:   fmt.Sprintf("%dGB", want),
 		whenFull: true,
-		issue:    func(ctx context.Context) (string, error) { return c.cloud.EnlargeVolume(ctx, inst.ID, want) },
+		act:      action{kind: actEnlargeVolume, instance: in.inst.ID, size: want},
 	}}, nil
 }
 
@@ -366,26 +465,26 @@ func (c *call) storageChange(inst *cloud.Instance) ([]change, *problem) {
 //
 // NOTE: OTC upgrades to its newest minor version, which may lie below the one asked: the asked
 // version is remembered in status.upgradeRequest so that the upgrade is asked for once.
-func (c *call) versionChange(inst *cloud.Instance) ([]change, *problem) {
-	asked := c.spec.Datastoreversion
+func versionChange(in day2Input, p *day2Plan) ([]change, *problem) {
+	inst, asked := in.inst, in.spec.Datastoreversion
 	running := inst.CompleteVersion
 	if running == "" {
 		running = inst.Version
 	}
-	if want, p := minorUpgradeAsked(c.spec.Datastoretype, asked, running); !want {
-		return nil, p
+	if want, pr := minorUpgradeAsked(in.spec.Datastoretype, asked, running); !want {
+		return nil, pr
 	}
-	switch decideOneShot(upgradeFacts(string(c.parent.UID), asked, c.st.UpgradeRequest, running, inst.Tags, c.parent.Status.Operation)) {
+	switch decideOneShot(upgradeFacts(in.uid, asked, in.st.UpgradeRequest, running, inst.Tags, in.prior.Operation)) {
 	case oneShotRecord:
-		c.st.UpgradeRequest = asked
+		p.upgradeRequest = asked
 	case oneShotMark:
-		return []change{c.markChange(inst, TagUpgradeRequest, upgradeMark(string(c.parent.UID), asked, running), "minor version upgrade")}, nil
+		return []change{markChange(inst, TagUpgradeRequest, upgradeMark(in.uid, asked, running), "minor version upgrade")}, nil
 	case oneShotIssue:
 		return []change{{
-			op:     OpMinorUpgrade,
-			target: asked,
-			issue:  func(ctx context.Context) (string, error) { return c.cloud.UpgradeMinorVersion(ctx, inst.ID) },
-			issued: func() { c.st.UpgradeRequest = asked },
+			op:      OpMinorUpgrade,
+			target:  asked,
+			act:     action{kind: actUpgradeMinor, instance: inst.ID},
+			records: records{upgradeRequest: asked},
 		}}, nil
 	}
 	return nil, &problem{ReasonVersionUnavailable, fmt.Sprintf(
@@ -393,12 +492,10 @@ func (c *call) versionChange(inst *cloud.Instance) ([]change, *problem) {
 }
 
 // markChange writes the tag of a one-shot request ahead of it (oneshot.go).
-func (c *call) markChange(inst *cloud.Instance, key, value, what string) change {
+func markChange(inst *cloud.Instance, key, value, what string) change {
 	return change{
 		target: "mark of the " + what + " (tag " + key + ")",
-		issue: func(ctx context.Context) (string, error) {
-			return "", c.cloud.SetTags(ctx, inst.ID, map[string]string{key: value})
-		},
+		act:    action{kind: actSetTags, instance: inst.ID, tags: map[string]string{key: value}},
 	}
 }
 
@@ -444,15 +541,16 @@ func versionParts(v string) []int {
 
 // backupChange keeps the automated backup policy as the spec sets it. Unset fields (an empty
 // window, 0 days) leave OTC's values alone.
-func (c *call) backupChange(inst *cloud.Instance) ([]change, *problem) {
-	want := inst.BackupStrategy
-	if c.spec.Backupkeepdays > 0 {
-		want.KeepDays = c.spec.Backupkeepdays
+func backupChange(in day2Input) ([]change, *problem) {
+	have := in.inst.BackupStrategy
+	want := have
+	if in.spec.Backupkeepdays > 0 {
+		want.KeepDays = in.spec.Backupkeepdays
 	}
-	if c.spec.Backupstarttime != "" {
-		want.StartTime = c.spec.Backupstarttime
+	if in.spec.Backupstarttime != "" {
+		want.StartTime = in.spec.Backupstarttime
 	}
-	if want == inst.BackupStrategy {
+	if want == have {
 		return nil, nil
 	}
 	if want.KeepDays == 0 {
@@ -461,35 +559,30 @@ func (c *call) backupChange(inst *cloud.Instance) ([]change, *problem) {
 	}
 	return []change{{
 		target: fmt.Sprintf("backup policy %s, %d days", want.StartTime, want.KeepDays),
-		issue: func(ctx context.Context) (string, error) {
-			return "", c.cloud.UpdateBackupPolicy(ctx, inst.ID, want)
-		},
+		act:    action{kind: actBackupPolicy, instance: in.inst.ID, policy: want},
 	}}, nil
 }
 
 // restartChange restarts the instance once for each new spec.restartrequest, a one-shot request
 // (oneshot.go): the tag first, the restart on a later call, the tag sealed once status records it.
-func (c *call) restartChange(inst *cloud.Instance) ([]change, *problem) {
-	want := c.spec.Restartrequest
-	key := c.oneShotKey(OpRestart, want)
-	switch decideOneShot(restartFacts(string(c.parent.UID), want, c.st.RestartRequest, inst.Status, inst.Tags, c.parent.Status.Operation, c.r.sent.seen(key))) {
+func restartChange(in day2Input, p *day2Plan) ([]change, *problem) {
+	inst, want := in.inst, in.spec.Restartrequest
+	switch decideOneShot(restartFacts(in.uid, want, in.st.RestartRequest, inst.Status, inst.Tags, in.prior.Operation, in.sentRestart)) {
 	case oneShotRecord:
-		c.st.RestartRequest = want
+		p.restartRequest = want
 	case oneShotMark:
-		return []change{c.markChange(inst, TagRestartRequest, RequestMark(string(c.parent.UID), want), "restart")}, nil
+		return []change{markChange(inst, TagRestartRequest, RequestMark(in.uid, want), "restart")}, nil
 	case oneShotSeal:
 		return []change{{
 			target: "seal of the restart's mark (tag " + TagRestartRequest + ")",
-			issue: func(ctx context.Context) (string, error) {
-				return "", c.cloud.SetTags(ctx, inst.ID, map[string]string{TagRestartRequest: RestartSeal(string(c.parent.UID), want)})
-			},
+			act:    action{kind: actSetTags, instance: inst.ID, tags: map[string]string{TagRestartRequest: RestartSeal(in.uid, want)}},
 		}}, nil
 	case oneShotIssue:
 		return []change{{
-			op:     OpRestart,
-			target: want,
-			issue:  func(ctx context.Context) (string, error) { return c.cloud.RestartInstance(ctx, inst.ID) },
-			issued: func() { c.st.RestartRequest = want; c.r.sent.record(key) },
+			op:      OpRestart,
+			target:  want,
+			act:     action{kind: actRestart, instance: inst.ID},
+			records: records{restartRequest: want},
 		}}, nil
 	}
 	return nil, nil

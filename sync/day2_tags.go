@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"regexp"
@@ -22,41 +21,42 @@ var (
 
 const maxTags = 20 - 7
 
-// trackTags updates status.managedTags: the keys in spec.tags, and the keys this object managed
-// before that OTC still has (they are removed next). Tags others set are never listed, so never
+// trackTags is status.managedTags: the keys in spec.tags, and the keys this object managed before
+// (managed) that OTC still has (they are removed next). Tags others set are never listed, so never
 // touched.
-func (c *call) trackTags(inst *cloud.Instance) {
-	managed := map[string]bool{}
-	for _, t := range c.spec.Tags {
-		managed[t.Key] = true
+func trackTags(spec *v1alpha1.RdsSpec, managed []string, inst *cloud.Instance) []string {
+	keys := map[string]bool{}
+	for _, t := range spec.Tags {
+		keys[t.Key] = true
 	}
-	for _, k := range c.st.ManagedTags {
+	for _, k := range managed {
 		if _, ok := inst.Tags[k]; ok && !reservedTag(k) { // never the ownership tags
-			managed[k] = true
+			keys[k] = true
 		}
 	}
-	c.st.ManagedTags = nil
-	if len(managed) > 0 {
-		c.st.ManagedTags = slices.Sorted(maps.Keys(managed))
+	if len(keys) == 0 {
+		return nil
 	}
+	return slices.Sorted(maps.Keys(keys))
 }
 
 // tagChanges sets the tags spec.tags names, then removes the managed ones it no longer names.
-func (c *call) tagChanges(inst *cloud.Instance) ([]change, *problem) {
-	if p := tagProblem(c.spec.Tags); p != "" {
-		return nil, &problem{ReasonInvalidSpec, p}
+func tagChanges(in day2Input, p *day2Plan) ([]change, *problem) {
+	if msg := tagProblem(in.spec.Tags); msg != "" {
+		return nil, &problem{ReasonInvalidSpec, msg}
 	}
+	inst := in.inst
 	// NOTE: a key is set only once the observed status lists it in managedTags (write-ahead, like
 	// a generated password waits for its Secret). Were the answer that sets a tag lost, status
 	// would not know the key was ours, and removing it from spec.tags later would leave it in OTC.
 	recorded := map[string]bool{}
-	for _, k := range c.parent.Status.ManagedTags {
+	for _, k := range in.prior.ManagedTags {
 		recorded[k] = true
 	}
 	set := map[string]string{}
 	want := map[string]bool{}
 	unrecorded := false
-	for _, t := range c.spec.Tags {
+	for _, t := range in.spec.Tags {
 		want[t.Key] = true
 		if v, ok := inst.Tags[t.Key]; !ok || v != t.Value {
 			set[t.Key] = t.Value
@@ -66,10 +66,10 @@ func (c *call) tagChanges(inst *cloud.Instance) ([]change, *problem) {
 	if unrecorded {
 		// This answer records the keys (trackTags); the next call sets them all in one call.
 		set = nil
-		c.resync = c.r.cfg.ResyncPending
+		p.pending = true
 	}
 	var del []string
-	for _, k := range c.st.ManagedTags {
+	for _, k := range p.managedTags {
 		if _, ok := inst.Tags[k]; ok && !want[k] && !reservedTag(k) {
 			del = append(del, k)
 		}
@@ -78,13 +78,13 @@ func (c *call) tagChanges(inst *cloud.Instance) ([]change, *problem) {
 	if len(set) > 0 {
 		changes = append(changes, change{
 			target: "tags " + strings.Join(slices.Sorted(maps.Keys(set)), ","),
-			issue:  func(ctx context.Context) (string, error) { return "", c.cloud.SetTags(ctx, inst.ID, set) },
+			act:    action{kind: actSetTags, instance: inst.ID, tags: set},
 		})
 	}
 	if len(del) > 0 {
 		changes = append(changes, change{
 			target: "removal of tags " + strings.Join(del, ","),
-			issue:  func(ctx context.Context) (string, error) { return "", c.cloud.DeleteTags(ctx, inst.ID, del) },
+			act:    action{kind: actDeleteTags, instance: inst.ID, keys: del},
 		})
 	}
 	return changes, nil

@@ -60,7 +60,6 @@ func (r *Reconciler) Finalize(ctx context.Context, req *hook.Request) (*hook.Fin
 }
 
 func (c *call) finalize(ctx context.Context) (bool, error) {
-	c.resync = c.r.cfg.ResyncPending
 	if ok, err := c.credentials(ctx); !ok || err != nil { // credentials.go: c.cloud from here on
 		// NOTE: the create is issued only once the connection Secret is stored (create): without
 		// an instance id and that Secret, nothing was ever created that could be left behind.
@@ -139,7 +138,6 @@ func (c *call) passwordsSaved() bool {
 				"Copy them, then annotate this object with %s=true (or set passwordsecretref) to finish deleting.",
 			strings.Join(lost, ", "), AnnotationPasswordSaved))
 		c.setSynced(metav1.ConditionFalse, ReasonPasswordWouldBeLost, "The deletion waits until the generated passwords are saved; see the Ready condition.")
-		c.resync = c.r.cfg.ResyncSteady
 		return false
 	}
 	return true
@@ -152,13 +150,14 @@ func (c *call) release(ctx context.Context, inst *cloud.Instance) error {
 	switch {
 	case errors.Is(err, cloud.ErrBusy):
 		c.setReady(metav1.ConditionFalse, ReasonRetained, "The instance is busy; it is released (deletionpolicy Retain) when OTC accepts its release tag.")
+		c.askClass(retry)
 		return nil
 	case err != nil:
 		return c.cloudError(err)
 	}
 	c.log.Info("releasing instance", "instance", inst.ID)
 	c.setReady(metav1.ConditionFalse, ReasonRetained, "The instance is being released: it stays in OTC (deletionpolicy Retain), tagged as released.")
-	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "The release tag was issued to OTC.")
+	c.tell(syncedOK(ReasonReconcileSuccess, "The release tag was issued to OTC.", inFlight))
 	return nil
 }
 
@@ -267,7 +266,6 @@ func (c *call) finalBackup(ctx context.Context, inst *cloud.Instance) (bool, err
 func (c *call) waitForDecision(reason, ready, synced string) {
 	c.setReady(metav1.ConditionFalse, reason, ready)
 	c.setSynced(metav1.ConditionFalse, reason, synced)
-	c.resync = c.r.cfg.ResyncSteady
 }
 
 func (c *call) deleting(message string) {
@@ -277,5 +275,5 @@ func (c *call) deleting(message string) {
 	}
 	c.setReady(metav1.ConditionFalse, reason, message)
 	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "Deletion is in progress.")
-	c.resync = c.r.cfg.ResyncPending
+	c.askClass(inFlight)
 }

@@ -83,9 +83,7 @@ func validateLogs(r *v1alpha1.LogsRequest, engine string) []string {
 // restore or a day-2 change that holds the other steps for a long time, or an adopted instance
 // whose password is unknown, does not hold a log request. An earlier step's resync survives.
 func (c *call) logsStep(inst *cloud.Instance) {
-	resync := c.resync
 	c.logs(inst)
-	c.resync = min(c.resync, resync)
 }
 
 // logs starts a new log request and follows the Job of the latest one.
@@ -185,7 +183,7 @@ func (c *call) startLogs(ls *v1alpha1.LogsStatus) {
 		c.followLogs(ls)
 		return
 	}
-	c.resync = min(c.resync, c.r.cfg.ResyncSecret)
+	c.askClass(storingSecret)
 	// NOTE: a capability costs no cloud call and is a function of status.logs: renewing it is only
 	// a new expiry. It is renewed when it would expire before the Job could end (its Secret never
 	// arrived in time, or the call that accepted the request was long ago); the Secret of the last
@@ -215,7 +213,7 @@ func (c *call) logsSecretExpires(s *corev1.Secret, ls *v1alpha1.LogsStatus) time
 
 // followLogs records the end of the Job once it is observed.
 func (c *call) followLogs(ls *v1alpha1.LogsStatus) {
-	c.resync = min(c.resync, c.r.cfg.ResyncPending)
+	c.askClass(retry)
 	state := ""
 	if job := c.req.Jobs[ls.Job]; job != nil {
 		for _, cond := range job.Status.Conditions {
@@ -253,7 +251,7 @@ func (c *call) retainLogs(ls *v1alpha1.LogsStatus) {
 		ls.Message = "The log Job failed; its log says why: " + ls.Message + "."
 	}
 	if left := ls.Finished.Add(c.r.cfg.LogsRetention).Sub(c.now.Time); left > 0 {
-		c.resync = min(c.resync, left+time.Second)
+		c.ask(left+time.Second)
 	}
 }
 

@@ -300,7 +300,7 @@ func (c *call) sync(ctx context.Context) error {
 		if !stopped {
 			c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "The instance was adopted: its ownership tags now name this object.")
 		}
-		c.resync = c.r.cfg.ResyncPending
+		c.askClass(inFlight)
 		stopped = true
 	} else {
 		// NOTE: the ownership tags come before anything else, whatever the password: an instance
@@ -453,14 +453,14 @@ func (c *call) claimInstance(ctx context.Context, inst *cloud.Instance, obs *obs
 	switch {
 	case errors.Is(err, cloud.ErrBusy):
 		c.setSynced(metav1.ConditionTrue, ReasonInstanceBusy, "The instance is busy; the "+what+" will be written when OTC accepts them.")
-		c.resync = c.r.cfg.ResyncPending
+		c.askClass(inFlight)
 		return true, nil
 	case err != nil:
 		return true, c.cloudError(err)
 	}
 	c.log.Info("wrote ownership tags", "instance", inst.ID, "change", what)
 	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "The "+what+" were issued to OTC.")
-	c.resync = c.r.cfg.ResyncPending
+	c.askClass(inFlight)
 	return true, nil
 }
 
@@ -527,7 +527,6 @@ func (c *call) notOwned(inst *cloud.Instance, cl claim) {
 	c.st.Status, c.st.Operation = "", nil
 	c.setReady(metav1.ConditionFalse, ReasonInstanceNotOwned, notOwnedMessage(inst.ID, cl))
 	c.setSynced(metav1.ConditionFalse, ReasonInstanceNotOwned, "No change is made to the instance; see the Ready condition.")
-	c.resync = c.r.cfg.ResyncSteady
 }
 
 // nameTaken reports that only another object's instance carries this object's name: nothing is
@@ -536,7 +535,6 @@ func (c *call) nameTaken(inst *cloud.Instance, cl claim) {
 	c.st.Status, c.st.Operation = "", nil
 	c.setReady(metav1.ConditionFalse, ReasonInstanceNameTaken, fmt.Sprintf("The instance name %s is taken: %s No instance is created.", inst.Name, notOwnedMessage(inst.ID, cl)))
 	c.setSynced(metav1.ConditionFalse, ReasonInstanceNameTaken, "No instance is created; see the Ready condition.")
-	c.resync = c.r.cfg.ResyncSteady
 }
 
 // cloudCall runs one cloud call under the per-call deadline.
@@ -575,7 +573,7 @@ func (c *call) create(ctx context.Context) error {
 	if !stored || observed.Reveal() != pw.Reveal() {
 		c.setReady(metav1.ConditionFalse, ReasonCreating, "Storing the root password in the connection Secret before creating the instance.")
 		c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "Waiting for the connection Secret to be stored.")
-		c.resync = c.r.cfg.ResyncSecret
+		c.askClass(storingSecret)
 		return nil
 	}
 	var from *cloud.RestorePoint
@@ -783,7 +781,7 @@ func (c *call) report(inst *cloud.Instance) {
 	}
 	c.setReady(status, reason, message)
 	if transitional(inst.Status) || c.st.Operation != nil {
-		c.resync = c.r.cfg.ResyncPending
+		c.askClass(inFlight)
 	}
 }
 
@@ -802,7 +800,6 @@ func (c *call) invalid(message string) {
 	if getCondition(&c.st, v1alpha1.ConditionReady) == nil {
 		c.setReady(metav1.ConditionFalse, ReasonInvalidSpec, "The spec is invalid; see the Synced condition.")
 	}
-	c.resync = min(c.resync, c.r.cfg.ResyncSteady) // never later than an earlier step asked
 }
 
 // waitForUser reports something only the user can fix, and looks again at the steady pace: a
@@ -812,13 +809,12 @@ func (c *call) waitForUser(reason, message string) {
 	if getCondition(&c.st, v1alpha1.ConditionReady) == nil {
 		c.setReady(metav1.ConditionFalse, reason, "Waiting for the spec's prerequisites; see the Synced condition.")
 	}
-	c.resync = min(c.resync, c.r.cfg.ResyncSteady) // never later than an earlier step asked
 }
 
 func (c *call) pending(reason, message string) {
 	c.setReady(metav1.ConditionFalse, reason, message)
 	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "The change was issued to OTC.")
-	c.resync = c.r.cfg.ResyncPending
+	c.askClass(inFlight)
 }
 
 func (c *call) synced() {
@@ -831,37 +827,51 @@ func (c *call) cloudError(err error) error {
 	if errors.Is(err, errViewStale) {
 		return err // nothing was sent: the call is made again on a fresh read (observe_view.go)
 	}
-	var ce *cloud.Error
-	if !errors.As(err, &ce) {
-		ce = &cloud.Error{Kind: cloud.KindUnknown}
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-			ce.Kind = cloud.KindUnavailable
-		}
-	}
-	// The details stay in the log; status gets only stable sentences (refusals.go). Detail is OTC's
-	// text the adapter kept out of Message (it may hold request ids): it is never put in status.
+	ce := asCloudError(err)
+	// The details stay in the log; status gets only stable sentences. Detail is OTC's text the
+	// adapter kept out of Message (it may hold request ids): it is never put in status.
 	c.log.Warn("cloud call failed", "op", ce.Op, "kind", ce.Kind.String(), "code", ce.Code, "message", ce.Message, "detail", ce.Detail)
-	c.resync = c.r.cfg.ResyncPending
+	o, throttled := cloudOutcome(ce)
+	if throttled != nil {
+		return throttled
+	}
+	c.tell(o)
+	return nil
+}
+
+// asCloudError sorts any error of a cloud call into the port's error kinds.
+func asCloudError(err error) *cloud.Error {
+	var ce *cloud.Error
+	if errors.As(err, &ce) {
+		return ce
+	}
+	ce = &cloud.Error{Kind: cloud.KindUnknown}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		ce.Kind = cloud.KindUnavailable
+	}
+	return ce
+}
+
+// cloudOutcome is what a failed cloud call says in Synced: throttling goes back to Metacontroller
+// as a 429 (the status stays as it was); a busy instance or an unavailable OTC is tried again
+// soon; a refusal or refused credentials wait for a change, since asking again does not help.
+func cloudOutcome(ce *cloud.Error) (outcome, *ThrottledError) {
 	switch ce.Kind {
 	case cloud.KindThrottled:
-		retry := ce.RetryAfter
-		if retry <= 0 {
-			retry = 30 * time.Second
+		after := ce.RetryAfter
+		if after <= 0 {
+			after = 30 * time.Second
 		}
-		return &ThrottledError{RetryAfter: retry}
+		return outcome{}, &ThrottledError{RetryAfter: after}
 	case cloud.KindBusy:
-		c.setSynced(metav1.ConditionTrue, ReasonInstanceBusy, "The instance is busy with another operation; the change will be retried.")
+		return syncedOK(ReasonInstanceBusy, "The instance is busy with another operation; the change will be retried.", retry), nil
 	case cloud.KindInvalid, cloud.KindConflict, cloud.KindNotFound:
-		c.setSynced(metav1.ConditionFalse, ReasonCloudRefused, refusal(ce))
-		c.resync = c.r.cfg.ResyncSteady
+		return notSynced(ReasonCloudRefused, refusal(ce), waitsForUser), nil
 	case cloud.KindUnauthorized:
 		// Asking IAM again soon does not fix a refused credential; the operator has to.
-		c.setSynced(metav1.ConditionFalse, ReasonCloudUnauthorized, "OTC refused the controller's credentials.")
-		c.resync = c.r.cfg.ResyncSteady
-	default:
-		c.setSynced(metav1.ConditionFalse, ReasonCloudUnavailable, "OTC did not answer as expected; the call will be retried.")
+		return notSynced(ReasonCloudUnauthorized, "OTC refused the controller's credentials.", waitsForUser), nil
 	}
-	return nil
+	return notSynced(ReasonCloudUnavailable, "OTC did not answer as expected; the call will be retried.", retry), nil
 }
 
 func (c *call) setReady(status metav1.ConditionStatus, reason, message string) {

@@ -115,7 +115,7 @@ func (c *call) restore(ctx context.Context, inst *cloud.Instance) (stop bool, er
 			// NOTE: a pending restore holds the later steps while OTC is busy: a day-2 change
 			// started as it ends would keep the instance busy, and the restore rolls back whatever
 			// it changed anyway.
-			c.resync = c.r.cfg.ResyncPending
+			c.askClass(inFlight)
 			return true, nil
 		}
 		// FAILED, FROZEN, STORAGE FULL, SHUTDOWN...: nothing ends by itself, and only a later step
@@ -400,7 +400,6 @@ func (c *call) adopt(ctx context.Context) (inst *cloud.Instance, adopted bool, e
 	case errors.Is(err, cloud.ErrNotFound):
 		c.st.Status = ""
 		c.waitForUser(ReasonAdoptionTargetNotFound, fmt.Sprintf("The OTC instance %s named in instanceid does not exist; nothing is created in its place.", id))
-		c.resync = c.r.cfg.ResyncSteady
 		return nil, false, nil
 	case err != nil:
 		return nil, false, c.cloudError(err)
@@ -415,7 +414,6 @@ func (c *call) adopt(ctx context.Context) (inst *cloud.Instance, adopted bool, e
 		c.setReady(metav1.ConditionFalse, ReasonAdoptionMismatch, "The instance named in instanceid is not adopted; see the Synced condition.")
 		c.setSynced(metav1.ConditionFalse, ReasonAdoptionMismatch,
 			fmt.Sprintf("The OTC instance %s does not match the spec, so it is not adopted: %s", id, joinSentences(problems)))
-		c.resync = c.r.cfg.ResyncSteady
 		return nil, false, nil
 	}
 	if cl.Kind != Ours {
@@ -425,7 +423,7 @@ func (c *call) adopt(ctx context.Context) (inst *cloud.Instance, adopted bool, e
 		err = c.cloudCall(ctx, func(ctx context.Context) error { return c.cloud.SetTags(ctx, inst.ID, tags) })
 		if errors.Is(err, cloud.ErrBusy) {
 			c.setSynced(metav1.ConditionTrue, ReasonInstanceBusy, "The instance is busy; it is adopted when OTC accepts its ownership tags.")
-			c.resync = c.r.cfg.ResyncPending
+			c.askClass(inFlight)
 			return nil, false, nil
 		}
 		if err != nil {
@@ -448,7 +446,6 @@ func (c *call) refused(reason, message string) {
 	if getCondition(&c.st, v1alpha1.ConditionReady) == nil || c.st.ID == "" {
 		c.setReady(metav1.ConditionFalse, reason, "The spec names an instance this object may not use; see the Synced condition.")
 	}
-	c.resync = min(c.resync, c.r.cfg.ResyncSteady)
 }
 
 // adoptionProblems lists what makes the instance differ from the spec in ways no change can fix.

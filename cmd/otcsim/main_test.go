@@ -26,16 +26,19 @@ func TestRunServesAndShutsDown(t *testing.T) {
 		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--control", "--fault", "GetJob:status:status=503"}, &stdout, io.Discard)
 	}()
 
+	// NOTE: the exports are written one line at a time: wait for the last one (OS_USERNAME, in
+	// sorted order), or the assertions below may read the output before the rest is written.
 	var authURL string
 	require.Eventually(t, func() bool {
 		sc := bufio.NewScanner(strings.NewReader(stdout.String()))
+		last := false
 		for sc.Scan() {
 			if v, ok := strings.CutPrefix(sc.Text(), "export OS_AUTH_URL="); ok {
 				authURL = strings.Trim(v, `"`)
-				return true
 			}
+			last = last || strings.HasPrefix(sc.Text(), "export OS_USERNAME=")
 		}
-		return false
+		return authURL != "" && last
 	}, 5*time.Second, 10*time.Millisecond)
 	out := stdout.String()
 	assert.Contains(t, out, `export OS_REGION_NAME="eu-de"`)
