@@ -251,7 +251,7 @@ func (c *call) retainLogs(ls *v1alpha1.LogsStatus) {
 		ls.Message = "The log Job failed; its log says why: " + ls.Message + "."
 	}
 	if left := ls.Finished.Add(c.r.cfg.LogsRetention).Sub(c.now.Time); left > 0 {
-		c.ask(left+time.Second)
+		c.ask(left + time.Second)
 	}
 }
 
