@@ -23,6 +23,8 @@ const (
 	actDeleteTags         actionKind = "DeleteTags"
 	actRestoreInPlace     actionKind = "RestoreInPlace"
 	actStorageAutoscaling actionKind = "SetStorageAutoscaling"
+	actCreate             actionKind = "CreateInstance"
+	actRestoreToNew       actionKind = "RestoreToNew"
 )
 
 // action is the one change a decision asks of the cloud, as data: which call, on which instance,
@@ -40,32 +42,40 @@ type action struct {
 	keys    []string                 // actDeleteTags
 	at      time.Time                // actRestoreInPlace
 	scaling cloud.StorageAutoscaling // actStorageAutoscaling
+	create  *cloud.CreateInstanceOpts // actCreate, actRestoreToNew (its Password is a secret.Value)
+	from    cloud.RestorePoint        // actRestoreToNew
 
 	// password is the root password SingleToHA needs for SQL Server. It is never compared or
 	// printed (secret.Value), and never part of what a decision is tested on.
 	password secret.Value
 }
 
-// act makes the action, the one change of a call, under the per-call deadline, and returns the
-// OTC job id when the call has one.
+// acted is what OTC answered to an action: the job that carries it out, if any, and the id of an
+// instance it creates.
+type acted struct {
+	jobID, instanceID string
+}
+
+// act makes the action, the one change of a call, under the per-call deadline.
 //
 // NOTE: a call that decided on the shared view holds a client that refuses every change with
 // errViewStale (observe_view.go): the call is then made again on a fresh read of the instance by
 // id, and decided anew, before any change is sent. So a change is only ever made on a fresh
 // observation that still asks for it.
-func (c *call) act(ctx context.Context, a action) (jobID string, err error) {
+func (c *call) act(ctx context.Context, a action) (res acted, err error) {
 	err = c.cloudCall(ctx, func(ctx context.Context) (err error) {
+		jobID := &res.jobID
 		switch a.kind {
 		case actResize:
-			jobID, err = c.cloud.ResizeFlavor(ctx, a.instance, a.flavor)
+			*jobID, err = c.cloud.ResizeFlavor(ctx, a.instance, a.flavor)
 		case actEnlargeVolume:
-			jobID, err = c.cloud.EnlargeVolume(ctx, a.instance, a.size)
+			*jobID, err = c.cloud.EnlargeVolume(ctx, a.instance, a.size)
 		case actUpgradeMinor:
-			jobID, err = c.cloud.UpgradeMinorVersion(ctx, a.instance)
+			*jobID, err = c.cloud.UpgradeMinorVersion(ctx, a.instance)
 		case actRestart:
-			jobID, err = c.cloud.RestartInstance(ctx, a.instance)
+			*jobID, err = c.cloud.RestartInstance(ctx, a.instance)
 		case actSingleToHA:
-			jobID, err = c.cloud.SingleToHA(ctx, a.instance, a.standby, a.password)
+			*jobID, err = c.cloud.SingleToHA(ctx, a.instance, a.standby, a.password)
 		case actBackupPolicy:
 			err = c.cloud.UpdateBackupPolicy(ctx, a.instance, a.policy)
 		case actSetTags:
@@ -73,17 +83,21 @@ func (c *call) act(ctx context.Context, a action) (jobID string, err error) {
 		case actDeleteTags:
 			err = c.cloud.DeleteTags(ctx, a.instance, a.keys)
 		case actRestoreInPlace:
-			jobID, err = c.cloud.RestoreInPlace(ctx, a.instance, a.at)
+			*jobID, err = c.cloud.RestoreInPlace(ctx, a.instance, a.at)
 		case actStorageAutoscaling:
 			reader, ok := c.cloud.(cloud.MetricsReader)
 			if !ok {
 				return cloud.ErrMetricsUnavailable
 			}
 			err = reader.SetStorageAutoscaling(ctx, a.instance, a.scaling)
+		case actCreate:
+			res.instanceID, *jobID, err = c.cloud.CreateInstance(ctx, *a.create)
+		case actRestoreToNew:
+			res.instanceID, *jobID, err = c.cloud.RestoreToNew(ctx, cloud.RestoreToNewOpts{CreateInstanceOpts: *a.create, From: a.from})
 		default:
 			return fmt.Errorf("sync: act: unknown action %q", a.kind) // a programming error, never sent
 		}
 		return err
 	})
-	return jobID, err
+	return res, err
 }

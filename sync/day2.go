@@ -230,7 +230,8 @@ func (c *call) operate(ctx context.Context, inst *cloud.Instance) (stop bool, er
 // issue makes the change and records it. A change whose answer was lost (OTC may have acted) is
 // recorded as if it had been accepted: the next call looks at the instance before acting again.
 func (c *call) issue(ctx context.Context, inst *cloud.Instance, ch change) error {
-	jobID, err := c.act(ctx, ch.act)
+	res, err := c.act(ctx, ch.act)
+	jobID := res.jobID
 	if err != nil && !outcomeUnknown(err) {
 		return c.cloudError(err) // refused: nothing happened, try again later
 	}

@@ -17,6 +17,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
@@ -272,21 +273,21 @@ func (c *call) sync(ctx context.Context) error {
 		return c.cloudError(err)
 	}
 	inst, adopted := obs.inst, false
-	switch {
-	case inst == nil && c.st.ID != "":
+	switch decideInstance(c.st.ID, c.spec.Instanceid, obs, c.manages(obs.claim)) {
+	case instanceVanished:
 		c.vanished()
 		return nil
-	case inst == nil && obs.taken != nil:
+	case instanceNameTaken:
 		c.nameTaken(obs.taken, obs.takenClaim)
 		return nil
-	case inst == nil && c.spec.Instanceid != "":
+	case instanceAdopt:
 		if inst, adopted, err = c.adopt(ctx); inst == nil || err != nil {
 			return err
 		}
 		obs.claim = classify(inst, c.me)
-	case inst == nil:
+	case instanceCreate:
 		return c.create(ctx)
-	case !c.manages(obs.claim):
+	case instanceNotOwned:
 		c.notOwned(inst, obs.claim)
 		return nil
 	}
@@ -331,6 +332,43 @@ func (c *call) sync(ctx context.Context) error {
 	// sees it, whichever step stopped (logs.go).
 	c.logsStep(inst)
 	return nil
+}
+
+// instanceVerdict is what a call does about the object's instance, once it is observed.
+type instanceVerdict int
+
+const (
+	// instanceManage: the instance is the object's; the steps follow.
+	instanceManage instanceVerdict = iota
+	// instanceVanished: status.id names an instance OTC no longer lists; it is not created again.
+	instanceVanished
+	// instanceNameTaken: only another object's (or a released) instance carries the object's name.
+	instanceNameTaken
+	// instanceAdopt: spec.instanceid names an instance this object has not taken over yet.
+	instanceAdopt
+	// instanceCreate: there is no instance yet.
+	instanceCreate
+	// instanceNotOwned: status.id names an instance whose tags do not name this object.
+	instanceNotOwned
+)
+
+// decideInstance is the first decision of a sync call: what to do about the instance, from the
+// id status remembers, spec.instanceid, the observation and whether the object manages what was
+// observed (manages).
+func decideInstance(statusID, instanceid string, obs observation, manages bool) instanceVerdict {
+	switch {
+	case obs.inst == nil && statusID != "":
+		return instanceVanished
+	case obs.inst == nil && obs.taken != nil:
+		return instanceNameTaken
+	case obs.inst == nil && instanceid != "":
+		return instanceAdopt
+	case obs.inst == nil:
+		return instanceCreate
+	case !manages:
+		return instanceNotOwned
+	}
+	return instanceManage
 }
 
 // observation is what one call found of the object's instance.
@@ -416,52 +454,64 @@ func (c *call) findByNames(ctx context.Context) ([]*cloud.Instance, error) {
 // NOTE: an instance adopted before there were ownership tags has none, and a name of its own: it
 // is taken over again where the adoption policy would adopt it today (its tags are then written).
 func (c *call) manages(cl claim) bool {
-	return cl.mine() || (cl.Kind == Unowned && c.st.Adopted && adoptionRefusal(c.r.cfg.Adoption, cl, c.me) == "")
+	return manages(cl, c.st.Adopted, c.r.cfg.Adoption, c.me)
+}
+
+func manages(cl claim, adopted bool, policy AdoptionPolicy, me owner) bool {
+	return cl.mine() || (cl.Kind == Unowned && adopted && adoptionRefusal(policy, cl, me) == "")
+}
+
+// claimChange is the change that makes an instance carry this object's ownership tags, or removes
+// the release tag an earlier owner left; nil when the tags are in order. It calls nothing.
+func claimChange(inst *cloud.Instance, cl claim, me owner) *change {
+	switch {
+	case cl.Kind == Ours && !cl.StaleRelease:
+		return nil
+	case cl.Kind == Ours:
+		return &change{target: "removal of the earlier owner's release tag", act: action{kind: actDeleteTags, instance: inst.ID, keys: []string{TagReleasedBy}}}
+	}
+	return &change{target: "ownership tags", act: action{kind: actSetTags, instance: inst.ID, tags: me.tags()}}
 }
 
 // claimInstance makes this object's instance carry its ownership tags before anything else happens
-// to it, and removes a release tag an earlier owner left. It reports true when it issued a change
-// or must wait (the call stops there).
+// to it (claimChange). It reports true when it issued a change or must wait (the call stops there).
 func (c *call) claimInstance(ctx context.Context, inst *cloud.Instance, obs *observation) (bool, error) {
-	cl := obs.claim
-	if cl.Kind == Ours && !cl.StaleRelease {
+	ch := claimChange(inst, obs.claim, c.me)
+	if ch == nil {
 		return false, nil
 	}
-	if cl.Kind != Ours && !c.listed {
+	if obs.claim.Kind != Ours && !c.listed {
 		// NOTE: a create race lost across replicas leaves a second untagged instance with our
 		// name: look once before the tags make this one ours.
 		found, err := c.findByNames(ctx)
 		if err != nil {
 			return true, c.cloudError(err)
 		}
-		mine := []*cloud.Instance{inst}
-		for _, in := range found {
-			if classify(in, c.me, c.names...).mine() {
-				mine = append(mine, in)
-			}
-		}
-		_, obs.others = pickInstance(mine, inst.ID)
+		obs.others = c.othersOf(inst, found)
 	}
-	what, err := "ownership tags", error(nil)
-	err = c.cloudCall(ctx, func(ctx context.Context) error {
-		if cl.Kind == Ours {
-			what = "removal of the earlier owner's release tag"
-			return c.cloud.DeleteTags(ctx, inst.ID, []string{TagReleasedBy})
-		}
-		return c.cloud.SetTags(ctx, inst.ID, c.me.tags())
-	})
+	_, err := c.act(ctx, ch.act)
 	switch {
 	case errors.Is(err, cloud.ErrBusy):
-		c.setSynced(metav1.ConditionTrue, ReasonInstanceBusy, "The instance is busy; the "+what+" will be written when OTC accepts them.")
-		c.askClass(inFlight)
+		c.tell(syncedOK(ReasonInstanceBusy, "The instance is busy; the "+ch.target+" will be written when OTC accepts them.", retry))
 		return true, nil
 	case err != nil:
 		return true, c.cloudError(err)
 	}
-	c.log.Info("wrote ownership tags", "instance", inst.ID, "change", what)
-	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "The "+what+" were issued to OTC.")
-	c.askClass(inFlight)
+	c.log.Info("wrote ownership tags", "instance", inst.ID, "change", ch.target)
+	c.tell(syncedOK(ReasonReconcileSuccess, "The "+ch.target+" were issued to OTC.", inFlight))
 	return true, nil
+}
+
+// othersOf are the instances found that are this object's too, besides inst (duplicates).
+func (c *call) othersOf(inst *cloud.Instance, found []*cloud.Instance) []string {
+	mine := []*cloud.Instance{inst}
+	for _, in := range found {
+		if classify(in, c.me, c.names...).mine() {
+			mine = append(mine, in)
+		}
+	}
+	_, others := pickInstance(mine, inst.ID)
+	return others
 }
 
 // trackDuplicates keeps status.duplicates: the further instances of this object a listing found,
@@ -476,13 +526,7 @@ func (c *call) trackDuplicates(ctx context.Context, inst *cloud.Instance, obs ob
 	prev := slices.Compact(slices.Sorted(slices.Values(c.parent.Status.Duplicates)))
 	if !c.listed && len(prev) > maxDuplicateLookups {
 		found, err := c.findByNames(ctx)
-		mine := []*cloud.Instance{inst}
-		for _, in := range found {
-			if classify(in, c.me, c.names...).mine() {
-				mine = append(mine, in)
-			}
-		}
-		_, dups = pickInstance(mine, inst.ID)
+		dups = c.othersOf(inst, found)
 		if err != nil {
 			// Unknown for now: a few are kept to be looked up next time.
 			dups = slices.DeleteFunc(prev[:maxDuplicateLookups], func(id string) bool { return id == inst.ID })
@@ -509,13 +553,22 @@ func (c *call) trackDuplicates(ctx context.Context, inst *cloud.Instance, obs ob
 		}
 	}
 	c.st.Duplicates = dups
-	if len(dups) == 0 {
+	if o := duplicatesOutcome(inst.ID, dups); o != nil {
+		c.tell(*o)
+	} else {
 		removeCondition(&c.st, v1alpha1.ConditionInstanceDuplicates)
-		return
 	}
-	c.setCondition(v1alpha1.ConditionInstanceDuplicates, metav1.ConditionTrue, ReasonDuplicateInstances, fmt.Sprintf(
-		"OTC lists further instances of this object: %s. The controller manages %s, never deletes the others and creates nothing more; delete them in OTC once you have checked they hold nothing you need.",
-		strings.Join(dups, ", "), inst.ID))
+}
+
+// duplicatesOutcome is the InstanceDuplicates condition for the further instances of this object
+// besides the one it manages; nil when there are none.
+func duplicatesOutcome(managed string, dups []string) *outcome {
+	if len(dups) == 0 {
+		return nil
+	}
+	return &outcome{cond: v1alpha1.ConditionInstanceDuplicates, status: metav1.ConditionTrue, reason: ReasonDuplicateInstances, class: settled,
+		message: fmt.Sprintf("OTC lists further instances of this object: %s. The controller manages %s, never deletes the others and creates nothing more; delete them in OTC once you have checked they hold nothing you need.",
+			strings.Join(dups, ", "), managed)}
 }
 
 // maxDuplicateLookups is how many ids of status.duplicates are looked up one by one.
@@ -544,66 +597,123 @@ func (c *call) cloudCall(ctx context.Context, fn func(context.Context) error) er
 	return fn(ctx)
 }
 
-// create takes the steps towards a new instance, one per call: persist the password, then create,
-// or restore into a new instance when spec.restorefrom names a source.
+// createInput is all that the create decision reads.
+type createInput struct {
+	spec       *v1alpha1.RdsSpec
+	generation int64
+	name       string // the instance name (status.name)
+	// desired, generated and problem are the root password the spec asks for (desiredPassword);
+	// observed and stored the one the connection Secret holds.
+	desired   secret.Value
+	generated bool
+	problem   string
+	observed  secret.Value
+	stored    bool
+	// fresh is a newly generated password, used when generated and none is stored yet.
+	fresh secret.Value
+	// from is the restore point of restorefrom, once read; network the resolved network, once read.
+	from    *cloud.RestorePoint
+	network *cloud.Network
+}
+
+// createPlan is the decision of a call that finds no instance.
+type createPlan struct {
+	ready, synced *outcome
+	// password is the root password the connection Secret holds; generated says it was generated.
+	password  secret.Value
+	generated bool
+	// needRestorePoint and needNetwork ask for the reads the create needs next.
+	needRestorePoint, needNetwork bool
+	// create is the action, and op the operation status records once it is sent.
+	create *action
+	op     *v1alpha1.Operation
+}
+
+// planCreate takes the steps towards a new instance, one per call: persist the password, then
+// create, or restore into a new instance when spec.restorefrom names a source.
+func planCreate(in createInput) createPlan {
+	if in.problem != "" {
+		return createPlan{
+			synced: ptr.To(notSynced(ReasonWaitingForPasswordSecret, in.problem, waitsForUser)),
+			ready:  ptr.To(notReady(ReasonWaitingForPasswordSecret, "Waiting for the spec's prerequisites; see the Synced condition.", waitsForUser)),
+		}
+	}
+	p := createPlan{password: in.desired, generated: in.generated}
+	switch {
+	case in.generated && in.stored:
+		p.password = in.observed
+	case in.generated:
+		p.password = in.fresh
+	}
+	// NOTE: the create is issued only once the Secret holding the password is observed: a password
+	// that lives only in this process's memory would be lost with a lost response.
+	if !in.stored || in.observed.Reveal() != p.password.Reveal() {
+		p.ready = ptr.To(notReady(ReasonCreating, "Storing the root password in the connection Secret before creating the instance.", storingSecret))
+		p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, "Waiting for the connection Secret to be stored.", storingSecret))
+		return p
+	}
+	if in.spec.Restorefrom != nil && in.from == nil {
+		p.needRestorePoint = true
+		return p
+	}
+	if in.network == nil {
+		p.needNetwork = true
+		return p
+	}
+	opts := createOpts(in.spec, in.name, *in.network, p.password)
+	p.create = &action{kind: actCreate, create: &opts}
+	p.op = &v1alpha1.Operation{Type: OpCreate, Generation: in.generation}
+	if in.from != nil {
+		p.create.kind, p.create.from = actRestoreToNew, *in.from
+		p.op.Type, p.op.Target = OpRestoreToNew, restorePointText(*in.from)
+	}
+	return p
+}
+
+// create is the step of a call that finds no instance: it plans, makes the reads the plan asks
+// for, plans again, and sends the create the plan names.
 func (c *call) create(ctx context.Context) error {
 	c.st.Status = ""
-	desired, generated, problem := c.desiredPassword()
-	if problem != "" {
-		c.waitForUser(ReasonWaitingForPasswordSecret, problem)
-		return nil
-	}
-	observed, stored := c.observedPassword()
-	pw := desired
-	switch {
-	case generated && stored:
-		pw = observed
-	case generated:
+	in := createInput{spec: c.spec, generation: c.parent.Generation, name: c.st.Name}
+	in.desired, in.generated, in.problem = c.desiredPassword()
+	in.observed, in.stored = c.observedPassword()
+	if in.generated && !in.stored {
 		gen, err := c.generatePassword("root")
 		if err != nil {
 			return err
 		}
-		pw = secret.New(gen)
+		in.fresh = secret.New(gen)
 	}
-	c.st.PasswordGenerated = generated
-	c.conn = &connection{engine: c.spec.Datastoretype, password: pw}
-
-	// NOTE: the create is issued only once the Secret holding the password is observed: a password
-	// that lives only in this process's memory would be lost with a lost response.
-	if !stored || observed.Reveal() != pw.Reveal() {
-		c.setReady(metav1.ConditionFalse, ReasonCreating, "Storing the root password in the connection Secret before creating the instance.")
-		c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "Waiting for the connection Secret to be stored.")
-		c.askClass(storingSecret)
-		return nil
-	}
-	var from *cloud.RestorePoint
-	if c.spec.Restorefrom != nil {
-		var err error
-		if from, err = c.restorePoint(ctx); from == nil || err != nil {
+	p := planCreate(in)
+	c.passwordPlan(p) // the same password whatever the reads below find
+	if p.needRestorePoint {
+		from, err := c.restorePoint(ctx)
+		if from == nil || err != nil {
 			return err
 		}
+		in.from = from
+		p = planCreate(in)
 	}
-	var network cloud.Network
-	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		network, err = c.cloud.ResolveNetwork(ctx, c.spec.Vpc, c.spec.Subnet, c.spec.Securitygroup)
-		return err
-	}); err != nil {
-		return c.createFailed(err)
-	}
-	opts := c.createOpts(network, pw)
-	op := &v1alpha1.Operation{Type: OpCreate, Generation: c.parent.Generation}
-	if from != nil {
-		op.Type, op.Target = OpRestoreToNew, restorePointText(*from)
-	}
-	var id string
-	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		if from == nil {
-			id, op.JobID, err = c.cloud.CreateInstance(ctx, opts)
-		} else {
-			id, op.JobID, err = c.cloud.RestoreToNew(ctx, cloud.RestoreToNewOpts{CreateInstanceOpts: opts, From: *from})
+	if p.needNetwork {
+		var network cloud.Network
+		if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
+			network, err = c.cloud.ResolveNetwork(ctx, c.spec.Vpc, c.spec.Subnet, c.spec.Securitygroup)
+			return err
+		}); err != nil {
+			return c.createFailed(err)
 		}
-		return err
-	})
+		in.network = &network
+		p = planCreate(in)
+	}
+	for _, o := range []*outcome{p.ready, p.synced} {
+		if o != nil && (o.cond != v1alpha1.ConditionReady || o.reason != ReasonWaitingForPasswordSecret || getCondition(&c.st, v1alpha1.ConditionReady) == nil) {
+			c.tell(*o)
+		}
+	}
+	if p.create == nil {
+		return nil
+	}
+	res, err := c.act(ctx, *p.create)
 	if errors.Is(err, cloud.ErrConflict) {
 		// The name exists: an earlier create went through after all. The next call finds it.
 		c.pending(ReasonCreating, "The instance is being created.")
@@ -612,13 +722,23 @@ func (c *call) create(ctx context.Context) error {
 	if err != nil {
 		return c.createFailed(err)
 	}
-	c.log.Info("created instance", "instance", id, "job", op.JobID, "operation", op.Type)
-	c.st.ID = id
+	p.op.JobID = res.jobID
+	c.log.Info("created instance", "instance", res.instanceID, "job", res.jobID, "operation", p.op.Type)
+	c.st.ID = res.instanceID
 	c.st.Status = cloud.StatusBuild
-	c.st.Operation = op
+	c.st.Operation = p.op
 	c.st.Restore = restoreBaseline(c.spec)
 	c.pending(ReasonCreating, "The instance is being created.")
 	return nil
+}
+
+// passwordPlan renders the password a create plan holds into the connection Secret and status.
+func (c *call) passwordPlan(p createPlan) {
+	if p.ready != nil && p.ready.reason == ReasonWaitingForPasswordSecret {
+		return // no password yet: the observed Secret, if any, is echoed
+	}
+	c.st.PasswordGenerated = p.generated
+	c.conn = &connection{engine: c.spec.Datastoretype, password: p.password}
 }
 
 // createFailed sorts an error of the create like any cloud error and, when OTC refused the create
@@ -645,31 +765,31 @@ func (c *call) forgetCreateFailed() {
 	c.setReady(metav1.ConditionFalse, ReasonCreating, "The instance is not created yet; see the Synced condition.")
 }
 
-func (c *call) createOpts(network cloud.Network, pw secret.Value) cloud.CreateInstanceOpts {
-	port, _ := Port(c.spec) // validated
+func createOpts(spec *v1alpha1.RdsSpec, name string, network cloud.Network, pw secret.Value) cloud.CreateInstanceOpts {
+	port, _ := Port(spec) // validated
 	opts := cloud.CreateInstanceOpts{
-		Name:              c.st.Name,
-		Engine:            c.spec.Datastoretype,
-		Version:           c.spec.Datastoreversion,
-		Flavor:            c.spec.Flavorref,
-		VolumeType:        c.spec.Volumetype,
-		VolumeSize:        c.spec.Volumesize,
-		Region:            c.spec.Region,
-		AvailabilityZones: AvailabilityZones(c.spec),
+		Name:              name,
+		Engine:            spec.Datastoretype,
+		Version:           spec.Datastoreversion,
+		Flavor:            spec.Flavorref,
+		VolumeType:        spec.Volumetype,
+		VolumeSize:        spec.Volumesize,
+		Region:            spec.Region,
+		AvailabilityZones: AvailabilityZones(spec),
 		VpcID:             network.VpcID,
 		SubnetID:          network.SubnetID,
 		SecurityGroupID:   network.SecurityGroupID,
 		Port:              port,
 		Password:          pw,
 	}
-	if c.spec.Backupkeepdays > 0 || c.spec.Backupstarttime != "" {
-		opts.BackupStrategy = &cloud.BackupStrategy{StartTime: c.spec.Backupstarttime, KeepDays: c.spec.Backupkeepdays}
+	if spec.Backupkeepdays > 0 || spec.Backupstarttime != "" {
+		opts.BackupStrategy = &cloud.BackupStrategy{StartTime: spec.Backupstarttime, KeepDays: spec.Backupkeepdays}
 	}
-	if IsHA(c.spec) {
+	if IsHA(spec) {
 		opts.HAMode = "ha"
-		opts.ReplicationMode = c.spec.Hareplicationmode
+		opts.ReplicationMode = spec.Hareplicationmode
 		if opts.ReplicationMode == "" {
-			opts.ReplicationMode = defaultReplicationMode(c.spec.Datastoretype)
+			opts.ReplicationMode = defaultReplicationMode(spec.Datastoretype)
 		}
 	}
 	return opts
