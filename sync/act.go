@@ -34,14 +34,14 @@ type action struct {
 	kind     actionKind
 	instance string
 
-	flavor  string                   // actResize
-	size    int                      // actEnlargeVolume
-	standby string                   // actSingleToHA: the standby's AZ
-	policy  cloud.BackupStrategy     // actBackupPolicy
-	tags    map[string]string        // actSetTags
-	keys    []string                 // actDeleteTags
-	at      time.Time                // actRestoreInPlace
-	scaling cloud.StorageAutoscaling // actStorageAutoscaling
+	flavor  string                    // actResize
+	size    int                       // actEnlargeVolume
+	standby string                    // actSingleToHA: the standby's AZ
+	policy  cloud.BackupStrategy      // actBackupPolicy
+	tags    map[string]string         // actSetTags
+	keys    []string                  // actDeleteTags
+	at      time.Time                 // actRestoreInPlace
+	scaling cloud.StorageAutoscaling  // actStorageAutoscaling
 	create  *cloud.CreateInstanceOpts // actCreate, actRestoreToNew (its Password is a secret.Value)
 	from    cloud.RestorePoint        // actRestoreToNew
 

@@ -65,10 +65,12 @@ func TestPlanDay2(t *testing.T) {
 			want:    day2Plan{grown: true},
 		},
 		{
-			name:   "a flavor autopilot moved to from the flavorref the spec still names is no difference",
-			status: func(st, _ *v1alpha1.RdsStatus) { st.Autopilot = &v1alpha1.AutopilotStatus{Flavor: "rds.mysql.c2.large", FlavorFloor: "rds.mysql.c2.medium"} },
-			inst:   func(in *cloud.Instance) { in.Flavor = "rds.mysql.c2.large" },
-			want:   day2Plan{},
+			name: "a flavor autopilot moved to from the flavorref the spec still names is no difference",
+			status: func(st, _ *v1alpha1.RdsStatus) {
+				st.Autopilot = &v1alpha1.AutopilotStatus{Flavor: "rds.mysql.c2.large", FlavorFloor: "rds.mysql.c2.medium"}
+			},
+			inst: func(in *cloud.Instance) { in.Flavor = "rds.mysql.c2.large" },
+			want: day2Plan{},
 		},
 		{
 			name: "storage grows",
