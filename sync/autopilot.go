@@ -106,7 +106,7 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 		}
 		ap.Storage = &v1alpha1.AutopilotStorage{LimitGB: p.policy.LimitGB, TriggerFreePercent: p.policy.TriggerFreePercent}
 		c.log.Info("autopilot set storage autoscaling", "instance", inst.ID, "limitGB", p.policy.LimitGB)
-		c.tell(syncedOK(ReasonReconcileSuccess, "Autopilot set OTC's storage autoscaling.", inFlight))
+		c.tell(syncedOK(ReasonReconcileSuccess, "Autopilot set OTC's storage autoscaling.", inFlight).owning())
 		return true, nil
 	case APEnlargeVolume:
 		last.From = fmt.Sprintf("%dGB", inst.Volume.Size)
@@ -149,8 +149,7 @@ func (c *call) autopilotOff(ctx context.Context, inst *cloud.Instance) (bool, er
 		return true, c.cloudError(err)
 	}
 	ap.Storage = nil
-	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "Autopilot is off: OTC's storage autoscaling was switched off.")
-	c.askClass(inFlight)
+	c.tell(syncedOK(ReasonReconcileSuccess, "Autopilot is off: OTC's storage autoscaling was switched off.", inFlight).owning())
 	return true, nil
 }
 

@@ -247,7 +247,7 @@ func (c *call) issue(ctx context.Context, inst *cloud.Instance, ch change) error
 		c.tell(*inProgress(c.st.Operation))
 		return nil
 	}
-	c.tell(syncedOK(ReasonReconcileSuccess, "The change was made in OTC.", inFlight))
+	c.tell(syncedOK(ReasonReconcileSuccess, "The change was made in OTC.", inFlight).owning())
 	return nil
 }
 
@@ -288,7 +288,7 @@ func outcomeUnknown(err error) bool {
 
 // inProgress is the Synced outcome while a day-2 operation runs.
 func inProgress(op *v1alpha1.Operation) *outcome {
-	return ptr.To(syncedOK(ReasonChangeInProgress, fmt.Sprintf(progress[op.Type]+", asked by generation %d.", op.Target, op.Generation), inFlight))
+	return ptr.To(syncedOK(ReasonChangeInProgress, fmt.Sprintf(progress[op.Type]+", asked by generation %d.", op.Target, op.Generation), inFlight).owning())
 }
 
 // refuse reports the differences the hook does not act on. They stay until the spec changes.

@@ -39,6 +39,9 @@ type outcome struct {
 	reason  string
 	message string
 	class   class
+	// owns marks the Synced outcome of the call's one change, or of an operation under way: it
+	// is what the call reports, whatever other steps find (call.setCondition).
+	owns bool
 }
 
 // syncedOK is a Synced=True outcome.
@@ -68,10 +71,50 @@ func (r *Reconciler) resyncOf(cl class) time.Duration {
 	return r.cfg.ResyncSteady
 }
 
+// owning returns the outcome marked as the one that owns Synced for the call.
+func (o outcome) owning() outcome { o.owns = true; return o }
+
 // tell records an outcome: its condition, and its class's resync.
 func (c *call) tell(o outcome) {
-	c.setCondition(o.cond, o.status, o.reason, o.message)
 	c.ask(c.r.resyncOf(o.class))
+	if o.cond == v1alpha1.ConditionSynced && !c.mayTellSynced(syncedRank(o)) {
+		return
+	}
+	c.setCondition(o.cond, o.status, o.reason, o.message)
+}
+
+// The ranks of Synced outcomes. Synced has one owner per call: the first outcome of the highest
+// rank. A problem someone must fix or a failure (False) outranks the call's change or an operation
+// under way, which outranks a wait or a step that found nothing to change; among equals the
+// earlier step, in the fixed order of the steps, keeps it. So which outcome shows never depends on
+// who wrote last, and no step hides a problem another found: status.operation still tells the
+// change under way.
+const (
+	rankNone    = -2 // nothing said yet in this call
+	rankDefault = -1 // "The instance matches the spec.": any outcome replaces it
+	rankWaiting = 0  // True: nothing to change, or waiting for the instance
+	rankChange  = 1  // the call's change, or an operation under way
+	rankProblem = 2  // False: a problem someone must fix, or a failure
+)
+
+func syncedRank(o outcome) int {
+	switch {
+	case o.status != metav1.ConditionTrue:
+		return rankProblem
+	case o.owns:
+		return rankChange
+	}
+	return rankWaiting
+}
+
+// mayTellSynced reports whether an outcome of this rank becomes the call's Synced, and if so
+// takes the rank.
+func (c *call) mayTellSynced(rank int) bool {
+	if c.syncedRank != rankNone && rank <= c.syncedRank {
+		return false
+	}
+	c.syncedRank = rank
+	return true
 }
 
 // ask asks to be called again within d at the latest. The answer's resync is the shortest delay

@@ -192,6 +192,8 @@ type call struct {
 	listed bool
 	// fresh makes the call read its instance fresh by id, never from the shared view.
 	fresh bool
+	// syncedRank is the rank of the Synced outcome this call told so far (setCondition).
+	syncedRank int
 
 	// conn is the connection Secret to return; nil means echo the observed one, if any.
 	conn *connection
@@ -213,6 +215,8 @@ func (r *Reconciler) begin(ctx context.Context, req *hook.Request) *call {
 		log:    LoggerFrom(ctx),
 		resync: r.cfg.ResyncSteady,
 		cloud:  r.cfg.Cloud,
+
+		syncedRank: rankNone,
 	}
 	c.st.ObservedGeneration = c.parent.Generation
 	c.me = owner{Cluster: r.cfg.ClusterID, Namespace: c.parent.Namespace, Name: c.parent.Name, UID: string(c.parent.UID), Created: c.parent.CreationTimestamp.Time}
@@ -299,7 +303,7 @@ func (c *call) sync(ctx context.Context) error {
 	if adopted {
 		// The adoption's tags were this call's change. A password problem stays reported.
 		if !stopped {
-			c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "The instance was adopted: its ownership tags now name this object.")
+			c.tell(syncedOK(ReasonReconcileSuccess, "The instance was adopted: its ownership tags now name this object.", inFlight).owning())
 		}
 		c.askClass(inFlight)
 		stopped = true
@@ -498,7 +502,7 @@ func (c *call) claimInstance(ctx context.Context, inst *cloud.Instance, obs *obs
 		return true, c.cloudError(err)
 	}
 	c.log.Info("wrote ownership tags", "instance", inst.ID, "change", ch.target)
-	c.tell(syncedOK(ReasonReconcileSuccess, "The "+ch.target+" were issued to OTC.", inFlight))
+	c.tell(syncedOK(ReasonReconcileSuccess, "The "+ch.target+" were issued to OTC.", inFlight).owning())
 	return true, nil
 }
 
@@ -933,12 +937,14 @@ func (c *call) waitForUser(reason, message string) {
 
 func (c *call) pending(reason, message string) {
 	c.setReady(metav1.ConditionFalse, reason, message)
-	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "The change was issued to OTC.")
-	c.askClass(inFlight)
+	c.tell(syncedOK(ReasonReconcileSuccess, "The change was issued to OTC.", inFlight).owning())
 }
 
+// synced is the Synced condition of a call that found nothing to say: every outcome a step tells
+// replaces it (syncedRank).
 func (c *call) synced() {
 	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "The instance matches the spec.")
+	c.syncedRank = rankDefault // replaced by any outcome a step tells
 }
 
 // cloudError sorts a cloud error: throttling goes back to Metacontroller as a 429; everything else
@@ -999,6 +1005,9 @@ func (c *call) setReady(status metav1.ConditionStatus, reason, message string) {
 }
 
 func (c *call) setSynced(status metav1.ConditionStatus, reason, message string) {
+	if !c.mayTellSynced(syncedRank(outcome{status: status, reason: reason})) { // outcome.go: one owner per call
+		return
+	}
 	c.setCondition(v1alpha1.ConditionSynced, status, reason, message)
 }
 

@@ -160,7 +160,7 @@ func (c *call) restore(ctx context.Context, inst *cloud.Instance) (stop bool, er
 	c.reapplyDatabases()
 	c.st.Restore = &v1alpha1.RestoreStatus{Time: want, Result: v1alpha1.RestoreIssued, JobID: jobID}
 	c.st.Operation = &v1alpha1.Operation{Type: OpRestore, JobID: jobID, Generation: c.parent.Generation, Target: want}
-	c.pending(ReasonRestoring, "The instance is being restored to "+want+".")
+	c.pending(ReasonRestoring, "The instance is being restored to "+want+".") // the call's change
 	return true, nil
 }
 

@@ -1,0 +1,47 @@
+package sync
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+)
+
+// TestSyncedHasOneOwnerPerCall: whatever order the steps tell their outcomes in, Synced is the
+// first of the highest rank (problem > the call's change > wait > the default), and the resync is
+// the shortest any outcome asked for.
+func TestSyncedHasOneOwnerPerCall(t *testing.T) {
+	waitRestore := syncedOK(ReasonRestoreWaiting, "The restore waits.", settled)
+	change := syncedOK(ReasonChangeInProgress, "Resizing.", inFlight).owning()
+	invalid := notSynced(ReasonInvalidSpec, "logs.since is invalid.", settled)
+	refused := notSynced(ReasonFlavorUnavailable, "The flavor is sold out.", settled)
+	busy := syncedOK(ReasonInstanceBusy, "The instance is busy.", retry)
+	tests := []struct {
+		name   string
+		told   []outcome
+		want   string
+		resync time.Duration
+	}{
+		{"nothing told: the default", nil, ReasonReconcileSuccess, 5 * time.Minute},
+		{"a wait replaces the default", []outcome{waitRestore}, ReasonRestoreWaiting, 5 * time.Minute},
+		{"the call's change outranks an earlier wait", []outcome{waitRestore, change}, ReasonChangeInProgress, 10 * time.Second},
+		{"a problem found after the change still shows", []outcome{change, invalid}, ReasonInvalidSpec, 10 * time.Second},
+		{"a wait after the change does not hide it", []outcome{change, busy}, ReasonChangeInProgress, 10 * time.Second},
+		{"of two problems the earlier step's shows", []outcome{refused, invalid}, ReasonFlavorUnavailable, 5 * time.Minute},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := New(Config{})
+			c := r.begin(context.Background(), request(sampleSpec(), v1alpha1.RdsStatus{}))
+			c.synced()
+			for _, o := range tc.told {
+				c.tell(o)
+			}
+			assert.Equal(t, tc.want, getCondition(&c.st, v1alpha1.ConditionSynced).Reason)
+			assert.Equal(t, tc.resync, c.resync)
+		})
+	}
+}
