@@ -838,7 +838,7 @@ func (c *call) cloudError(err error) error {
 			ce.Kind = cloud.KindUnavailable
 		}
 	}
-	// The details stay in the log; status gets only stable sentences (refusals.go). Detail is OTC's
+	// The details stay in the log; status gets only stable sentences (cloud.Error.Refusal). Detail is OTC's
 	// text the adapter kept out of Message (it may hold request ids): it is never put in status.
 	c.log.Warn("cloud call failed", "op", ce.Op, "kind", ce.Kind.String(), "code", ce.Code, "message", ce.Message, "detail", ce.Detail)
 	c.resync = c.r.cfg.ResyncPending
@@ -852,7 +852,7 @@ func (c *call) cloudError(err error) error {
 	case cloud.KindBusy:
 		c.setSynced(metav1.ConditionTrue, ReasonInstanceBusy, "The instance is busy with another operation; the change will be retried.")
 	case cloud.KindInvalid, cloud.KindConflict, cloud.KindNotFound:
-		c.setSynced(metav1.ConditionFalse, ReasonCloudRefused, refusal(ce))
+		c.setSynced(metav1.ConditionFalse, ReasonCloudRefused, ce.Refusal())
 		c.resync = c.r.cfg.ResyncSteady
 	case cloud.KindUnauthorized:
 		// Asking IAM again soon does not fix a refused credential; the operator has to.

@@ -138,7 +138,8 @@ func KindOf(err error) Kind {
 	return KindUnknown
 }
 
-// Errorf builds an *Error, for adapters and fakes.
+// Errorf builds an *Error, for adapters and fakes. It sets no Sentence: an error of the adapter's
+// own has no code, and one with a code needs the Sentence the adapter would give it.
 func Errorf(kind Kind, op, code, format string, args ...any) *Error {
 	return &Error{Kind: kind, Op: op, Code: code, Message: fmt.Sprintf(format, args...)}
 }
