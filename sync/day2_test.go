@@ -659,7 +659,7 @@ func TestOperateCloudAnswers(t *testing.T) {
 		"refused": {
 			reason:    "OTC refuses the content: a stable condition, nothing recorded, the steady pace",
 			spec:      resize,
-			fake:      failing(cloud.Errorf(cloud.KindInvalid, "ResizeFlavor", "DBS.200053", "the flavor does not exist")),
+			fake:      failing(&cloud.Error{Kind: cloud.KindInvalid, Op: "ResizeFlavor", Code: "DBS.200053", Sentence: "the flavor does not exist", Message: "The specification does not exist."}),
 			wantCalls: []string{"GetInstance", "ListFlavors", "ResizeFlavor"},
 			check: func(t *testing.T, st *v1alpha1.RdsStatus, resp *hook.SyncResponse) {
 				c := synced(t, st, metav1.ConditionFalse, ReasonCloudRefused)

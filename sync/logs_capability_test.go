@@ -174,7 +174,8 @@ func TestReadLogsCloudErrors(t *testing.T) {
 		kind cloud.Kind
 		want string
 	}{
-		"gone":      {&cloud.Error{Kind: cloud.KindNotFound, Code: "DBS.200823", Message: "The DB instance does not exist."}, cloud.KindNotFound, "OTC does not know the instance: The DB instance does not exist. (DBS.200823)"},
+		"gone":      {&cloud.Error{Kind: cloud.KindNotFound, Code: "DBS.200002", Sentence: "the instance does not exist", Message: "The DB instance does not exist."}, cloud.KindNotFound, "OTC does not know the instance: the instance does not exist (DBS.200002)"},
+		"odd code":  {&cloud.Error{Kind: cloud.KindNotFound, Code: "DBS.200823", Message: "The DB instance does not exist."}, cloud.KindNotFound, "OTC does not know the instance (code DBS.200823)"},
 		"throttled": {&cloud.Error{Kind: cloud.KindThrottled, RetryAfter: 5 * time.Second}, cloud.KindThrottled, "OTC is throttling requests; try again later"},
 		"deadline":  {context.DeadlineExceeded, cloud.KindUnavailable, "OTC did not answer"},
 		"refused":   {&cloud.Error{Kind: cloud.KindUnauthorized}, cloud.KindUnauthorized, "OTC refused the credentials the controller reads the logs with"},

@@ -166,7 +166,9 @@ func (c *logsCapability) query(req logsapi.Request, now time.Time, ttl time.Dura
 	return cloud.LogQuery{Start: end.Add(-since).UTC().Truncate(time.Second), End: end.UTC().Truncate(time.Second), Max: lines}, nil
 }
 
-// logsCloudError is a cloud error as one sentence for a person reading the Job's log.
+// logsCloudError is a cloud error as one sentence for a person reading the Job's log: what the
+// kind means, completed with the adapter's words for the error (cloud.Error.Explain). OTC's own
+// message stays in the hooks' log.
 func logsCloudError(err error) *LogsCloudError {
 	var ce *cloud.Error
 	if !errors.As(err, &ce) {
@@ -175,24 +177,18 @@ func logsCloudError(err error) *LogsCloudError {
 			ce.Kind = cloud.KindUnavailable
 		}
 	}
-	var s string
+	var lead string
 	switch ce.Kind {
 	case cloud.KindUnauthorized:
-		s = "OTC refused the credentials the controller reads the logs with"
+		lead = "OTC refused the credentials the controller reads the logs with"
 	case cloud.KindNotFound:
-		s = "OTC does not know the instance"
+		lead = "OTC does not know the instance"
 	case cloud.KindThrottled:
-		s = "OTC is throttling requests; try again later"
+		lead = "OTC is throttling requests; try again later"
 	case cloud.KindUnavailable:
-		s = "OTC did not answer"
+		lead = "OTC did not answer"
 	default:
-		s = "OTC refused the request"
+		lead = "OTC refused the request"
 	}
-	if ce.Message != "" {
-		s += ": " + ce.Message
-	}
-	if ce.Code != "" {
-		s += " (" + ce.Code + ")"
-	}
-	return &LogsCloudError{Kind: ce.Kind, RetryAfter: ce.RetryAfter, sentence: s}
+	return &LogsCloudError{Kind: ce.Kind, RetryAfter: ce.RetryAfter, sentence: ce.Explain(lead)}
 }

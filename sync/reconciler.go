@@ -954,7 +954,8 @@ func (c *call) cloudError(err error) error {
 		return err // nothing was sent: the call is made again on a fresh read (observe_view.go)
 	}
 	ce := asCloudError(err)
-	// The details stay in the log; status gets only stable sentences. Detail is OTC's text the
+	// The details stay in the log; status gets only stable sentences
+	// (cloud.Error.Refusal). Detail is OTC's text the
 	// adapter kept out of Message (it may hold request ids): it is never put in status.
 	c.log.Warn("cloud call failed", "op", ce.Op, "kind", ce.Kind.String(), "code", ce.Code, "message", ce.Message, "detail", ce.Detail)
 	o, throttled := cloudOutcome(ce)
@@ -992,7 +993,7 @@ func cloudOutcome(ce *cloud.Error) (outcome, *ThrottledError) {
 	case cloud.KindBusy:
 		return syncedOK(ReasonInstanceBusy, "The instance is busy with another operation; the change will be retried.", retry), nil
 	case cloud.KindInvalid, cloud.KindConflict, cloud.KindNotFound:
-		return notSynced(ReasonCloudRefused, refusal(ce), waitsForUser), nil
+		return notSynced(ReasonCloudRefused, ce.Refusal(), waitsForUser), nil
 	case cloud.KindUnauthorized:
 		// Asking IAM again soon does not fix a refused credential; the operator has to.
 		return notSynced(ReasonCloudUnauthorized, "OTC refused the controller's credentials.", waitsForUser), nil

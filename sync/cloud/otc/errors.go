@@ -22,66 +22,92 @@ import (
 // maxMessage caps the length of an error message taken from OTC.
 const maxMessage = 200
 
-// codeKinds sorts the OTC error codes whose kind differs from their HTTP status's, or that we want
-// to pin regardless of the status OTC uses for them (DOC:rds/appendix/error_codes).
-var codeKinds = map[string]cloud.Kind{
-	// Instance, backup, parameter group or job does not exist.
-	"DBS.200002": cloud.KindNotFound,
-	"DBS.200045": cloud.KindNotFound,
-	"DBS.200408": cloud.KindNotFound,
-	"DBS.200602": cloud.KindNotFound,
-	"DBS.201028": cloud.KindNotFound,
-	"DBS.290005": cloud.KindNotFound,
-	"DBS.201010": cloud.KindNotFound,
-	"DBS.212001": cloud.KindNotFound,
-	// NOTE: a job OTC has not registered yet answers 400 DBS.200543 "The job does not exist".
-	"DBS.200543": cloud.KindNotFound,
-
-	// Another operation is running, or the instance's state refuses this one: try again later.
-	"DBS.200019": cloud.KindBusy,
-	"DBS.200011": cloud.KindBusy,
-	"DBS.200047": cloud.KindBusy,
-	"DBS.201202": cloud.KindBusy,
-	"DBS.201205": cloud.KindBusy, // a backup is in progress
-	"DBS.200086": cloud.KindBusy, // 400 "not allowed by the DB instance status"
-	"DBS.201014": cloud.KindBusy, // 400, same
-	"DBS.200316": cloud.KindBusy, // 409 storage full
-	"DBS.280449": cloud.KindBusy, // 400 frozen
-	// Codes terraform-provider-opentelekomcloud retries on as well.
-	"DBS.201015": cloud.KindBusy,
-	"DBS.201206": cloud.KindBusy,
-	"DBS.212033": cloud.KindBusy,
-	"DBS.280011": cloud.KindBusy,
-	"DBS.280343": cloud.KindBusy,
-	"DBS.280816": cloud.KindBusy,
-
-	// The spec must change: no such flavor, sold out, quota, or a network that does not exist.
-	// NOTE: RDS answers an unknown VPC, subnet or security group with 404; that is the user's
-	// spec, not a missing instance, so it must not read as NotFound.
-	"DBS.200053": cloud.KindInvalid,
-	"DBS.290002": cloud.KindInvalid,
-	"DBS.280450": cloud.KindInvalid,
-	"DBS.200046": cloud.KindInvalid, // 413 quota
-	"DBS.200503": cloud.KindInvalid,
-	"DBS.200501": cloud.KindInvalid,
-	"DBS.200050": cloud.KindInvalid,
-
-	// NOTE: an expired temporary AK/SK answers 400 IAM.1108, not 401.
-	"IAM.1108": cloud.KindUnauthorized,
-
-	// The name is taken.
-	"DBS.200022": cloud.KindConflict, // instance
-	"DBS.201204": cloud.KindConflict, // backup
+// codeInfo is what the adapter knows of one OTC error code.
+type codeInfo struct {
+	// kind pins the code's kind; byStatus leaves it to the HTTP status of the answer.
+	kind cloud.Kind
+	// sentence is our own words for the code (cloud.Error.Sentence), which conditions show instead
+	// of OTC's error_msg; "" for a code no condition needs to name (busy, expired credentials).
+	sentence string
 }
 
-// codeMessages replace an empty error_msg for codes whose meaning the user needs to see.
-var codeMessages = map[string]string{
-	"DBS.200503": "the VPC does not exist or does not belong to this project",
-	"DBS.200501": "the subnet does not exist in this VPC",
-	"DBS.200050": "the security group does not exist",
-	"DBS.280450": "the flavor is sold out in this availability zone",
-	"DBS.200053": "the flavor does not exist",
-	"DBS.200543": "the job does not exist",
+// byStatus is the kind of a code that the HTTP status of the answer decides.
+//
+// NOTE: no code is pinned to cloud.KindUnknown, so its value is free to mean "not pinned".
+const byStatus = cloud.KindUnknown
+
+// codes is the one table of the OTC error codes the adapter knows (DOC:rds/appendix/error_codes;
+// /work/shared/otc-api.md §4). OTC's error_msg never reaches a condition: its wording is OTC's to
+// change, and a message that differs between two calls makes Metacontroller write status again
+// and again. The logs keep the code and OTC's message.
+var codes = map[string]codeInfo{
+	// Parameters of the request.
+	"DBS.200001": {byStatus, "a parameter of the request is invalid"},
+	"DBS.280001": {byStatus, "a parameter of the request is invalid"},
+	"DBS.200021": {byStatus, "the instance name is invalid"},
+	"DBS.200025": {byStatus, "an availability zone in availabilityzone is invalid"},
+	"DBS.200026": {byStatus, "the volume type is not offered for this engine or availability zone"},
+	"DBS.200052": {byStatus, "the root password does not meet OTC's rules"},
+	"DBS.201101": {byStatus, "the backup cycle is invalid"},
+	"DBS.201103": {byStatus, "backupstarttime is invalid"},
+	"DBS.201106": {byStatus, "backupkeepdays is out of range"},
+	"DBS.212002": {byStatus, "a parameter value is invalid"},
+
+	// The spec must change: no such flavor, sold out, quota, storage.
+	"DBS.200053": {cloud.KindInvalid, "the flavor does not exist"},
+	"DBS.290002": {cloud.KindInvalid, "the flavor does not exist"},
+	"DBS.280450": {cloud.KindInvalid, "the flavor is sold out in this availability zone"},
+	"DBS.200046": {cloud.KindInvalid, "the project's quota is used up"}, // 413
+	"DBS.200306": {byStatus, "the volume can only grow"},
+	"DBS.200027": {byStatus, "the volume size must be a multiple of 10"},
+	"DBS.200023": {byStatus, "the volume size is out of range"},
+
+	// A network that does not exist.
+	// NOTE: RDS answers an unknown VPC, subnet or security group with 404; that is the user's
+	// spec, not a missing instance, so it must not read as NotFound.
+	"DBS.200503": {cloud.KindInvalid, "the VPC does not exist or does not belong to this project"},
+	"DBS.200501": {cloud.KindInvalid, "the subnet does not exist in this VPC"},
+	"DBS.200050": {cloud.KindInvalid, "the security group does not exist"},
+
+	// Instance, backup, parameter group or job does not exist.
+	"DBS.200002": {cloud.KindNotFound, "the instance does not exist"},
+	"DBS.200045": {cloud.KindNotFound, "the instance does not exist"},
+	"DBS.200408": {cloud.KindNotFound, "the instance does not exist"},
+	"DBS.200602": {cloud.KindNotFound, "the instance does not exist"},
+	"DBS.201028": {cloud.KindNotFound, "the instance does not exist"},
+	"DBS.290005": {cloud.KindNotFound, "the instance does not exist"},
+	"DBS.201010": {cloud.KindNotFound, "the backup does not exist"},
+	"DBS.212001": {cloud.KindNotFound, "the parameter group does not exist"},
+	// NOTE: a job OTC has not registered yet answers 400 DBS.200543 "The job does not exist".
+	"DBS.200543": {cloud.KindNotFound, "the job does not exist"},
+	"DBS.200044": {byStatus, "the resource does not exist or the controller may not use it"}, // 403
+
+	// The name is taken.
+	"DBS.200022": {cloud.KindConflict, "an instance of this name exists already"},
+	"DBS.201204": {cloud.KindConflict, "a backup of this name exists already"},
+
+	// Another operation is running, or the instance's state refuses this one: try again later.
+	"DBS.200019": {cloud.KindBusy, ""},
+	"DBS.200011": {cloud.KindBusy, ""},
+	"DBS.200047": {cloud.KindBusy, ""},
+	"DBS.201202": {cloud.KindBusy, ""},
+	"DBS.201205": {cloud.KindBusy, ""}, // a backup is in progress
+	"DBS.200086": {cloud.KindBusy, ""}, // 400 "not allowed by the DB instance status"
+	"DBS.201014": {cloud.KindBusy, ""}, // 400, same
+	"DBS.200316": {cloud.KindBusy, ""}, // 409 storage full
+	"DBS.280449": {cloud.KindBusy, ""}, // 400 frozen
+	// Codes terraform-provider-opentelekomcloud retries on as well.
+	"DBS.201015": {cloud.KindBusy, ""},
+	"DBS.201206": {cloud.KindBusy, ""},
+	"DBS.212033": {cloud.KindBusy, ""},
+	"DBS.280011": {cloud.KindBusy, ""},
+	"DBS.280343": {cloud.KindBusy, ""},
+	"DBS.280816": {cloud.KindBusy, ""},
+
+	// IAM (temporary credentials for log Jobs).
+	"IAM.0007": {byStatus, "IAM refused the request for temporary credentials"},
+	// NOTE: an expired temporary AK/SK answers 400 IAM.1108, not 401.
+	"IAM.1108": {cloud.KindUnauthorized, ""},
 }
 
 // statusKind sorts an HTTP error status without a more telling error code.
@@ -109,9 +135,9 @@ func statusKind(status int, hasCode bool) cloud.Kind {
 
 // translate turns an error from the SDK or the transport into a *cloud.Error. Its text never holds
 // URLs, response bodies or more than one line. Its Message is OTC's error_msg only when the answer
-// had an OTC error code (sync/ then says it in its own words); else it is a sentence of ours. Text
-// taken from any other answer (a gateway's HTML page, a codeless JSON body with a request id)
-// goes to Detail, for the logs.
+// had an OTC error code (whose Sentence, from codes, says it in our own words); else it is a
+// sentence of ours. Text taken from any other answer (a gateway's HTML page, a codeless JSON body
+// with a request id) goes to Detail, for the logs.
 func translate(op string, err error, info callInfo) *cloud.Error {
 	var ce *cloud.Error
 	if errors.As(err, &ce) {
@@ -218,13 +244,14 @@ func fromResponse(op string, resp golangsdk.ErrUnexpectedResponseCode, info call
 		}
 		code, msg = "", ""
 	}
-	kind, ok := codeKinds[code]
-	if !ok {
-		kind = statusKind(resp.Actual, code != "")
+	known := codes[code]
+	out.Kind, out.Code, out.Sentence = known.kind, code, known.sentence
+	if out.Kind == byStatus {
+		out.Kind = statusKind(resp.Actual, code != "")
 	}
-	out.Kind, out.Code = kind, code
-	out.Message = firstNonEmpty(oneLine(msg), codeMessages[code], statusMessage(resp.Actual))
-	if kind == cloud.KindThrottled {
+	// An empty error_msg is filled with our sentence for the code, for the logs.
+	out.Message = firstNonEmpty(oneLine(msg), known.sentence, statusMessage(resp.Actual))
+	if out.Kind == cloud.KindThrottled {
 		out.RetryAfter = info.retryAfter
 	}
 	return out

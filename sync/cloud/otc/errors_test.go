@@ -41,7 +41,7 @@ func TestTranslate(t *testing.T) {
 		"404 instance": {
 			reason: "an unknown instance is NotFound",
 			err:    golangsdk.ErrDefault404{ErrUnexpectedResponseCode: resp(404, rdsBody("DBS.200002", "The DB instance does not exist."))},
-			want:   cloud.Error{Kind: cloud.KindNotFound, Code: "DBS.200002", Message: "The DB instance does not exist."},
+			want:   cloud.Error{Kind: cloud.KindNotFound, Code: "DBS.200002", Sentence: "the instance does not exist", Message: "The DB instance does not exist."},
 		},
 		"404 no body": {
 			reason: "a bare 404 is NotFound with our sentence for the status",
@@ -50,12 +50,12 @@ func TestTranslate(t *testing.T) {
 		},
 		"404 DBS.200045": {
 			err:  golangsdk.ErrDefault404{ErrUnexpectedResponseCode: resp(404, rdsBody("DBS.200045", "Instance not found."))},
-			want: cloud.Error{Kind: cloud.KindNotFound, Code: "DBS.200045", Message: "Instance not found."},
+			want: cloud.Error{Kind: cloud.KindNotFound, Code: "DBS.200045", Sentence: "the instance does not exist", Message: "Instance not found."},
 		},
 		"400 job unknown": {
 			reason: "a job OTC has not registered yet answers 400 DBS.200543",
 			err:    golangsdk.ErrDefault400{ErrUnexpectedResponseCode: resp(400, rdsBody("DBS.200543", "The job does not exist."))},
-			want:   cloud.Error{Kind: cloud.KindNotFound, Code: "DBS.200543", Message: "The job does not exist."},
+			want:   cloud.Error{Kind: cloud.KindNotFound, Code: "DBS.200543", Sentence: "the job does not exist", Message: "The job does not exist."},
 		},
 		"409 busy": {
 			err:  golangsdk.ErrDefault409{ErrUnexpectedResponseCode: resp(409, rdsBody("DBS.200019", "Another operation is being performed on the DB instance or the DB instance is faulty."))},
@@ -97,16 +97,16 @@ func TestTranslate(t *testing.T) {
 		},
 		"409 name exists": {
 			err:  golangsdk.ErrDefault409{ErrUnexpectedResponseCode: resp(409, rdsBody("DBS.200022", "The DB instance name already exists."))},
-			want: cloud.Error{Kind: cloud.KindConflict, Code: "DBS.200022", Message: "The DB instance name already exists."},
+			want: cloud.Error{Kind: cloud.KindConflict, Code: "DBS.200022", Sentence: "an instance of this name exists already", Message: "The DB instance name already exists."},
 		},
 		"409 backup name exists": {
 			err:  golangsdk.ErrDefault409{ErrUnexpectedResponseCode: resp(409, rdsBody("DBS.201204", "The backup name already exists."))},
-			want: cloud.Error{Kind: cloud.KindConflict, Code: "DBS.201204", Message: "The backup name already exists."},
+			want: cloud.Error{Kind: cloud.KindConflict, Code: "DBS.201204", Sentence: "a backup of this name exists already", Message: "The backup name already exists."},
 		},
 		"400 parameter": {
 			reason: "any other 400 with a code is the spec's fault",
 			err:    golangsdk.ErrDefault400{ErrUnexpectedResponseCode: resp(400, rdsBody("DBS.200001", "Parameter error."))},
-			want:   cloud.Error{Kind: cloud.KindInvalid, Code: "DBS.200001", Message: "Parameter error."},
+			want:   cloud.Error{Kind: cloud.KindInvalid, Code: "DBS.200001", Sentence: "a parameter of the request is invalid", Message: "Parameter error."},
 		},
 		"400 no code": {
 			reason: "a 400 without an OTC code is not known to be the spec's fault",
@@ -115,29 +115,29 @@ func TestTranslate(t *testing.T) {
 		},
 		"400 sold out": {
 			err:  golangsdk.ErrDefault400{ErrUnexpectedResponseCode: resp(400, rdsBody("DBS.280450", ""))},
-			want: cloud.Error{Kind: cloud.KindInvalid, Code: "DBS.280450", Message: "the flavor is sold out in this availability zone"},
+			want: cloud.Error{Kind: cloud.KindInvalid, Code: "DBS.280450", Sentence: "the flavor is sold out in this availability zone", Message: "the flavor is sold out in this availability zone"},
 		},
 		"400 spec not found": {
 			err:  golangsdk.ErrDefault400{ErrUnexpectedResponseCode: resp(400, rdsBody("DBS.200053", "The specification does not exist."))},
-			want: cloud.Error{Kind: cloud.KindInvalid, Code: "DBS.200053", Message: "The specification does not exist."},
+			want: cloud.Error{Kind: cloud.KindInvalid, Code: "DBS.200053", Sentence: "the flavor does not exist", Message: "The specification does not exist."},
 		},
 		"404 VPC": {
 			reason: "an unknown VPC is the spec's fault, not a missing instance",
 			err:    golangsdk.ErrDefault404{ErrUnexpectedResponseCode: resp(404, rdsBody("DBS.200503", "Either the VPC does not exist or does not belong to this user."))},
-			want:   cloud.Error{Kind: cloud.KindInvalid, Code: "DBS.200503", Message: "Either the VPC does not exist or does not belong to this user."},
+			want:   cloud.Error{Kind: cloud.KindInvalid, Code: "DBS.200503", Sentence: "the VPC does not exist or does not belong to this project", Message: "Either the VPC does not exist or does not belong to this user."},
 		},
 		"404 subnet": {
 			err:  golangsdk.ErrDefault404{ErrUnexpectedResponseCode: resp(404, rdsBody("DBS.200501", ""))},
-			want: cloud.Error{Kind: cloud.KindInvalid, Code: "DBS.200501", Message: "the subnet does not exist in this VPC"},
+			want: cloud.Error{Kind: cloud.KindInvalid, Code: "DBS.200501", Sentence: "the subnet does not exist in this VPC", Message: "the subnet does not exist in this VPC"},
 		},
 		"404 security group": {
 			err:  golangsdk.ErrDefault404{ErrUnexpectedResponseCode: resp(404, rdsBody("DBS.200050", "Security group not found."))},
-			want: cloud.Error{Kind: cloud.KindInvalid, Code: "DBS.200050", Message: "Security group not found."},
+			want: cloud.Error{Kind: cloud.KindInvalid, Code: "DBS.200050", Sentence: "the security group does not exist", Message: "Security group not found."},
 		},
 		"413 quota": {
 			reason: "statuses without an ErrDefault type arrive as ErrUnexpectedResponseCode",
 			err:    resp(413, rdsBody("DBS.200046", "Quota exceeded.")),
-			want:   cloud.Error{Kind: cloud.KindInvalid, Code: "DBS.200046", Message: "Quota exceeded."},
+			want:   cloud.Error{Kind: cloud.KindInvalid, Code: "DBS.200046", Sentence: "the project's quota is used up", Message: "Quota exceeded."},
 		},
 		"429 with Retry-After": {
 			err:  golangsdk.ErrDefault429{ErrUnexpectedResponseCode: resp(429, "")},
@@ -174,7 +174,7 @@ func TestTranslate(t *testing.T) {
 		},
 		"403": {
 			err:  golangsdk.ErrDefault403{ErrUnexpectedResponseCode: resp(403, rdsBody("DBS.200044", "Resource not found or permission denied."))},
-			want: cloud.Error{Kind: cloud.KindUnauthorized, Code: "DBS.200044", Message: "Resource not found or permission denied."},
+			want: cloud.Error{Kind: cloud.KindUnauthorized, Code: "DBS.200044", Sentence: "the resource does not exist or the controller may not use it", Message: "Resource not found or permission denied."},
 		},
 		"405": {
 			err:  golangsdk.ErrDefault405{ErrUnexpectedResponseCode: resp(405, "")},
@@ -278,7 +278,7 @@ func TestTranslateKeepsBodyTextOutOfMessage(t *testing.T) {
 		"documented body with code": {
 			reason: "OTC's documented error: its code is kept, sync/ says it in its own words",
 			err:    golangsdk.ErrDefault400{ErrUnexpectedResponseCode: resp(400, rdsBody("DBS.200053", "The flavor does not exist."))},
-			want:   cloud.Error{Kind: cloud.KindInvalid, Code: "DBS.200053", Message: "The flavor does not exist."},
+			want:   cloud.Error{Kind: cloud.KindInvalid, Code: "DBS.200053", Sentence: "the flavor does not exist", Message: "The flavor does not exist."},
 		},
 		"codeless JSON 404": {
 			reason:   "a codeless 404 reads as the status, its message goes to the logs",
@@ -392,4 +392,71 @@ func TestResultLabel(t *testing.T) {
 	assert.Equal(t, "throttled", resultLabel(&cloud.Error{Kind: cloud.KindThrottled}))
 	assert.Equal(t, "notfound", resultLabel(&cloud.Error{Kind: cloud.KindNotFound}))
 	assert.Equal(t, "unknown", resultLabel(errors.New("x")))
+}
+
+// TestRefusalsReadAsOurSentences: a refusal OTC answers reads in a condition as the sentence of
+// codes with the code for support, and never as OTC's error_msg.
+func TestRefusalsReadAsOurSentences(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		err    error
+		want   string
+	}{
+		"known code": {
+			reason: "a code we know reads as our own sentence, with the code for support",
+			err:    golangsdk.ErrDefault400{ErrUnexpectedResponseCode: resp(400, rdsBody("DBS.200053", "Spec rds.x does not exist. (request 8f2c)"))},
+			want:   "OTC refused the request: the flavor does not exist (DBS.200053).",
+		},
+		"unknown code": {
+			reason: "an unknown code shows only the code, never OTC's message",
+			err:    golangsdk.ErrDefault400{ErrUnexpectedResponseCode: resp(400, rdsBody("DBS.123456", "Something odd happened at 10:41:07."))},
+			want:   "OTC refused the request (code DBS.123456).",
+		},
+		"IAM code": {
+			reason: "IAM refusals are translated too",
+			err:    golangsdk.ErrDefault400{ErrUnexpectedResponseCode: resp(400, rdsBody("IAM.0007", "The request body is invalid: duration_seconds"))},
+			want:   "OTC refused the request: IAM refused the request for temporary credentials (IAM.0007).",
+		},
+		"codeless answer": {
+			reason: "an answer without a code reads as our sentence for its status",
+			err:    resp(413, `{"error_msg":"Request entity too large, request id 8f2c"}`),
+			want:   "OTC refused the request: OTC answered 413: the request was too large.",
+		},
+		"adapter's own error": {
+			reason: "an error the adapter makes before sending says what it found",
+			err:    cloud.Errorf(cloud.KindInvalid, "", "", `VPC %q not found`, "frank-test"),
+			want:   `OTC refused the request: VPC "frank-test" not found.`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, tc.want, translate("Op", tc.err, callInfo{}).Refusal(), tc.reason)
+		})
+	}
+}
+
+// TestCodesCoverTheDocumentedRefusals: every refusal code otc-api.md lists for the calls the hooks
+// make has a sentence of its own.
+func TestCodesCoverTheDocumentedRefusals(t *testing.T) {
+	for _, code := range []string{
+		"DBS.200001", "DBS.200021", "DBS.200025", "DBS.200026", "DBS.200052", "DBS.200053", "DBS.290002",
+		"DBS.280450", "DBS.201101", "DBS.201103", "DBS.201106", "DBS.200046", "DBS.200503", "DBS.200501",
+		"DBS.200050", "DBS.200002", "DBS.201010", "DBS.212001", "DBS.200022", "DBS.201204", "DBS.200306",
+		"DBS.200027", "DBS.200023",
+	} {
+		assert.NotEmpty(t, codes[code].sentence, "%s: a refusal OTC documents must read as our own sentence", code)
+	}
+}
+
+// TestCodeSentencesAreShort: a sentence goes into a condition between "OTC refused the request: "
+// and the code; it is one short clause without a full stop.
+func TestCodeSentencesAreShort(t *testing.T) {
+	for code, c := range codes {
+		if c.sentence == "" {
+			continue
+		}
+		assert.Equal(t, oneLine(c.sentence), c.sentence, code)
+		assert.False(t, strings.HasSuffix(c.sentence, "."), "%s: the condition adds the full stop", code)
+		assert.LessOrEqual(t, len(c.sentence), 80, code)
+	}
 }

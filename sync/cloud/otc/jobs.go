@@ -14,7 +14,7 @@ import (
 //
 // NOTE: the SDK has no getter for jobs, only instances.WaitForJobCompleted, which blocks. We send its
 // request ourselves, GET {rds}/jobs?id=, and decode into the SDK's golangsdk.RDSJobStatus. A job
-// created a moment ago may answer 400 DBS.200543 "The job does not exist" (see codeKinds).
+// created a moment ago may answer 400 DBS.200543 "The job does not exist" (see codes).
 func (c *Client) GetJob(ctx context.Context, id string) (*cloud.Job, error) {
 	const op = "GetJob"
 	if id == "" {
