@@ -23,6 +23,8 @@ const (
 	actDeleteTags         actionKind = "DeleteTags"
 	actRestoreInPlace     actionKind = "RestoreInPlace"
 	actStorageAutoscaling actionKind = "SetStorageAutoscaling"
+	actCreateBackup       actionKind = "CreateBackup"
+	actDeleteInstance     actionKind = "DeleteInstance"
 )
 
 // action is the one change a decision asks of the cloud, as data: which call, on which instance,
@@ -40,6 +42,8 @@ type action struct {
 	keys    []string                 // actDeleteTags
 	at      time.Time                // actRestoreInPlace
 	scaling cloud.StorageAutoscaling // actStorageAutoscaling
+	backup  string                   // actCreateBackup: the backup's name
+	about   string                   // actCreateBackup: the backup's description
 
 	// password is the root password SingleToHA needs for SQL Server. It is never compared or
 	// printed (secret.Value), and never part of what a decision is tested on.
@@ -54,6 +58,12 @@ type action struct {
 // id, and decided anew, before any change is sent. So a change is only ever made on a fresh
 // observation that still asks for it.
 func (c *call) act(ctx context.Context, a action) (jobID string, err error) {
+	jobID, _, err = c.perform(ctx, a)
+	return jobID, err
+}
+
+// perform is act that also returns the backup an actCreateBackup started (there is no job).
+func (c *call) perform(ctx context.Context, a action) (jobID string, backup *cloud.Backup, err error) {
 	err = c.cloudCall(ctx, func(ctx context.Context) (err error) {
 		switch a.kind {
 		case actResize:
@@ -80,10 +90,14 @@ func (c *call) act(ctx context.Context, a action) (jobID string, err error) {
 				return cloud.ErrMetricsUnavailable
 			}
 			err = reader.SetStorageAutoscaling(ctx, a.instance, a.scaling)
+		case actCreateBackup:
+			backup, err = c.cloud.CreateBackup(ctx, a.instance, a.backup, a.about)
+		case actDeleteInstance:
+			jobID, err = c.cloud.DeleteInstance(ctx, a.instance)
 		default:
 			return fmt.Errorf("sync: act: unknown action %q", a.kind) // a programming error, never sent
 		}
 		return err
 	})
-	return jobID, err
+	return jobID, backup, err
 }

@@ -51,6 +51,11 @@ func notSynced(reason, message string, cl class) outcome {
 	return outcome{cond: v1alpha1.ConditionSynced, status: metav1.ConditionFalse, reason: reason, message: message, class: cl}
 }
 
+// notReady is a Ready=False outcome.
+func notReady(reason, message string, cl class) outcome {
+	return outcome{cond: v1alpha1.ConditionReady, status: metav1.ConditionFalse, reason: reason, message: message, class: cl}
+}
+
 // resyncOf is the one rule for when to call again: each class asks for a delay, and a call answers
 // the shortest delay any of its outcomes asked for (ask).
 func (r *Reconciler) resyncOf(cl class) time.Duration {
