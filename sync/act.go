@@ -25,6 +25,8 @@ const (
 	actStorageAutoscaling actionKind = "SetStorageAutoscaling"
 	actCreate             actionKind = "CreateInstance"
 	actRestoreToNew       actionKind = "RestoreToNew"
+	actCreateBackup       actionKind = "CreateBackup"
+	actDeleteInstance     actionKind = "DeleteInstance"
 )
 
 // action is the one change a decision asks of the cloud, as data: which call, on which instance,
@@ -44,16 +46,19 @@ type action struct {
 	scaling cloud.StorageAutoscaling  // actStorageAutoscaling
 	create  *cloud.CreateInstanceOpts // actCreate, actRestoreToNew (its Password is a secret.Value)
 	from    cloud.RestorePoint        // actRestoreToNew
+	backup  string                    // actCreateBackup: the backup's name
+	about   string                    // actCreateBackup: the backup's description
 
 	// password is the root password SingleToHA needs for SQL Server. It is never compared or
 	// printed (secret.Value), and never part of what a decision is tested on.
 	password secret.Value
 }
 
-// acted is what OTC answered to an action: the job that carries it out, if any, and the id of an
-// instance it creates.
+// acted is what OTC answered to an action: the job that carries it out, if any, the id of an
+// instance it creates, and the backup it starts.
 type acted struct {
 	jobID, instanceID string
+	backup            *cloud.Backup
 }
 
 // act makes the action, the one change of a call, under the per-call deadline.
@@ -94,6 +99,10 @@ func (c *call) act(ctx context.Context, a action) (res acted, err error) {
 			res.instanceID, *jobID, err = c.cloud.CreateInstance(ctx, *a.create)
 		case actRestoreToNew:
 			res.instanceID, *jobID, err = c.cloud.RestoreToNew(ctx, cloud.RestoreToNewOpts{CreateInstanceOpts: *a.create, From: a.from})
+		case actCreateBackup:
+			res.backup, err = c.cloud.CreateBackup(ctx, a.instance, a.backup, a.about)
+		case actDeleteInstance:
+			*jobID, err = c.cloud.DeleteInstance(ctx, a.instance)
 		default:
 			return fmt.Errorf("sync: act: unknown action %q", a.kind) // a programming error, never sent
 		}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
@@ -59,112 +59,331 @@ func (r *Reconciler) Finalize(ctx context.Context, req *hook.Request) (*hook.Fin
 	return resp, nil
 }
 
+// finalizeInput is all that the finalize decision reads: the spec, this call's status so far, the
+// object as ownership tags name it, the Secrets that hold generated passwords, and what the plan
+// asked for: the observation, the instance reported into status, the backup list, the answer to
+// its action.
+type finalizeInput struct {
+	spec *v1alpha1.RdsSpec
+	st   *v1alpha1.RdsStatus // this call's status so far (credentials, report)
+	me   owner
+	// object is namespace/name, for the final backup's description.
+	object     string
+	generation int64
+	// lost names the Secrets that hold the only copy of a generated password
+	// (generatedPasswordSecrets); saved says the user copied them (AnnotationPasswordSaved).
+	lost  []string
+	saved bool
+
+	// observed says inst and claim were read (observe): inst is nil when OTC has no instance.
+	observed bool
+	inst     *cloud.Instance
+	claim    claim
+	// reported says the instance was copied into st (report).
+	reported bool
+	// backups is the instance's backup list; nil until read.
+	backups []cloud.Backup
+	// answer is what OTC answered to the plan's action; nil until it was made.
+	answer *finalizeAnswer
+}
+
+// finalizeAnswer is OTC's answer to the action of a finalize plan.
+type finalizeAnswer struct {
+	jobID  string
+	backup *cloud.Backup // the backup CreateBackup started
+	err    error
+}
+
+// finalizePlan is the decision of a finalize call. A plan that asks for something (observe,
+// report, needBackups, act) is not final: the step provides it and plans again. The final plan
+// says everything the call answers besides the children, which finalize always echoes.
+type finalizePlan struct {
+	// observe, report and needBackups ask for the instance, for it to be reported into status, and
+	// for its backup list.
+	observe     bool
+	report      bool
+	needBackups bool
+	// act is the one change to make; the answer is planned on.
+	act *action
+
+	finalized bool
+	// instanceStatus, operation and finalBackup are status.status, status.operation and
+	// status.finalBackup as the call answers them.
+	instanceStatus string
+	operation      *v1alpha1.Operation
+	finalBackup    *v1alpha1.Backup
+	// ready and synced are the conditions the plan sets, if any.
+	ready, synced *outcome
+	// failed is a cloud error of the answer, sorted by cloudError.
+	failed error
+	// event is what the step logs of the decision.
+	event *logEvent
+}
+
+// logEvent is a line of the log: a static message with its attributes.
+type logEvent struct {
+	warn bool
+	msg  string
+	args []any
+}
+
+// planFinalize decides a finalize call. With deletionpolicy Delete: a final backup, a wait for it
+// to complete, the delete, a wait until OTC no longer lists the instance, one step a call. With
+// Retain: the release tag, unless a generated password would be lost. An instance that is not
+// this object's is left alone. It calls nothing.
+func planFinalize(in finalizeInput) finalizePlan {
+	p := finalizePlan{instanceStatus: in.st.Status, operation: in.st.Operation, finalBackup: in.st.FinalBackup}
+	retain := in.spec.Deletionpolicy == v1alpha1.DeletionPolicyRetain
+	if retain && len(in.lost) > 0 && !in.saved {
+		// The instance lives on, but the Secrets holding the only copies of its generated
+		// passwords are garbage-collected with the object. Decided before any cloud call.
+		p.ready = ptr.To(notReady(ReasonPasswordWouldBeLost, fmt.Sprintf(
+			"The instance is kept in OTC, but generated passwords live only in the Secrets %s, which are deleted with this object. "+
+				"Copy them, then annotate this object with %s=true (or set passwordsecretref) to finish deleting.",
+			strings.Join(in.lost, ", "), AnnotationPasswordSaved), waitsForUser))
+		p.synced = ptr.To(notSynced(ReasonPasswordWouldBeLost, "The deletion waits until the generated passwords are saved; see the Ready condition.", waitsForUser))
+		return p
+	}
+	if !in.observed {
+		return finalizePlan{observe: true}
+	}
+	inst := in.inst
+	switch {
+	case inst == nil && retain:
+		return retained(p, in.st.ID)
+	case inst == nil:
+		p.instanceStatus, p.operation = "", nil
+		p.ready = ptr.To(notReady(ReasonDeleting, "The instance is gone.", settled))
+		p.finalized = true
+		return p
+	case retain && in.claim.Kind == Released && in.claim.ReleasedBy == tagValue(in.me.UID):
+		return retained(p, in.st.ID)
+	case !in.claim.mine():
+		p.event = &logEvent{warn: true, msg: "finalize leaves an instance alone that is not this object's", args: []any{"instance", inst.ID, "ownership", in.claim.Kind.String()}}
+		p.instanceStatus, p.operation = "", nil
+		p.ready = ptr.To(notReady(ReasonInstanceNotOwned, fmt.Sprintf(
+			"The OTC instance %s was left alone: its tags do not name this object, so it is not this object's to delete or release.", inst.ID), settled))
+		p.finalized = true
+		return p
+	case retain:
+		return release(in, p)
+	}
+	if !in.reported {
+		return finalizePlan{report: true}
+	}
+	if op := p.operation; op != nil && op.Type == OpDelete {
+		return deleting(p, "The instance is being deleted.")
+	}
+	// NOTE: a CREATE FAIL instance never held data, and OTC cannot back it up.
+	if !in.spec.Skipfinalbackup && inst.Status != cloud.StatusCreateFail {
+		q, done := planFinalBackup(in, p)
+		if !done {
+			return q
+		}
+		p = q
+	}
+	// NOTE: OTC deletes an instance in any state but a transitional one (FAILED, SHUTDOWN and
+	// CREATE FAIL included); waiting for ACTIVE here would wait for ever on a broken instance.
+	if transitional(inst.Status) {
+		return deleting(p, "Waiting for the instance to finish "+inst.Status+" before deleting it.")
+	}
+	if in.answer == nil {
+		return finalizePlan{act: &action{kind: actDeleteInstance, instance: inst.ID}}
+	}
+	switch err := in.answer.err; {
+	case errors.Is(err, cloud.ErrNotFound):
+		p.finalized = true
+		return p
+	case errors.Is(err, cloud.ErrBusy):
+		return deleting(p, "The instance is busy; the delete will be retried.")
+	case err != nil:
+		p.failed = err
+		return p
+	}
+	p.event = &logEvent{msg: "deleting instance", args: []any{"instance", inst.ID, "job", in.answer.jobID}}
+	p.operation = &v1alpha1.Operation{Type: OpDelete, JobID: in.answer.jobID, Generation: in.generation}
+	return deleting(p, "The instance is being deleted.")
+}
+
+// planFinalBackup makes sure a completed final backup exists before the delete. It reports true,
+// with p's status updated, once deletion may go on; else the plan to answer.
+func planFinalBackup(in finalizeInput, p finalizePlan) (finalizePlan, bool) {
+	inst := in.inst
+	name := FinalBackupName(in.st.Name, inst.ID)
+	if in.backups == nil {
+		return finalizePlan{needBackups: true}, false
+	}
+	for _, b := range in.backups {
+		// The recorded id also finds a backup started under an earlier naming scheme.
+		if b.Name != name && (p.finalBackup == nil || p.finalBackup.ID != b.ID) {
+			continue
+		}
+		p.finalBackup = &v1alpha1.Backup{ID: b.ID, Name: b.Name, Status: b.Status}
+		switch b.Status {
+		case cloud.BackupCompleted:
+			if op := p.operation; op != nil && op.Type == OpBackup {
+				p.operation = nil
+			}
+			return p, true
+		case cloud.BackupFailed:
+			return waitForDecision(p, ReasonFinalBackupFailed,
+				fmt.Sprintf("The final backup %s failed, so the instance is not deleted. Set skipfinalbackup or deletionpolicy Retain to finish deleting.", b.Name),
+				"The final backup failed."), false
+		default:
+			return deleting(p, "Waiting for the final backup "+b.Name+" to complete."), false
+		}
+	}
+	if !usable(inst.Status) {
+		if transitional(inst.Status) {
+			return deleting(p, "Waiting for the instance to finish "+inst.Status+" before the final backup."), false
+		}
+		// NOTE: FAILED, SHUTDOWN, FROZEN and STORAGE FULL do not pass by themselves, and OTC
+		// refuses a backup in each: only the user can decide to delete without one.
+		return waitForDecision(p, ReasonFinalBackupImpossible,
+			fmt.Sprintf("OTC cannot back up a %s instance; set skipfinalbackup or deletionpolicy Retain to finish deleting.", inst.Status),
+			"The final backup cannot be taken."), false
+	}
+	if in.answer == nil {
+		return finalizePlan{act: &action{kind: actCreateBackup, instance: inst.ID, backup: name,
+			about: "Final backup before deletion by the Rds object " + in.object}}, false
+	}
+	switch err := in.answer.err; {
+	case errors.Is(err, cloud.ErrBusy):
+		// Another backup runs, or the instance is changing: try again.
+		return deleting(p, "Waiting to start the final backup."), false
+	case errors.Is(err, cloud.ErrConflict):
+		// NOTE: the name is taken (DBS.201204) although this instance's backups above do not carry
+		// it, so a backup of another instance does: it will not go away by itself. A backup of ours
+		// from a lost response shows up in the list, at the latest when the steady resync looks again.
+		return waitForDecision(p, ReasonFinalBackupNameTaken,
+			fmt.Sprintf("The final backup name %s is taken by a backup of another instance. Delete or rename that backup, or set skipfinalbackup or deletionpolicy Retain to finish deleting.", name),
+			"The final backup cannot be started."), false
+	case err != nil:
+		p.failed = err
+		return p, false
+	}
+	b := in.answer.backup
+	p.event = &logEvent{msg: "started final backup", args: []any{"instance", inst.ID, "backup", b.ID}}
+	p.finalBackup = &v1alpha1.Backup{ID: b.ID, Name: name, Status: b.Status}
+	p.operation = &v1alpha1.Operation{Type: OpBackup, Generation: in.generation, Target: name}
+	return deleting(p, "Waiting for the final backup "+name+" to complete."), false
+}
+
+// release plans the tags that release the instance under deletionpolicy Retain (this object's
+// ownership tags and rds-released-by=<uid>): the next call sees it released and finishes.
+func release(in finalizeInput, p finalizePlan) finalizePlan {
+	if in.answer == nil {
+		return finalizePlan{act: &action{kind: actSetTags, instance: in.inst.ID, tags: in.me.releaseTags()}}
+	}
+	switch err := in.answer.err; {
+	case errors.Is(err, cloud.ErrBusy):
+		p.ready = ptr.To(notReady(ReasonRetained, "The instance is busy; it is released (deletionpolicy Retain) when OTC accepts its release tag.", retry))
+		return p
+	case err != nil:
+		p.failed = err
+		return p
+	}
+	p.event = &logEvent{msg: "releasing instance", args: []any{"instance", in.inst.ID}}
+	p.ready = ptr.To(notReady(ReasonRetained, "The instance is being released: it stays in OTC (deletionpolicy Retain), tagged as released.", settled))
+	p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, "The release tag was issued to OTC.", inFlight))
+	return p
+}
+
+// retained finishes a deletion with deletionpolicy Retain.
+func retained(p finalizePlan, id string) finalizePlan {
+	p.event = &logEvent{msg: "retaining instance", args: []any{"instance", id}}
+	p.ready = ptr.To(notReady(ReasonRetained, "The instance is left in OTC (deletionpolicy Retain), released: another Rds object takes it over only by adopting it with instanceid.", settled))
+	p.finalized = true
+	return p
+}
+
+// waitForDecision stops the deletion until the user changes the spec: a stable Ready and Synced
+// condition and the steady resync.
+func waitForDecision(p finalizePlan, reason, ready, synced string) finalizePlan {
+	p.ready = ptr.To(notReady(reason, ready, waitsForUser))
+	p.synced = ptr.To(notSynced(reason, synced, waitsForUser))
+	return p
+}
+
+// deleting reports a deletion under way; its Ready reason says whether the final backup still runs.
+func deleting(p finalizePlan, message string) finalizePlan {
+	reason := ReasonDeleting
+	if fb := p.finalBackup; fb != nil && fb.Status != cloud.BackupCompleted && (p.operation == nil || p.operation.Type != OpDelete) {
+		reason = ReasonFinalBackupInProgress
+	}
+	p.ready = ptr.To(notReady(reason, message, inFlight))
+	p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, "Deletion is in progress.", inFlight))
+	return p
+}
+
+// finalize is the finalize step: it plans, gives the plan what it asks for (the instance, its
+// report into status, the backup list, the answer to its action), plans again each time, and
+// renders the last plan.
 func (c *call) finalize(ctx context.Context) (bool, error) {
 	if ok, err := c.credentials(ctx); !ok || err != nil { // credentials.go: c.cloud from here on
 		// NOTE: the create is issued only once the connection Secret is stored (create): without
 		// an instance id and that Secret, nothing was ever created that could be left behind.
 		return err == nil && c.st.ID == "" && c.observedSecret() == nil, err
 	}
-	retain := c.spec.Deletionpolicy == v1alpha1.DeletionPolicyRetain
-	if retain && !c.passwordsSaved() {
-		return false, nil
+	in := finalizeInput{
+		spec: c.spec, st: &c.st, me: c.me, object: c.parent.Namespace + "/" + c.parent.Name, generation: c.parent.Generation,
+		lost: c.generatedPasswordSecrets(), saved: c.parent.Annotations[AnnotationPasswordSaved] == "true",
 	}
-	obs, err := c.observe(ctx)
-	if err != nil {
-		return false, c.cloudError(err)
+	p := planFinalize(in)
+	if p.observe {
+		obs, err := c.observe(ctx)
+		if err != nil {
+			return false, c.cloudError(err)
+		}
+		in.observed, in.inst, in.claim = true, obs.inst, obs.claim
+		p = planFinalize(in)
 	}
-	inst := obs.inst
-	switch {
-	case inst == nil && retain:
-		c.retained()
-		return true, nil
-	case inst == nil:
-		c.st.Status, c.st.Operation = "", nil
-		c.setReady(metav1.ConditionFalse, ReasonDeleting, "The instance is gone.")
-		return true, nil
-	case retain && obs.claim.Kind == Released && obs.claim.ReleasedBy == tagValue(c.me.UID):
-		c.retained()
-		return true, nil
-	case !obs.claim.mine():
-		c.log.Warn("finalize leaves an instance alone that is not this object's", "instance", inst.ID, "ownership", obs.claim.Kind.String())
-		c.st.Status, c.st.Operation = "", nil
-		c.setReady(metav1.ConditionFalse, ReasonInstanceNotOwned, fmt.Sprintf(
-			"The OTC instance %s was left alone: its tags do not name this object, so it is not this object's to delete or release.", inst.ID))
-		return true, nil
-	case retain:
-		return false, c.release(ctx, inst)
+	if p.report {
+		c.report(in.inst) // its resync is an ask: it never lengthens what the plan asks
+		in.reported = true
+		p = planFinalize(in)
 	}
-	c.report(inst) // never lengthens the pending resync set above
-	if op := c.st.Operation; op != nil && op.Type == OpDelete {
-		c.deleting("The instance is being deleted.")
-		return false, nil
+	if p.needBackups {
+		if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
+			in.backups, err = c.cloud.ListBackups(ctx, in.inst.ID)
+			return err
+		}); err != nil {
+			return false, c.cloudError(err)
+		}
+		if in.backups == nil {
+			in.backups = []cloud.Backup{}
+		}
+		p = planFinalize(in)
 	}
-	if ok, err := c.finalBackup(ctx, inst); !ok || err != nil {
-		return false, err
+	if p.act != nil {
+		var a finalizeAnswer
+		var res acted
+		res, a.err = c.act(ctx, *p.act)
+		a.jobID, a.backup = res.jobID, res.backup
+		in.answer = &a
+		p = planFinalize(in)
 	}
-	// NOTE: OTC deletes an instance in any state but a transitional one (FAILED, SHUTDOWN and
-	// CREATE FAIL included); waiting for ACTIVE here would wait for ever on a broken instance.
-	if transitional(inst.Status) {
-		c.deleting("Waiting for the instance to finish " + inst.Status + " before deleting it.")
-		return false, nil
-	}
-	var jobID string
-	err = c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		jobID, err = c.cloud.DeleteInstance(ctx, inst.ID)
-		return err
-	})
-	switch {
-	case errors.Is(err, cloud.ErrNotFound):
-		return true, nil
-	case errors.Is(err, cloud.ErrBusy):
-		c.deleting("The instance is busy; the delete will be retried.")
-		return false, nil
-	case err != nil:
-		return false, c.cloudError(err)
-	}
-	c.log.Info("deleting instance", "instance", inst.ID, "job", jobID)
-	c.st.Operation = &v1alpha1.Operation{Type: OpDelete, JobID: jobID, Generation: c.parent.Generation}
-	c.deleting("The instance is being deleted.")
-	return false, nil
+	return p.finalized, c.renderFinalize(p)
 }
 
-// passwordsSaved holds a deletion with deletionpolicy Retain while a generated password would be
-// lost: the instance lives on, but the Secrets holding the only copies of its generated passwords
-// are garbage-collected with the object. It runs before any cloud call.
-func (c *call) passwordsSaved() bool {
-	if lost := c.generatedPasswordSecrets(); len(lost) > 0 && c.parent.Annotations[AnnotationPasswordSaved] != "true" {
-		c.setReady(metav1.ConditionFalse, ReasonPasswordWouldBeLost, fmt.Sprintf(
-			"The instance is kept in OTC, but generated passwords live only in the Secrets %s, which are deleted with this object. "+
-				"Copy them, then annotate this object with %s=true (or set passwordsecretref) to finish deleting.",
-			strings.Join(lost, ", "), AnnotationPasswordSaved))
-		c.setSynced(metav1.ConditionFalse, ReasonPasswordWouldBeLost, "The deletion waits until the generated passwords are saved; see the Ready condition.")
-		return false
+// renderFinalize writes a final plan into the answer.
+func (c *call) renderFinalize(p finalizePlan) error {
+	c.st.Status, c.st.Operation, c.st.FinalBackup = p.instanceStatus, p.operation, p.finalBackup
+	if e := p.event; e != nil && e.warn {
+		c.log.Warn(e.msg, e.args...)
+	} else if e != nil {
+		c.log.Info(e.msg, e.args...)
 	}
-	return true
-}
-
-// release writes the tags that release the instance under deletionpolicy Retain (this object's
-// ownership tags and rds-released-by=<uid>): the next call sees it released and finishes.
-func (c *call) release(ctx context.Context, inst *cloud.Instance) error {
-	err := c.cloudCall(ctx, func(ctx context.Context) error { return c.cloud.SetTags(ctx, inst.ID, c.me.releaseTags()) })
-	switch {
-	case errors.Is(err, cloud.ErrBusy):
-		c.setReady(metav1.ConditionFalse, ReasonRetained, "The instance is busy; it is released (deletionpolicy Retain) when OTC accepts its release tag.")
-		c.askClass(retry)
-		return nil
-	case err != nil:
-		return c.cloudError(err)
+	if p.ready != nil {
+		c.tell(*p.ready)
 	}
-	c.log.Info("releasing instance", "instance", inst.ID)
-	c.setReady(metav1.ConditionFalse, ReasonRetained, "The instance is being released: it stays in OTC (deletionpolicy Retain), tagged as released.")
-	c.tell(syncedOK(ReasonReconcileSuccess, "The release tag was issued to OTC.", inFlight))
+	if p.synced != nil {
+		c.tell(*p.synced)
+	}
+	if p.failed != nil {
+		return c.cloudError(p.failed)
+	}
 	return nil
-}
-
-// retained finishes a deletion with deletionpolicy Retain.
-func (c *call) retained() {
-	c.log.Info("retaining instance", "instance", c.st.ID)
-	c.setReady(metav1.ConditionFalse, ReasonRetained, "The instance is left in OTC (deletionpolicy Retain), released: another Rds object takes it over only by adopting it with instanceid.")
 }
 
 // generatedPasswordSecrets names the observed Secrets that hold the only copy of a password the
@@ -183,97 +402,4 @@ func (c *call) generatedPasswordSecrets() []string {
 		}
 	}
 	return names
-}
-
-// finalBackup makes sure a completed final backup exists. It reports true once deletion may go on.
-func (c *call) finalBackup(ctx context.Context, inst *cloud.Instance) (bool, error) {
-	// NOTE: a CREATE FAIL instance never held data, and OTC cannot back it up.
-	if c.spec.Skipfinalbackup || inst.Status == cloud.StatusCreateFail {
-		return true, nil
-	}
-	name := FinalBackupName(c.st.Name, inst.ID)
-	var backups []cloud.Backup
-	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		backups, err = c.cloud.ListBackups(ctx, inst.ID)
-		return err
-	}); err != nil {
-		return false, c.cloudError(err)
-	}
-	for _, b := range backups {
-		// The recorded id also finds a backup started under an earlier naming scheme.
-		if b.Name != name && (c.st.FinalBackup == nil || c.st.FinalBackup.ID != b.ID) {
-			continue
-		}
-		c.st.FinalBackup = &v1alpha1.Backup{ID: b.ID, Name: b.Name, Status: b.Status}
-		switch b.Status {
-		case cloud.BackupCompleted:
-			if op := c.st.Operation; op != nil && op.Type == OpBackup {
-				c.st.Operation = nil
-			}
-			return true, nil
-		case cloud.BackupFailed:
-			c.waitForDecision(ReasonFinalBackupFailed,
-				fmt.Sprintf("The final backup %s failed, so the instance is not deleted. Set skipfinalbackup or deletionpolicy Retain to finish deleting.", b.Name),
-				"The final backup failed.")
-			return false, nil
-		default:
-			c.deleting("Waiting for the final backup " + b.Name + " to complete.")
-			return false, nil
-		}
-	}
-	if !usable(inst.Status) {
-		if transitional(inst.Status) {
-			c.deleting("Waiting for the instance to finish " + inst.Status + " before the final backup.")
-			return false, nil
-		}
-		// NOTE: FAILED, SHUTDOWN, FROZEN and STORAGE FULL do not pass by themselves, and OTC
-		// refuses a backup in each: only the user can decide to delete without one.
-		c.waitForDecision(ReasonFinalBackupImpossible,
-			fmt.Sprintf("OTC cannot back up a %s instance; set skipfinalbackup or deletionpolicy Retain to finish deleting.", inst.Status),
-			"The final backup cannot be taken.")
-		return false, nil
-	}
-	var b *cloud.Backup
-	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		b, err = c.cloud.CreateBackup(ctx, inst.ID, name, "Final backup before deletion by the Rds object "+c.parent.Namespace+"/"+c.parent.Name)
-		return err
-	})
-	switch {
-	case errors.Is(err, cloud.ErrBusy):
-		// Another backup runs, or the instance is changing: try again.
-		c.deleting("Waiting to start the final backup.")
-		return false, nil
-	case errors.Is(err, cloud.ErrConflict):
-		// NOTE: the name is taken (DBS.201204) although this instance's backups above do not carry
-		// it, so a backup of another instance does: it will not go away by itself. A backup of ours
-		// from a lost response shows up in the list, at the latest when the steady resync looks again.
-		c.waitForDecision(ReasonFinalBackupNameTaken,
-			fmt.Sprintf("The final backup name %s is taken by a backup of another instance. Delete or rename that backup, or set skipfinalbackup or deletionpolicy Retain to finish deleting.", name),
-			"The final backup cannot be started.")
-		return false, nil
-	case err != nil:
-		return false, c.cloudError(err)
-	}
-	c.log.Info("started final backup", "instance", inst.ID, "backup", b.ID)
-	c.st.FinalBackup = &v1alpha1.Backup{ID: b.ID, Name: name, Status: b.Status}
-	c.st.Operation = &v1alpha1.Operation{Type: OpBackup, Generation: c.parent.Generation, Target: name}
-	c.deleting("Waiting for the final backup " + name + " to complete.")
-	return false, nil
-}
-
-// waitForDecision stops the deletion until the user changes the spec: a stable Ready and Synced
-// condition and the steady resync.
-func (c *call) waitForDecision(reason, ready, synced string) {
-	c.setReady(metav1.ConditionFalse, reason, ready)
-	c.setSynced(metav1.ConditionFalse, reason, synced)
-}
-
-func (c *call) deleting(message string) {
-	reason := ReasonDeleting
-	if fb := c.st.FinalBackup; fb != nil && fb.Status != cloud.BackupCompleted && (c.st.Operation == nil || c.st.Operation.Type != OpDelete) {
-		reason = ReasonFinalBackupInProgress
-	}
-	c.setReady(metav1.ConditionFalse, reason, message)
-	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "Deletion is in progress.")
-	c.askClass(inFlight)
 }
