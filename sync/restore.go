@@ -235,7 +235,7 @@ func planNewRestore(in restoreInput, p restorePlan) restorePlan {
 	}
 	at, perr := time.Parse(time.RFC3339, want)
 	if perr != nil { // Validate refuses it first; never restore to a time we cannot read
-		// Ready is set already (report), so this is invalid's outcome.
+		// NOTE: report has set Ready already, so this Synced is all that invalid would set.
 		p.synced = ptr.To(notSynced(ReasonInvalidSpec, fmt.Sprintf(
 			"backuprestoretime %q is not an RFC3339 time such as 2026-11-22T10:00:00Z.", want), waitsForUser))
 		p.stop = true
