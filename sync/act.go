@@ -61,6 +61,19 @@ type acted struct {
 	backup            *cloud.Backup
 }
 
+// actAnswer is OTC's answer to an action, as a plan that is made again on it reads it.
+type actAnswer struct {
+	jobID  string
+	backup *cloud.Backup
+	err    error
+}
+
+// answer makes the action (act) and returns the answer for the plan.
+func (c *call) answer(ctx context.Context, a action) *actAnswer {
+	res, err := c.act(ctx, a)
+	return &actAnswer{jobID: res.jobID, backup: res.backup, err: err}
+}
+
 // act makes the action, the one change of a call, under the per-call deadline.
 //
 // NOTE: a call that decided on the shared view holds a client that refuses every change with

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"k8s.io/utils/ptr"
@@ -84,14 +85,7 @@ type finalizeInput struct {
 	// backups is the instance's backup list; nil until read.
 	backups []cloud.Backup
 	// answer is what OTC answered to the plan's action; nil until it was made.
-	answer *finalizeAnswer
-}
-
-// finalizeAnswer is OTC's answer to the action of a finalize plan.
-type finalizeAnswer struct {
-	jobID  string
-	backup *cloud.Backup // the backup CreateBackup started
-	err    error
+	answer *actAnswer
 }
 
 // finalizePlan is the decision of a finalize call. A plan that asks for something (observe,
@@ -117,14 +111,7 @@ type finalizePlan struct {
 	// failed is a cloud error of the answer, sorted by cloudError.
 	failed error
 	// event is what the step logs of the decision.
-	event *logEvent
-}
-
-// logEvent is a line of the log: a static message with its attributes.
-type logEvent struct {
-	warn bool
-	msg  string
-	args []any
+	event *logLine
 }
 
 // planFinalize decides a finalize call. With deletionpolicy Delete: a final backup, a wait for it
@@ -159,7 +146,7 @@ func planFinalize(in finalizeInput) finalizePlan {
 	case retain && in.claim.Kind == Released && in.claim.ReleasedBy == tagValue(in.me.UID):
 		return retained(p, in.st.ID)
 	case !in.claim.mine():
-		p.event = &logEvent{warn: true, msg: "finalize leaves an instance alone that is not this object's", args: []any{"instance", inst.ID, "ownership", in.claim.Kind.String()}}
+		p.event = &logLine{level: slog.LevelWarn, msg: "finalize leaves an instance alone that is not this object's", args: []any{"instance", inst.ID, "ownership", in.claim.Kind.String()}}
 		p.instanceStatus, p.operation = "", nil
 		p.ready = ptr.To(notReady(ReasonInstanceNotOwned, fmt.Sprintf(
 			"The OTC instance %s was left alone: its tags do not name this object, so it is not this object's to delete or release.", inst.ID), settled))
@@ -200,7 +187,7 @@ func planFinalize(in finalizeInput) finalizePlan {
 		p.failed = err
 		return p
 	}
-	p.event = &logEvent{msg: "deleting instance", args: []any{"instance", inst.ID, "job", in.answer.jobID}}
+	p.event = &logLine{level: slog.LevelInfo, msg: "deleting instance", args: []any{"instance", inst.ID, "job", in.answer.jobID}}
 	p.operation = &v1alpha1.Operation{Type: OpDelete, JobID: in.answer.jobID, Generation: in.generation}
 	return deleting(p, "The instance is being deleted.")
 }
@@ -263,7 +250,7 @@ func planFinalBackup(in finalizeInput, p finalizePlan) (finalizePlan, bool) {
 		return p, false
 	}
 	b := in.answer.backup
-	p.event = &logEvent{msg: "started final backup", args: []any{"instance", inst.ID, "backup", b.ID}}
+	p.event = &logLine{level: slog.LevelInfo, msg: "started final backup", args: []any{"instance", inst.ID, "backup", b.ID}}
 	p.finalBackup = &v1alpha1.Backup{ID: b.ID, Name: name, Status: b.Status}
 	p.operation = &v1alpha1.Operation{Type: OpBackup, Generation: in.generation, Target: name}
 	return deleting(p, "Waiting for the final backup "+name+" to complete."), false
@@ -283,7 +270,7 @@ func release(in finalizeInput, p finalizePlan) finalizePlan {
 		p.failed = err
 		return p
 	}
-	p.event = &logEvent{msg: "releasing instance", args: []any{"instance", in.inst.ID}}
+	p.event = &logLine{level: slog.LevelInfo, msg: "releasing instance", args: []any{"instance", in.inst.ID}}
 	p.ready = ptr.To(notReady(ReasonRetained, "The instance is being released: it stays in OTC (deletionpolicy Retain), tagged as released.", settled))
 	p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, "The release tag was issued to OTC.", inFlight))
 	return p
@@ -291,7 +278,7 @@ func release(in finalizeInput, p finalizePlan) finalizePlan {
 
 // retained finishes a deletion with deletionpolicy Retain.
 func retained(p finalizePlan, id string) finalizePlan {
-	p.event = &logEvent{msg: "retaining instance", args: []any{"instance", id}}
+	p.event = &logLine{level: slog.LevelInfo, msg: "retaining instance", args: []any{"instance", id}}
 	p.ready = ptr.To(notReady(ReasonRetained, "The instance is left in OTC (deletionpolicy Retain), released: another Rds object takes it over only by adopting it with instanceid.", settled))
 	p.finalized = true
 	return p
@@ -356,11 +343,7 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 		p = planFinalize(in)
 	}
 	if p.act != nil {
-		var a finalizeAnswer
-		var res acted
-		res, a.err = c.act(ctx, *p.act)
-		a.jobID, a.backup = res.jobID, res.backup
-		in.answer = &a
+		in.answer = c.answer(ctx, *p.act)
 		p = planFinalize(in)
 	}
 	return p.finalized, c.renderFinalize(p)
@@ -369,10 +352,8 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 // renderFinalize writes a final plan into the answer.
 func (c *call) renderFinalize(p finalizePlan) error {
 	c.st.Status, c.st.Operation, c.st.FinalBackup = p.instanceStatus, p.operation, p.finalBackup
-	if e := p.event; e != nil && e.warn {
-		c.log.Warn(e.msg, e.args...)
-	} else if e != nil {
-		c.log.Info(e.msg, e.args...)
+	if p.event != nil {
+		c.logAll(context.Background(), []logLine{*p.event})
 	}
 	if p.ready != nil {
 		c.tell(*p.ready)

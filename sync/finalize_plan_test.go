@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"log/slog"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -55,7 +56,7 @@ func TestPlanFinalize(t *testing.T) {
 	final := func(status string) cloud.Backup {
 		return cloud.Backup{ID: "b-1", Name: finalName, Type: "manual", Status: status}
 	}
-	answered := func(a finalizeAnswer) func(*finalizeInput) { return func(in *finalizeInput) { in.answer = &a } }
+	answered := func(a actAnswer) func(*finalizeInput) { return func(in *finalizeInput) { in.answer = &a } }
 	busy := &cloud.Error{Kind: cloud.KindBusy, Code: "DBS.201205"}
 	conflict := &cloud.Error{Kind: cloud.KindConflict, Code: "DBS.201204"}
 	unavailable := &cloud.Error{Kind: cloud.KindUnavailable}
@@ -108,13 +109,13 @@ func TestPlanFinalize(t *testing.T) {
 			reason: "nothing to release",
 			in:     input(retain, gone),
 			want: finalizePlan{instanceStatus: cloud.StatusActive, ready: retainedReady, finalized: true,
-				event: &logEvent{msg: "retaining instance", args: []any{"instance", "inst-1"}}},
+				event: &logLine{level: slog.LevelInfo, msg: "retaining instance", args: []any{"instance", "inst-1"}}},
 		},
 		"retain, released by this object: finalized": {
 			reason: "the release tag of an earlier call was written",
 			in:     input(retain, unreported, withClaim(claim{Kind: Released, ReleasedBy: "uid-1"})),
 			want: finalizePlan{instanceStatus: cloud.StatusActive, ready: retainedReady, finalized: true,
-				event: &logEvent{msg: "retaining instance", args: []any{"instance", "inst-1"}}},
+				event: &logLine{level: slog.LevelInfo, msg: "retaining instance", args: []any{"instance", "inst-1"}}},
 		},
 		"retain, mine: the release tag is the one change": {
 			reason: "the ownership tags and rds-released-by in one SetTags, before any report",
@@ -123,20 +124,20 @@ func TestPlanFinalize(t *testing.T) {
 		},
 		"retain, release issued": {
 			reason: "the next call sees the instance released and finishes",
-			in:     input(retain, unreported, answered(finalizeAnswer{})),
+			in:     input(retain, unreported, answered(actAnswer{})),
 			want: with(plan(ptr.To(notReady(ReasonRetained, "The instance is being released: it stays in OTC (deletionpolicy Retain), tagged as released.", settled)),
 				ptr.To(syncedOK(ReasonReconcileSuccess, "The release tag was issued to OTC.", inFlight))), func(p *finalizePlan) {
-				p.event = &logEvent{msg: "releasing instance", args: []any{"instance", "inst-1"}}
+				p.event = &logLine{level: slog.LevelInfo, msg: "releasing instance", args: []any{"instance", "inst-1"}}
 			}),
 		},
 		"retain, release refused as busy": {
 			reason: "a busy instance takes the tag later: Ready says so, and the call comes again soon",
-			in:     input(retain, unreported, answered(finalizeAnswer{err: busy})),
+			in:     input(retain, unreported, answered(actAnswer{err: busy})),
 			want:   plan(ptr.To(notReady(ReasonRetained, "The instance is busy; it is released (deletionpolicy Retain) when OTC accepts its release tag.", retry)), nil),
 		},
 		"retain, release failed": {
 			reason: "any other error is sorted by cloudError",
-			in:     input(retain, unreported, answered(finalizeAnswer{err: unavailable})),
+			in:     input(retain, unreported, answered(actAnswer{err: unavailable})),
 			want:   finalizePlan{instanceStatus: cloud.StatusActive, failed: unavailable},
 		},
 		"retain, released by another object: left alone": {
@@ -144,7 +145,7 @@ func TestPlanFinalize(t *testing.T) {
 			in:     input(retain, unreported, withClaim(claim{Kind: Released, ReleasedBy: "uid-0"})),
 			want: finalizePlan{finalized: true,
 				ready: ptr.To(notReady(ReasonInstanceNotOwned, "The OTC instance inst-1 was left alone: its tags do not name this object, so it is not this object's to delete or release.", settled)),
-				event: &logEvent{warn: true, msg: "finalize leaves an instance alone that is not this object's", args: []any{"instance", "inst-1", "ownership", "Released"}}},
+				event: &logLine{level: slog.LevelWarn, msg: "finalize leaves an instance alone that is not this object's", args: []any{"instance", "inst-1", "ownership", "Released"}}},
 		},
 
 		// Not this object's, or gone
@@ -153,7 +154,7 @@ func TestPlanFinalize(t *testing.T) {
 			in:     input(unreported, withClaim(claim{Kind: OwnedByOther}), withOp(opBackup)),
 			want: finalizePlan{finalized: true,
 				ready: ptr.To(notReady(ReasonInstanceNotOwned, "The OTC instance inst-1 was left alone: its tags do not name this object, so it is not this object's to delete or release.", settled)),
-				event: &logEvent{warn: true, msg: "finalize leaves an instance alone that is not this object's", args: []any{"instance", "inst-1", "ownership", "OwnedByOther"}}},
+				event: &logLine{level: slog.LevelWarn, msg: "finalize leaves an instance alone that is not this object's", args: []any{"instance", "inst-1", "ownership", "OwnedByOther"}}},
 		},
 		"gone: finalized": {
 			reason: "only a fresh observation of absence releases the object",
@@ -186,27 +187,27 @@ func TestPlanFinalize(t *testing.T) {
 		},
 		"final backup completed, delete issued": {
 			reason: "the running backup operation ends, the delete operation is recorded with its job",
-			in:     input(listed(final(cloud.BackupCompleted)), withOp(opBackup), answered(finalizeAnswer{jobID: "job-d"})),
+			in:     input(listed(final(cloud.BackupCompleted)), withOp(opBackup), answered(actAnswer{jobID: "job-d"})),
 			want: with(plan(deleting(ReasonDeleting, "The instance is being deleted.")), func(p *finalizePlan) {
 				p.finalBackup, p.operation = completed, opDelete
-				p.event = &logEvent{msg: "deleting instance", args: []any{"instance", "inst-1", "job", "job-d"}}
+				p.event = &logLine{level: slog.LevelInfo, msg: "deleting instance", args: []any{"instance", "inst-1", "job", "job-d"}}
 			}),
 		},
 		"final backup completed, delete answered not found: finalized": {
 			reason: "the instance went meanwhile",
-			in:     input(listed(final(cloud.BackupCompleted)), answered(finalizeAnswer{err: notFound})),
+			in:     input(listed(final(cloud.BackupCompleted)), answered(actAnswer{err: notFound})),
 			want:   finalizePlan{instanceStatus: cloud.StatusActive, finalBackup: completed, finalized: true},
 		},
 		"final backup completed, delete refused as busy: wait": {
 			reason: "a busy instance is deleted on a later call",
-			in:     input(listed(final(cloud.BackupCompleted)), answered(finalizeAnswer{err: busy})),
+			in:     input(listed(final(cloud.BackupCompleted)), answered(actAnswer{err: busy})),
 			want: with(plan(deleting(ReasonDeleting, "The instance is busy; the delete will be retried.")), func(p *finalizePlan) {
 				p.finalBackup = completed
 			}),
 		},
 		"final backup completed, delete failed": {
 			reason: "any other error is sorted by cloudError; the backup found stays recorded",
-			in:     input(listed(final(cloud.BackupCompleted)), answered(finalizeAnswer{err: unavailable})),
+			in:     input(listed(final(cloud.BackupCompleted)), answered(actAnswer{err: unavailable})),
 			want:   finalizePlan{instanceStatus: cloud.StatusActive, finalBackup: completed, failed: unavailable},
 		},
 		"final backup completed, transitional instance: the delete waits": {
@@ -253,28 +254,28 @@ func TestPlanFinalize(t *testing.T) {
 		},
 		"final backup started": {
 			reason: "status records the backup and the operation, and the call looks again soon",
-			in:     input(listed(), answered(finalizeAnswer{backup: &cloud.Backup{ID: "b-1", Name: finalName, Status: cloud.BackupBuilding}})),
+			in:     input(listed(), answered(actAnswer{backup: &cloud.Backup{ID: "b-1", Name: finalName, Status: cloud.BackupBuilding}})),
 			want: with(plan(deleting(ReasonFinalBackupInProgress, "Waiting for the final backup "+finalName+" to complete.")), func(p *finalizePlan) {
 				p.finalBackup = &v1alpha1.Backup{ID: "b-1", Name: finalName, Status: cloud.BackupBuilding}
 				p.operation = &v1alpha1.Operation{Type: OpBackup, Generation: generation, Target: finalName}
-				p.event = &logEvent{msg: "started final backup", args: []any{"instance", "inst-1", "backup", "b-1"}}
+				p.event = &logLine{level: slog.LevelInfo, msg: "started final backup", args: []any{"instance", "inst-1", "backup", "b-1"}}
 			}),
 		},
 		"final backup refused as busy: wait": {
 			reason: "an automated backup in progress refuses ours; a later call starts it",
-			in:     input(listed(), answered(finalizeAnswer{err: busy})),
+			in:     input(listed(), answered(actAnswer{err: busy})),
 			want:   plan(deleting(ReasonDeleting, "Waiting to start the final backup.")),
 		},
 		"final backup name taken: the user decides": {
 			reason: "409 DBS.201204 for a name this instance's list does not show never resolves by waiting",
-			in:     input(listed(), answered(finalizeAnswer{err: conflict})),
+			in:     input(listed(), answered(actAnswer{err: conflict})),
 			want: plan(waits(ReasonFinalBackupNameTaken,
 				"The final backup name "+finalName+" is taken by a backup of another instance. Delete or rename that backup, or set skipfinalbackup or deletionpolicy Retain to finish deleting.",
 				"The final backup cannot be started.")),
 		},
 		"final backup start failed": {
 			reason: "any other error is sorted by cloudError",
-			in:     input(listed(), answered(finalizeAnswer{err: unavailable})),
+			in:     input(listed(), answered(actAnswer{err: unavailable})),
 			want:   finalizePlan{instanceStatus: cloud.StatusActive, failed: unavailable},
 		},
 		"final backup missing, transitional instance: wait": {
@@ -310,11 +311,11 @@ func TestPlanFinalize(t *testing.T) {
 		},
 		"CREATE FAIL, delete issued": {
 			reason: "the delete operation is recorded with its job",
-			in:     input(inState(cloud.StatusCreateFail), answered(finalizeAnswer{jobID: "job-d"})),
+			in:     input(inState(cloud.StatusCreateFail), answered(actAnswer{jobID: "job-d"})),
 			want: finalizePlan{instanceStatus: cloud.StatusCreateFail, operation: opDelete,
 				ready:  ptr.To(notReady(ReasonDeleting, "The instance is being deleted.", inFlight)),
 				synced: ptr.To(syncedOK(ReasonReconcileSuccess, "Deletion is in progress.", inFlight)),
-				event:  &logEvent{msg: "deleting instance", args: []any{"instance", "inst-1", "job", "job-d"}}},
+				event:  &logLine{level: slog.LevelInfo, msg: "deleting instance", args: []any{"instance", "inst-1", "job", "job-d"}}},
 		},
 	}
 	for name, tc := range cases {

@@ -119,12 +119,6 @@ func (r *rangesRead) contains(at time.Time) bool {
 	return slices.ContainsFunc(r.ranges, func(tr cloud.TimeRange) bool { return tr.Contains(at) })
 }
 
-// actAnswer is the answer to an action (act): the OTC job id when the call has one, or the error.
-type actAnswer struct {
-	jobID string
-	err   error
-}
-
 // logLine is a line a step logs for its decision.
 type logLine struct {
 	level slog.Level
@@ -343,8 +337,7 @@ func (c *call) restore(ctx context.Context, inst *cloud.Instance) (stop bool, er
 		p = planRestore(in)
 	}
 	if p.action != nil {
-		res, err := c.act(ctx, *p.action)
-		in.answer = &actAnswer{jobID: res.jobID, err: err}
+		in.answer = c.answer(ctx, *p.action)
 		p = planRestore(in)
 	}
 	c.st.Restore, c.st.Operation = p.restore, p.operation
@@ -693,8 +686,7 @@ func (c *call) adopt(ctx context.Context) (inst *cloud.Instance, adopted bool, e
 	})
 	p := planAdopt(in)
 	if p.action != nil {
-		_, err := c.act(ctx, *p.action)
-		in.answer = &actAnswer{err: err}
+		in.answer = c.answer(ctx, *p.action)
 		p = planAdopt(in)
 	}
 	if p.clearStatus {
