@@ -582,16 +582,16 @@ const maxDuplicateLookups = 4
 // reported, nothing is changed, and the connection Secret is echoed as observed.
 func (c *call) notOwned(inst *cloud.Instance, cl claim) {
 	c.st.Status, c.st.Operation = "", nil
-	c.setReady(metav1.ConditionFalse, ReasonInstanceNotOwned, notOwnedMessage(inst.ID, cl))
-	c.setSynced(metav1.ConditionFalse, ReasonInstanceNotOwned, "No change is made to the instance; see the Ready condition.")
+	c.tell(notReady(ReasonInstanceNotOwned, notOwnedMessage(inst.ID, cl), settled))
+	c.tell(notSynced(ReasonInstanceNotOwned, "No change is made to the instance; see the Ready condition.", settled))
 }
 
 // nameTaken reports that only another object's instance carries this object's name: nothing is
 // created, nothing is taken over.
 func (c *call) nameTaken(inst *cloud.Instance, cl claim) {
 	c.st.Status, c.st.Operation = "", nil
-	c.setReady(metav1.ConditionFalse, ReasonInstanceNameTaken, fmt.Sprintf("The instance name %s is taken: %s No instance is created.", inst.Name, notOwnedMessage(inst.ID, cl)))
-	c.setSynced(metav1.ConditionFalse, ReasonInstanceNameTaken, "No instance is created; see the Ready condition.")
+	c.tell(notReady(ReasonInstanceNameTaken, fmt.Sprintf("The instance name %s is taken: %s No instance is created.", inst.Name, notOwnedMessage(inst.ID, cl)), settled))
+	c.tell(notSynced(ReasonInstanceNameTaken, "No instance is created; see the Ready condition.", settled))
 }
 
 // cloudCall runs one cloud call under the per-call deadline.
@@ -709,10 +709,10 @@ func (c *call) create(ctx context.Context) error {
 		in.network = &network
 		p = planCreate(in)
 	}
-	for _, o := range []*outcome{p.ready, p.synced} {
-		if o != nil && (o.cond != v1alpha1.ConditionReady || o.reason != ReasonWaitingForPasswordSecret || getCondition(&c.st, v1alpha1.ConditionReady) == nil) {
-			c.tell(*o)
-		}
+	if p.synced != nil && p.synced.reason == ReasonWaitingForPasswordSecret {
+		c.waitForUser(p.synced.reason, p.synced.message) // Ready keeps what it said
+	} else {
+		c.tellAll(p.ready, p.synced)
 	}
 	if p.create == nil {
 		return nil
@@ -753,7 +753,7 @@ func (c *call) createFailed(err error) error {
 		return err
 	}
 	if synced := getCondition(&c.st, v1alpha1.ConditionSynced); synced != nil && synced.Reason == ReasonCloudRefused {
-		c.setReady(metav1.ConditionFalse, ReasonCreateFailed, "OTC refused to create the instance; see the Synced condition.")
+		c.tell(notReady(ReasonCreateFailed, "OTC refused to create the instance; see the Synced condition.", settled))
 	}
 	return nil
 }
@@ -766,7 +766,7 @@ func (c *call) forgetCreateFailed() {
 	if ready == nil || ready.Reason != ReasonCreateFailed || c.st.ID != "" || c.parent.Status.ObservedGeneration == c.parent.Generation {
 		return
 	}
-	c.setReady(metav1.ConditionFalse, ReasonCreating, "The instance is not created yet; see the Synced condition.")
+	c.tell(notReady(ReasonCreating, "The instance is not created yet; see the Synced condition.", settled))
 }
 
 func createOpts(spec *v1alpha1.RdsSpec, name string, network cloud.Network, pw secret.Value) cloud.CreateInstanceOpts {
@@ -838,75 +838,96 @@ func (c *call) observedSecret() *corev1.Secret { return c.req.Secrets[c.st.Conne
 
 func (c *call) observedPassword() (secret.Value, bool) { return observedPassword(c.observedSecret()) }
 
-// connectionFor sets the connection Secret for an existing instance. The password is the one the
-// instance was created with: the stored one when there is one, else the spec's. It reports false
-// when the password is unknown.
+// connectionFor sets the connection Secret for an existing instance (connectionOf). It reports
+// false when the password is unknown.
 func (c *call) connectionFor(inst *cloud.Instance) bool {
-	pw, ok := c.observedPassword()
-	if !ok {
-		desired, generated, _ := c.desiredPassword()
-		if (generated || desired.Empty()) && c.st.Adopted {
-			c.setSynced(metav1.ConditionFalse, ReasonPasswordUnknown,
-				"The root password of the adopted instance is unknown, so no connection Secret is written: set password or name a Secret holding it in passwordsecretref.")
-			return false
-		}
-		if generated || desired.Empty() {
-			c.setSynced(metav1.ConditionFalse, ReasonPasswordSecretMissing,
-				"The root password is unknown: its connection Secret is gone. Reset the root password in OTC and name a Secret holding it in passwordsecretref.")
-			return false
-		}
-		pw = desired
+	observed, stored := c.observedPassword()
+	desired, generated, _ := c.desiredPassword()
+	conn, problem := connectionOf(c.spec.Datastoretype, inst, observed, stored, desired, generated, c.st.Adopted)
+	if problem != nil {
+		c.tell(*problem)
+		return false
 	}
-	c.conn = &connection{engine: c.spec.Datastoretype, password: pw, port: inst.Port}
-	if len(inst.PrivateIPs) > 0 {
-		c.conn.host = inst.PrivateIPs[0]
-	}
+	c.conn = conn
 	return true
 }
 
-// report copies what OTC says into the status and sets Ready from the instance's status.
-func (c *call) report(inst *cloud.Instance) {
-	c.st.ID = inst.ID
-	if inst.Name != "" {
-		c.st.Name = inst.Name // an adopted or migrated instance keeps the name it has
+// connectionOf is the connection to an existing instance. The password is the one the instance
+// was created with: the stored one when there is one, else the spec's. problem says why it is
+// unknown.
+func connectionOf(engine string, inst *cloud.Instance, observed secret.Value, stored bool, desired secret.Value, generated, adopted bool) (*connection, *outcome) {
+	pw := observed
+	if !stored {
+		switch {
+		case (generated || desired.Empty()) && adopted:
+			return nil, ptr.To(notSynced(ReasonPasswordUnknown,
+				"The root password of the adopted instance is unknown, so no connection Secret is written: set password or name a Secret holding it in passwordsecretref.", settled))
+		case generated || desired.Empty():
+			return nil, ptr.To(notSynced(ReasonPasswordSecretMissing,
+				"The root password is unknown: its connection Secret is gone. Reset the root password in OTC and name a Secret holding it in passwordsecretref.", settled))
+		}
+		pw = desired
 	}
-	c.st.Status = inst.Status
-	c.st.Type = inst.Type
-	c.st.Flavor = inst.Flavor
-	c.st.Version = inst.CompleteVersion
-	if c.st.Version == "" {
-		c.st.Version = inst.Version
-	}
-	c.st.Volume = &v1alpha1.Volume{Type: inst.Volume.Type, Size: inst.Volume.Size}
-	c.st.Port = inst.Port
-	c.st.IP, c.st.Endpoint = "", ""
+	conn := &connection{engine: engine, password: pw, port: inst.Port}
 	if len(inst.PrivateIPs) > 0 {
-		c.st.IP = inst.PrivateIPs[0]
+		conn.host = inst.PrivateIPs[0]
+	}
+	return conn, nil
+}
+
+// report copies what OTC says into the status and sets Ready from the instance's status
+// (reported).
+func (c *call) report(inst *cloud.Instance) {
+	var ready outcome
+	c.st, ready = reported(c.st, inst)
+	c.tell(ready)
+}
+
+// reported is the status with what OTC says of the instance, and the Ready outcome its status
+// gives. It asks for an early look while the instance is in a transitional state or an operation
+// is in flight.
+func reported(st v1alpha1.RdsStatus, inst *cloud.Instance) (v1alpha1.RdsStatus, outcome) {
+	st.ID = inst.ID
+	if inst.Name != "" {
+		st.Name = inst.Name // an adopted or migrated instance keeps the name it has
+	}
+	st.Status = inst.Status
+	st.Type = inst.Type
+	st.Flavor = inst.Flavor
+	st.Version = inst.CompleteVersion
+	if st.Version == "" {
+		st.Version = inst.Version
+	}
+	st.Volume = &v1alpha1.Volume{Type: inst.Volume.Type, Size: inst.Volume.Size}
+	st.Port = inst.Port
+	st.IP, st.Endpoint = "", ""
+	if len(inst.PrivateIPs) > 0 {
+		st.IP = inst.PrivateIPs[0]
 		if inst.Port != 0 {
-			c.st.Endpoint = fmt.Sprintf("%s:%d", c.st.IP, inst.Port)
+			st.Endpoint = fmt.Sprintf("%s:%d", st.IP, inst.Port)
 		}
 	}
-	c.st.Nodes = nil
+	st.Nodes = nil
 	for _, n := range inst.Nodes {
-		c.st.Nodes = append(c.st.Nodes, v1alpha1.Node{Name: n.Name, Role: n.Role, Status: n.Status, Availabilityzone: n.AvailabilityZone})
+		st.Nodes = append(st.Nodes, v1alpha1.Node{Name: n.Name, Role: n.Role, Status: n.Status, Availabilityzone: n.AvailabilityZone})
 	}
 	// NOTE: OTC does not document the order of an instance's nodes; a status that followed it
 	// could change on every call, so the nodes are sorted.
-	slices.SortFunc(c.st.Nodes, func(a, b v1alpha1.Node) int {
+	slices.SortFunc(st.Nodes, func(a, b v1alpha1.Node) int {
 		return cmp.Or(cmp.Compare(a.Role, b.Role), cmp.Compare(a.Name, b.Name))
 	})
-	if op := c.st.Operation; op != nil && operationDone(op, inst.Status) {
-		c.st.Operation = nil
+	if op := st.Operation; op != nil && operationDone(op, inst.Status) {
+		st.Operation = nil
 	}
-	reason, message, ready := readiness(inst.Status)
-	status := metav1.ConditionFalse
-	if ready {
-		status = metav1.ConditionTrue
+	reason, message, ok := readiness(inst.Status)
+	ready := notReady(reason, message, settled)
+	if ok {
+		ready.status = metav1.ConditionTrue
 	}
-	c.setReady(status, reason, message)
-	if transitional(inst.Status) || c.st.Operation != nil {
-		c.askClass(inFlight)
+	if transitional(inst.Status) || st.Operation != nil {
+		ready.class = inFlight
 	}
+	return st, ready
 }
 
 // vanished reports an instance that OTC no longer lists although this object created or adopted
@@ -914,29 +935,35 @@ func (c *call) report(inst *cloud.Instance) {
 func (c *call) vanished() {
 	c.st.Status = ""
 	c.st.Operation = nil
-	c.setReady(metav1.ConditionFalse, ReasonInstanceNotFound,
-		fmt.Sprintf("The OTC instance %s no longer exists. It is not recreated automatically; delete this object to clean up.", c.st.ID))
-	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "The instance is gone.")
+	c.tell(notReady(ReasonInstanceNotFound,
+		fmt.Sprintf("The OTC instance %s no longer exists. It is not recreated automatically; delete this object to clean up.", c.st.ID), settled))
+	c.tell(syncedOK(ReasonReconcileSuccess, "The instance is gone.", settled))
 }
 
+// invalid reports a spec the hook does not act on; Ready keeps what it said, or says so if it
+// said nothing yet.
 func (c *call) invalid(message string) {
-	c.setSynced(metav1.ConditionFalse, ReasonInvalidSpec, message)
-	if getCondition(&c.st, v1alpha1.ConditionReady) == nil {
-		c.setReady(metav1.ConditionFalse, ReasonInvalidSpec, "The spec is invalid; see the Synced condition.")
+	c.tell(notSynced(ReasonInvalidSpec, message, waitsForUser))
+	c.tellFirst(notReady(ReasonInvalidSpec, "The spec is invalid; see the Synced condition.", waitsForUser))
+}
+
+// tellFirst tells an outcome only if its condition was never set: a first word that any later
+// outcome of the condition replaces.
+func (c *call) tellFirst(o outcome) {
+	if getCondition(&c.st, o.cond) == nil {
+		c.tell(o)
 	}
 }
 
 // waitForUser reports something only the user can fix, and looks again at the steady pace: a
 // referenced Secret is a related resource, so Metacontroller calls again as soon as it changes.
 func (c *call) waitForUser(reason, message string) {
-	c.setSynced(metav1.ConditionFalse, reason, message)
-	if getCondition(&c.st, v1alpha1.ConditionReady) == nil {
-		c.setReady(metav1.ConditionFalse, reason, "Waiting for the spec's prerequisites; see the Synced condition.")
-	}
+	c.tell(notSynced(reason, message, waitsForUser))
+	c.tellFirst(notReady(reason, "Waiting for the spec's prerequisites; see the Synced condition.", waitsForUser))
 }
 
 func (c *call) pending(reason, message string) {
-	c.setReady(metav1.ConditionFalse, reason, message)
+	c.tell(notReady(reason, message, inFlight))
 	c.tell(syncedOK(ReasonReconcileSuccess, "The change was issued to OTC.", inFlight).owning())
 }
 
