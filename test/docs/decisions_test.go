@@ -1,0 +1,52 @@
+package docs
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDecisionTableNamesRealCode keeps docs/architecture.md's table "Where each decision is" true:
+// every pure function it names is declared in sync/ (or the package its row names), and every
+// table test it names is a test function there.
+func TestDecisionTableNamesRealCode(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(doc), "### Where each decision is")
+	require.True(t, ok, "docs/architecture.md has the table")
+	table, _, _ = strings.Cut(table, "\n\n## ")
+
+	var code strings.Builder
+	for _, dir := range []string{"sync", "sync/dbusers"} {
+		files, err := filepath.Glob(filepath.Join(root, dir, "*.go"))
+		require.NoError(t, err)
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			code.Write(b)
+		}
+	}
+	name := regexp.MustCompile("`([A-Za-z][A-Za-z0-9]*)`")
+	rows := 0
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || strings.HasPrefix(strings.TrimSpace(cells[1]), "---") || strings.TrimSpace(cells[1]) == "decision" {
+			continue
+		}
+		rows++
+		for _, m := range name.FindAllStringSubmatch(cells[2], -1) {
+			assert.Regexp(t, `func (\([^)]*\) )?`+m[1]+`[\[(]`, code.String(), "function %s named in the table", m[1])
+		}
+		for _, m := range name.FindAllStringSubmatch(cells[3], -1) {
+			if strings.HasPrefix(m[1], "Test") {
+				assert.Contains(t, code.String(), "func "+m[1]+"(t *testing.T)", "test %s named in the table", m[1])
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, rows, 15, "the table's rows were read")
+}
