@@ -69,8 +69,11 @@ type records struct {
 	autopilot      *autopilotRecord
 }
 
-// problem is a difference the hook will not act on, with the reason that says why.
-type problem struct{ reason, message string }
+// wontAct is the outcome of a difference the hook will not act on, with the reason that says
+// why: it stays until the spec changes.
+func wontAct(reason, message string) *outcome {
+	return ptr.To(notSynced(reason, message, settled))
+}
 
 // day2Input is all that the day-2 decision reads: the spec, the status of the last call and of
 // this call so far, the instance as observed, and the flavor list when the plan asked for it.
@@ -292,7 +295,7 @@ func inProgress(op *v1alpha1.Operation) *outcome {
 }
 
 // refuse reports the differences the hook does not act on. They stay until the spec changes.
-func refuse(problems []problem) *outcome {
+func refuse(problems []outcome) *outcome {
 	msgs := make([]string, len(problems))
 	for i, p := range problems {
 		msgs[i] = p.message
@@ -328,10 +331,10 @@ func terminal(status string) bool {
 
 // day2Changes lists the differences in their fixed order. A one-shot request found handled is
 // recorded in p, and tags recorded ahead ask for an early look (p.pending).
-func day2Changes(in day2Input, p *day2Plan) ([]change, []problem) {
+func day2Changes(in day2Input, p *day2Plan) ([]change, []outcome) {
 	var changes []change
-	var problems []problem
-	add := func(chs []change, pr *problem) {
+	var problems []outcome
+	add := func(chs []change, pr *outcome) {
 		changes = append(changes, chs...)
 		if pr != nil {
 			problems = append(problems, *pr)
@@ -367,12 +370,11 @@ func instanceAZs(spec *v1alpha1.RdsSpec, inst *cloud.Instance) []string {
 
 // haChange turns a single instance into a primary/standby pair when hamode asks for it. The
 // standby goes to the AZ the spec adds to the one the instance uses.
-func haChange(in day2Input) ([]change, *problem) {
+func haChange(in day2Input) ([]change, *outcome) {
 	inst := in.inst
 	switch wantHA := IsHA(in.spec); {
 	case !wantHA && isHAInstance(inst):
-		return nil, &problem{ReasonUnsupportedChange,
-			"hamode Single: OTC cannot turn a primary/standby instance back into a single one; create a new Rds for that."}
+		return nil, wontAct(ReasonUnsupportedChange, "hamode Single: OTC cannot turn a primary/standby instance back into a single one; create a new Rds for that.")
 	case !wantHA || !strings.EqualFold(inst.Type, "Single"):
 		return nil, nil
 	}
@@ -384,8 +386,8 @@ func haChange(in day2Input) ([]change, *problem) {
 		}
 	}
 	if len(added) != 1 {
-		return nil, &problem{ReasonInvalidSpec, fmt.Sprintf(
-			"availabilityzone %q must keep the instance's AZ %s and add one AZ for the standby.", in.spec.Availabilityzone, strings.Join(used, ","))}
+		return nil, wontAct(ReasonInvalidSpec, fmt.Sprintf(
+			"availabilityzone %q must keep the instance's AZ %s and add one AZ for the standby.", in.spec.Availabilityzone, strings.Join(used, ",")))
 	}
 	standby := added[0]
 	// NOTE: OTC moves the instance to the HA variant of its current flavor; a different flavorref
@@ -399,7 +401,7 @@ func haChange(in day2Input) ([]change, *problem) {
 }
 
 // flavorChange resizes to spec.flavorref once the instance is of the flavor's class.
-func flavorChange(in day2Input) ([]change, *problem) {
+func flavorChange(in day2Input) ([]change, *outcome) {
 	inst, ha := in.inst, IsHA(in.spec)
 	if in.spec.Flavorref == inst.Flavor || ha != isHAInstance(inst) || autopilotKeepsFlavor(in.st.Autopilot, inst, in.spec.Flavorref) {
 		return nil, nil
@@ -415,11 +417,11 @@ func flavorChange(in day2Input) ([]change, *problem) {
 
 // checkFlavor says why a flavor cannot be had: OTC does not offer it for the engine and version,
 // it is of the other class (single or HA), or it is not on sale in one of the AZs.
-func checkFlavor(flavors []cloud.Flavor, inst *cloud.Instance, need flavorNeed) *problem {
+func checkFlavor(flavors []cloud.Flavor, inst *cloud.Instance, need flavorNeed) *outcome {
 	code := need.code
 	i := slices.IndexFunc(flavors, func(f cloud.Flavor) bool { return f.SpecCode == code })
 	if i < 0 {
-		return &problem{ReasonFlavorUnavailable, fmt.Sprintf("The flavor %s is not offered for %s %s.", code, inst.Engine, inst.Version)}
+		return wontAct(ReasonFlavorUnavailable, fmt.Sprintf("The flavor %s is not offered for %s %s.", code, inst.Engine, inst.Version))
 	}
 	f := flavors[i]
 	wantMode := "single"
@@ -427,14 +429,14 @@ func checkFlavor(flavors []cloud.Flavor, inst *cloud.Instance, need flavorNeed) 
 		wantMode = "ha"
 	}
 	if !strings.EqualFold(f.Mode, wantMode) {
-		return &problem{ReasonFlavorUnavailable, fmt.Sprintf("The flavor %s is for %s instances, not %s ones.", code, f.Mode, wantMode)}
+		return wontAct(ReasonFlavorUnavailable, fmt.Sprintf("The flavor %s is for %s instances, not %s ones.", code, f.Mode, wantMode))
 	}
 	for _, az := range need.azs {
 		if st := f.AZStatus[az]; st != "normal" {
 			if st == "" {
 				st = "unsupported"
 			}
-			return &problem{ReasonFlavorUnavailable, fmt.Sprintf("The flavor %s is not available in %s (%s).", code, az, st)}
+			return wontAct(ReasonFlavorUnavailable, fmt.Sprintf("The flavor %s is not available in %s (%s).", code, az, st))
 		}
 	}
 	return nil
@@ -442,14 +444,14 @@ func checkFlavor(flavors []cloud.Flavor, inst *cloud.Instance, need flavorNeed) 
 
 // storageChange grows the volume to spec.volumesize. A smaller size is refused again here for
 // objects that predate the CRD's rule.
-func storageChange(in day2Input) ([]change, *problem) {
+func storageChange(in day2Input) ([]change, *outcome) {
 	want, have := in.spec.Volumesize, in.inst.Volume.Size
 	switch {
 	case want < have && autopilotKeepsVolume(in.spec, in.st.Autopilot):
 		return nil, nil // autopilot or OTC grew it: volumesize is a floor (autopilot.go)
 	case want < have:
-		return nil, &problem{ReasonUnsupportedChange, fmt.Sprintf(
-			"volumesize %d is below the instance's %d GB: OTC cannot shrink a volume; set volumesize to %d or more.", want, have, have)}
+		return nil, wontAct(ReasonUnsupportedChange, fmt.Sprintf(
+			"volumesize %d is below the instance's %d GB: OTC cannot shrink a volume; set volumesize to %d or more.", want, have, have))
 	case want < have+10:
 		return nil, nil // NOTE: OTC grows in steps of at least 10 GB
 	}
@@ -466,7 +468,7 @@ func storageChange(in day2Input) ([]change, *problem) {
 //
 // NOTE: OTC upgrades to its newest minor version, which may lie below the one asked: the asked
 // version is remembered in status.upgradeRequest so that the upgrade is asked for once.
-func versionChange(in day2Input, p *day2Plan) ([]change, *problem) {
+func versionChange(in day2Input, p *day2Plan) ([]change, *outcome) {
 	inst, asked := in.inst, in.spec.Datastoreversion
 	running := inst.CompleteVersion
 	if running == "" {
@@ -488,8 +490,8 @@ func versionChange(in day2Input, p *day2Plan) ([]change, *problem) {
 			records: records{upgradeRequest: asked},
 		}}, nil
 	}
-	return nil, &problem{ReasonVersionUnavailable, fmt.Sprintf(
-		"A minor version upgrade for datastoreversion %s was issued, but the instance runs %s: OTC offers no newer minor version.", asked, running)}
+	return nil, wontAct(ReasonVersionUnavailable, fmt.Sprintf(
+		"A minor version upgrade for datastoreversion %s was issued, but the instance runs %s: OTC offers no newer minor version.", asked, running))
 }
 
 // markChange writes the tag of a one-shot request ahead of it (oneshot.go).
@@ -502,7 +504,7 @@ func markChange(inst *cloud.Instance, key, value, what string) change {
 
 // minorUpgradeAsked reports whether datastoreversion asked names a higher minor version of the
 // major version running, or why it cannot be had.
-func minorUpgradeAsked(engine, asked, running string) (bool, *problem) {
+func minorUpgradeAsked(engine, asked, running string) (bool, *outcome) {
 	majorParts := 1
 	switch engine {
 	case v1alpha1.EngineMySQL:
@@ -515,8 +517,8 @@ func minorUpgradeAsked(engine, asked, running string) (bool, *problem) {
 		return false, nil
 	}
 	if len(a) < majorParts || slices.Compare(a[:majorParts], r[:majorParts]) != 0 {
-		return false, &problem{ReasonUnsupportedChange, fmt.Sprintf(
-			"datastoreversion %q is not of the instance's major version %s: create a new Rds to change the major version.", asked, running)}
+		return false, wontAct(ReasonUnsupportedChange, fmt.Sprintf(
+			"datastoreversion %q is not of the instance's major version %s: create a new Rds to change the major version.", asked, running))
 	}
 	return len(a) > majorParts && slices.Compare(a, r[:min(len(r), len(a))]) > 0, nil
 }
@@ -542,7 +544,7 @@ func versionParts(v string) []int {
 
 // backupChange keeps the automated backup policy as the spec sets it. Unset fields (an empty
 // window, 0 days) leave OTC's values alone.
-func backupChange(in day2Input) ([]change, *problem) {
+func backupChange(in day2Input) ([]change, *outcome) {
 	have := in.inst.BackupStrategy
 	want := have
 	if in.spec.Backupkeepdays > 0 {
@@ -555,8 +557,7 @@ func backupChange(in day2Input) ([]change, *problem) {
 		return nil, nil
 	}
 	if want.KeepDays == 0 {
-		return nil, &problem{ReasonInvalidSpec,
-			"backupstarttime needs automated backups, which are off for this instance: set backupkeepdays too."}
+		return nil, wontAct(ReasonInvalidSpec, "backupstarttime needs automated backups, which are off for this instance: set backupkeepdays too.")
 	}
 	return []change{{
 		target: fmt.Sprintf("backup policy %s, %d days", want.StartTime, want.KeepDays),
@@ -566,7 +567,7 @@ func backupChange(in day2Input) ([]change, *problem) {
 
 // restartChange restarts the instance once for each new spec.restartrequest, a one-shot request
 // (oneshot.go): the tag first, the restart on a later call, the tag sealed once status records it.
-func restartChange(in day2Input, p *day2Plan) ([]change, *problem) {
+func restartChange(in day2Input, p *day2Plan) ([]change, *outcome) {
 	inst, want := in.inst, in.spec.Restartrequest
 	switch decideOneShot(restartFacts(in.uid, want, in.st.RestartRequest, inst.Status, inst.Tags, in.prior.Operation, in.sentRestart)) {
 	case oneShotRecord:

@@ -41,9 +41,9 @@ func trackTags(spec *v1alpha1.RdsSpec, managed []string, inst *cloud.Instance) [
 }
 
 // tagChanges sets the tags spec.tags names, then removes the managed ones it no longer names.
-func tagChanges(in day2Input, p *day2Plan) ([]change, *problem) {
+func tagChanges(in day2Input, p *day2Plan) ([]change, *outcome) {
 	if msg := tagProblem(in.spec.Tags); msg != "" {
-		return nil, &problem{ReasonInvalidSpec, msg}
+		return nil, wontAct(ReasonInvalidSpec, msg)
 	}
 	inst := in.inst
 	// NOTE: a key is set only once the observed status lists it in managedTags (write-ahead, like
