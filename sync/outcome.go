@@ -1,6 +1,8 @@
 package sync
 
 import (
+	"context"
+	"log/slog"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -128,3 +130,26 @@ func (c *call) ask(d time.Duration) {
 
 // askClass is ask with the delay of a class.
 func (c *call) askClass(cl class) { c.ask(c.r.resyncOf(cl)) }
+
+// logLine is a line a step logs for its decision.
+type logLine struct {
+	level slog.Level
+	msg   string
+	args  []any
+}
+
+// logAll logs a plan's lines.
+func (c *call) logAll(ctx context.Context, lines []logLine) {
+	for _, l := range lines {
+		c.log.Log(ctx, l.level, l.msg, l.args...)
+	}
+}
+
+// tellAll tells the outcomes that are set, in order.
+func (c *call) tellAll(outcomes ...*outcome) {
+	for _, o := range outcomes {
+		if o != nil {
+			c.tell(*o)
+		}
+	}
+}

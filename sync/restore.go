@@ -119,13 +119,6 @@ func (r *rangesRead) contains(at time.Time) bool {
 	return slices.ContainsFunc(r.ranges, func(tr cloud.TimeRange) bool { return tr.Contains(at) })
 }
 
-// logLine is a line a step logs for its decision.
-type logLine struct {
-	level slog.Level
-	msg   string
-	args  []any
-}
-
 // restorePlan is the decision of the in-place restore step.
 //
 // A plan that asks for a read (needJob, needRanges) or makes an action is made again with what was
@@ -182,7 +175,7 @@ func followRestore(in restoreInput, p restorePlan) (_ restorePlan, done bool) {
 	case in.inst.Status == cloud.StatusRestoring, prev.JobID == "" && in.op != nil:
 		// The answer of a lost restore had no job to ask: a busy instance is taken as restoring.
 		p.operation = &op
-		p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, message, inFlight))
+		p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, message, inFlight).owning()) // an operation under way
 		p.stop = true
 		return p, true
 	case prev.JobID == "":
@@ -370,22 +363,6 @@ func (c *call) readRanges(ctx context.Context, instanceID string) *rangesRead {
 		return err
 	})
 	return r
-}
-
-// logAll logs a plan's lines.
-func (c *call) logAll(ctx context.Context, lines []logLine) {
-	for _, l := range lines {
-		c.log.Log(ctx, l.level, l.msg, l.args...)
-	}
-}
-
-// tellAll tells the outcomes that are set, in order.
-func (c *call) tellAll(outcomes ...*outcome) {
-	for _, o := range outcomes {
-		if o != nil {
-			c.tell(*o)
-		}
-	}
 }
 
 // restoreOutcome states again, from status alone, why the current backuprestoretime was not
