@@ -61,8 +61,8 @@ func TestSteadySyncsReadTheView(t *testing.T) {
 	w.clock.Advance(31 * time.Second)
 	require.NoError(t, v.Refresh(context.Background()))
 	w.sim.ResetCounters()
-	_, _, first := w.post("/sync", mc.envelope(false))
-	_, _, second := w.post("/sync", mc.envelope(false))
+	_, _, first := w.post("/sync", mc.envelope())
+	_, _, second := w.post("/sync", mc.envelope())
 	assert.Equal(t, string(first), string(second))
 	assert.Empty(t, w.sim.CallCounts(), "a steady sync makes no OTC call")
 
