@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 )
 
@@ -32,7 +33,8 @@ func (o *Object) Sync(ctx context.Context, h Hooks) (*hook.SyncResponse, error) 
 	if err != nil {
 		return nil, err
 	}
-	return resp, o.applyTyped(resp)
+	resp.Status, err = o.applyTyped(resp)
+	return resp, err
 }
 
 // Finalize calls the finalize hook with the next request and applies its answer, as Sync does.
@@ -49,20 +51,26 @@ func (o *Object) Finalize(ctx context.Context, h Hooks) (*hook.FinalizeResponse,
 	if err != nil {
 		return nil, err
 	}
-	return resp, o.applyTyped(resp)
+	resp.Status, err = o.applyTyped(resp)
+	return resp, err
 }
 
-// applyTyped applies an in-process answer through its JSON, as the server would send it.
-func (o *Object) applyTyped(resp any) error {
+// applyTyped applies an in-process answer through its JSON, as the server would send it, and
+// returns the status as Metacontroller read it.
+//
+// NOTE: the status goes back to the caller through its JSON too: metav1.Time decodes in
+// time.Local, so a status the hook kept from the request and one it made afresh compare equal only
+// when both took that way, as every status Metacontroller sees has.
+func (o *Object) applyTyped(resp any) (*v1alpha1.RdsStatus, error) {
 	body, err := json.Marshal(resp)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	a, err := Decode(body)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return o.Apply(a)
+	return &a.Status, o.Apply(a)
 }
 
 // Exchange is one call over HTTP.
