@@ -33,7 +33,7 @@ func (o *Object) Sync(ctx context.Context, h Hooks) (*hook.SyncResponse, error) 
 	if err != nil {
 		return nil, err
 	}
-	resp.Status, err = o.applyTyped(resp)
+	resp.Status, err = o.ApplyResponse(resp)
 	return resp, err
 }
 
@@ -51,17 +51,19 @@ func (o *Object) Finalize(ctx context.Context, h Hooks) (*hook.FinalizeResponse,
 	if err != nil {
 		return nil, err
 	}
-	resp.Status, err = o.applyTyped(resp)
+	resp.Status, err = o.ApplyResponse(resp)
 	return resp, err
 }
 
-// applyTyped applies an in-process answer through its JSON, as the server would send it, and
-// returns the status as Metacontroller read it.
+// ApplyResponse applies an in-process answer (a *hook.SyncResponse or *hook.FinalizeResponse)
+// through its JSON, as the server would send it, and returns the status as Metacontroller read it.
+// Callers that made the call themselves (a duplicate, a stale request) use it to apply the answer
+// the cluster takes.
 //
 // NOTE: the status goes back to the caller through its JSON too: metav1.Time decodes in
 // time.Local, so a status the hook kept from the request and one it made afresh compare equal only
 // when both took that way, as every status Metacontroller sees has.
-func (o *Object) applyTyped(resp any) (*v1alpha1.RdsStatus, error) {
+func (o *Object) ApplyResponse(resp any) (*v1alpha1.RdsStatus, error) {
 	body, err := json.Marshal(resp)
 	if err != nil {
 		return nil, err
