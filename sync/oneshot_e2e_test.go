@@ -37,8 +37,7 @@ func (w *day2World) callWith(r *sync.Reconciler, st v1alpha1.RdsStatus) *hook.Sy
 // apply makes an answer of callWith the cluster's state, as Metacontroller does.
 func (w *day2World) apply(resp *hook.SyncResponse) {
 	w.t.Helper()
-	_, err := w.mc.ApplyResponse(resp)
-	require.NoError(w.t, err)
+	require.NoError(w.t, w.mc.ApplyResponse(resp))
 }
 
 // TestRestartOnceAcrossReplicas: the two replicas the manifests run answer calls whose observed

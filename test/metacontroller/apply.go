@@ -27,6 +27,7 @@ func Decode(body []byte) (*Answer, error) {
 	if err := dec.Decode(&a); err != nil {
 		return nil, fmt.Errorf("%w: the answer does not decode: %v", ErrHook, err)
 	}
+	inUTC(&a)
 	return &a, nil
 }
 

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 )
 
@@ -33,8 +32,7 @@ func (o *Object) Sync(ctx context.Context, h Hooks) (*hook.SyncResponse, error) 
 	if err != nil {
 		return nil, err
 	}
-	resp.Status, err = o.ApplyResponse(resp)
-	return resp, err
+	return resp, o.ApplyResponse(resp)
 }
 
 // Finalize calls the finalize hook with the next request and applies its answer, as Sync does.
@@ -51,28 +49,22 @@ func (o *Object) Finalize(ctx context.Context, h Hooks) (*hook.FinalizeResponse,
 	if err != nil {
 		return nil, err
 	}
-	resp.Status, err = o.ApplyResponse(resp)
-	return resp, err
+	return resp, o.ApplyResponse(resp)
 }
 
 // ApplyResponse applies an in-process answer (a *hook.SyncResponse or *hook.FinalizeResponse)
-// through its JSON, as the server would send it, and returns the status as Metacontroller read it.
-// Callers that made the call themselves (a duplicate, a stale request) use it to apply the answer
-// the cluster takes.
-//
-// NOTE: the status goes back to the caller through its JSON too: metav1.Time decodes in
-// time.Local, so a status the hook kept from the request and one it made afresh compare equal only
-// when both took that way, as every status Metacontroller sees has.
-func (o *Object) ApplyResponse(resp any) (*v1alpha1.RdsStatus, error) {
+// through its JSON, as the server would send it. Callers that made the call themselves (a
+// duplicate, a stale request) use it to apply the answer the cluster takes.
+func (o *Object) ApplyResponse(resp any) error {
 	body, err := json.Marshal(resp)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	a, err := Decode(body)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return &a.Status, o.Apply(a)
+	return o.Apply(a)
 }
 
 // Exchange is one call over HTTP.

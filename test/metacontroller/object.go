@@ -254,12 +254,14 @@ func mustJSONMap(v any) map[string]any {
 	return m
 }
 
+// mustRoundTrip copies in into out through JSON, times in UTC.
 func mustRoundTrip(in, out any) {
 	b, err := json.Marshal(in)
 	if err != nil {
 		panic(fmt.Sprintf("metacontroller: %v", err))
 	}
 	mustUnmarshal(b, out)
+	inUTC(out)
 }
 
 func mustUnmarshal(b []byte, out any) {

@@ -348,3 +348,14 @@ func TestEditMovesTheGeneration(t *testing.T) {
 	_, hasStatus := o.Parent["status"]
 	assert.False(t, hasStatus, "no status key before the first answer, as on the first call")
 }
+
+func TestInProcessTimesAreUTC(t *testing.T) {
+	o := newObject()
+	at := metav1.NewTime(t0)
+	st := v1alpha1.RdsStatus{Conditions: []v1alpha1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, LastTransitionTime: at}}}
+	require.NoError(t, o.Apply(answer(t, st)))
+	req, err := o.Request()
+	require.NoError(t, err)
+	assert.Equal(t, at, req.Parent.Status.Conditions[0].LastTransitionTime, "a kept time equals a fresh one from a UTC clock")
+	assert.Equal(t, at, o.Status().Conditions[0].LastTransitionTime)
+}

@@ -57,13 +57,19 @@ func (o *Object) Body() ([]byte, error) {
 	return json.Marshal(req)
 }
 
-// Request is Body decoded as the server decodes it: what an in-process hook is given.
+// Request is Body decoded as the server decodes it, times in UTC: what an in-process hook is
+// given.
 func (o *Object) Request() (*hook.Request, error) {
 	body, err := o.Body()
 	if err != nil {
 		return nil, err
 	}
-	return hook.DecodeRequest(body)
+	req, err := hook.DecodeRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	inUTC(req)
+	return req, nil
 }
 
 // keyed keys objects as the hook version does: by name (v1) or namespace/name (v2).
