@@ -67,10 +67,7 @@ func TestSteadySyncsReadTheView(t *testing.T) {
 	assert.Empty(t, w.sim.CallCounts(), "a steady sync makes no OTC call")
 
 	// A spec change reads fresh and issues the resize; the resize is followed fresh.
-	spec := mc.parent["spec"].(map[string]any)
-	spec["flavorref"] = "rds.mysql.c2.large"
-	md := mc.parent["metadata"].(map[string]any)
-	md["generation"] = 2
+	mc.obj.Edit(func(spec map[string]any) { spec["flavorref"] = "rds.mysql.c2.large" })
 	resp = mc.sync()
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpListInstances), "read fresh by id")
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
@@ -121,9 +118,7 @@ func TestReplicasDoNotRepeatAChangeFromAStaleView(t *testing.T) {
 	require.NoError(t, vA.Refresh(context.Background()))
 	require.NoError(t, vB.Refresh(context.Background()))
 
-	spec := mc.parent["spec"].(map[string]any)
-	spec["flavorref"] = "rds.mysql.c2.large"
-	mc.parent["metadata"].(map[string]any)["generation"] = 2
+	mc.obj.Edit(func(spec map[string]any) { spec["flavorref"] = "rds.mysql.c2.large" })
 	w.sim.ResetCounters()
 	resp = mc.sync() // on A
 	require.NotNil(t, resp.Status.Operation)
