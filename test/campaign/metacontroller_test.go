@@ -89,9 +89,15 @@ func (m *metacontroller) decode(body []byte) *hookResponse {
 	return resp
 }
 
-// apply makes an answer the new observation, as Metacontroller does.
+// apply makes an answer the new observation, as Metacontroller does. The hooks never change a Job
+// they returned before: Jobs are Recreate, so a changed Job would run again.
+//
+// NOTE: this campaign's own copy of Metacontroller used to replace a changed Job in place, keeping
+// its completion; the stand-in recreates it, as the CompositeController declares, and this check
+// makes the promise the old rule hid explicit.
 func (m *metacontroller) apply(resp *hookResponse) {
 	require.NoError(m.w.t, m.obj.Apply(resp), "seed=%d", m.w.seed)
+	require.Empty(m.w.t, m.obj.Changes().Recreated, "seed=%d: the answer changed a Job it returned before", m.w.seed)
 }
 
 // finishJobs marks every observed Job Complete, as the cluster does once its Pod exits 0.

@@ -59,8 +59,9 @@ func (o *Object) Apply(a *Answer) error {
 		group[ref.Metadata.Name] = obj
 	}
 
-	o.Secrets = applyChildren(o, o.Secrets, desired[hook.SecretGroup], inPlace)
-	o.Jobs = applyChildren(o, o.Jobs, desired[hook.JobGroup], recreate)
+	o.changes = Changes{}
+	o.Secrets = applyChildren(o, "Secret", o.Secrets, desired[hook.SecretGroup], inPlace)
+	o.Jobs = applyChildren(o, "Job", o.Jobs, desired[hook.JobGroup], recreate)
 
 	status := mustJSONMap(a.Status)
 	status["observedGeneration"] = o.Generation()
@@ -76,12 +77,14 @@ func (o *Object) Apply(a *Answer) error {
 
 // applyChildren is Metacontroller's ManageChildren for one child type: it returns what the
 // informer shows afterwards.
-func applyChildren[T any](o *Object, observed map[string]*T, desired map[string]map[string]any, method updateMethod) map[string]*T {
+func applyChildren[T any](o *Object, kind string, observed map[string]*T, desired map[string]map[string]any, method updateMethod) map[string]*T {
 	out := make(map[string]*T, len(desired))
 	for name, want := range desired {
+		ref := kind + "/" + name
 		old, ok := observed[name]
 		if !ok {
 			out[name] = decodeChild[T](o.created(want))
+			o.changes.Created = append(o.changes.Created, ref)
 			continue
 		}
 		oldObj := mustJSONMap(old)
@@ -92,13 +95,31 @@ func applyChildren[T any](o *Object, observed map[string]*T, desired map[string]
 		}
 		if method == inPlace {
 			out[name] = decodeChild[T](merged)
+			o.changes.Updated = append(o.changes.Updated, ref)
+			continue
 		}
 		// NOTE: Recreate deletes the child now and creates it only on a later sync, when the
 		// informer no longer shows it; the next request has no such child.
+		o.changes.Recreated = append(o.changes.Recreated, ref)
 	}
-	// Children left out of the answer are not copied: they are deleted.
+	for name := range observed {
+		if _, ok := desired[name]; !ok { // left out of the answer: deleted
+			o.changes.Deleted = append(o.changes.Deleted, kind+"/"+name)
+		}
+	}
+	for _, refs := range [][]string{o.changes.Created, o.changes.Updated, o.changes.Recreated, o.changes.Deleted} {
+		slices.Sort(refs)
+	}
 	return out
 }
+
+// Changes are what the last Apply did to the children, as "Kind/name", sorted.
+type Changes struct {
+	Created, Updated, Recreated, Deleted []string
+}
+
+// Changes reports what the last Apply did to the children.
+func (o *Object) Changes() Changes { return o.changes }
 
 // created is a new child as the API server stores it: the hook's object with the last-applied
 // annotation, the controller reference and the controller-uid label.

@@ -59,7 +59,8 @@ type Object struct {
 	// CompositeController pins) or hook.V2 (keyed by namespace/name).
 	Version string
 
-	gone bool
+	gone    bool
+	changes Changes
 }
 
 // New returns the stored object for this parent, with no children. The parent must carry its

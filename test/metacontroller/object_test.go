@@ -64,12 +64,14 @@ func TestApplyChildren(t *testing.T) {
 		edit    func(o *Object)
 		secrets map[string]string // name -> password observed afterwards
 		jobs    map[string]bool   // name -> observed afterwards with the Complete condition
+		changes Changes
 	}{
 		"create": {
 			reason:  "children not observed yet are created",
 			answer:  []any{secret("conn", "a"), job("logs-1")},
 			secrets: map[string]string{"conn": "a"},
 			jobs:    map[string]bool{"logs-1": false},
+			changes: Changes{Created: []string{"Job/logs-1", "Secret/conn"}},
 		},
 		"unchanged": {
 			reason:  "an unchanged child keeps what the cluster added to it, a finished Job's status too",
@@ -85,6 +87,7 @@ func TestApplyChildren(t *testing.T) {
 			answer:  []any{secret("conn", "b")},
 			secrets: map[string]string{"conn": "b"},
 			jobs:    map[string]bool{},
+			changes: Changes{Updated: []string{"Secret/conn"}},
 		},
 		"secret changed behind our back is set back": {
 			reason: "the answer's fields win over the cluster's",
@@ -95,6 +98,7 @@ func TestApplyChildren(t *testing.T) {
 			answer:  []any{secret("conn", "a")},
 			secrets: map[string]string{"conn": "a"},
 			jobs:    map[string]bool{},
+			changes: Changes{Updated: []string{"Secret/conn"}},
 		},
 		"job recreated": {
 			reason:  "Jobs are Recreate: a changed Job is deleted now and not observed until a later answer creates it",
@@ -103,6 +107,7 @@ func TestApplyChildren(t *testing.T) {
 			answer:  []any{job("logs-1", "--since=2h")},
 			secrets: map[string]string{},
 			jobs:    map[string]bool{},
+			changes: Changes{Recreated: []string{"Job/logs-1"}},
 		},
 		"left out": {
 			reason:  "children the answer leaves out are deleted",
@@ -110,6 +115,7 @@ func TestApplyChildren(t *testing.T) {
 			answer:  []any{secret("conn", "a")},
 			secrets: map[string]string{"conn": "a"},
 			jobs:    map[string]bool{},
+			changes: Changes{Deleted: []string{"Job/logs-1", "Secret/logs-1-credentials"}},
 		},
 	}
 	for name, tc := range cases {
@@ -132,6 +138,7 @@ func TestApplyChildren(t *testing.T) {
 				jobs[name] = len(j.Status.Conditions) > 0
 			}
 			assert.Equal(t, tc.jobs, jobs, tc.reason)
+			assert.Equal(t, tc.changes, o.Changes(), tc.reason)
 		})
 	}
 }
