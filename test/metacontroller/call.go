@@ -24,15 +24,7 @@ func (o *Object) Sync(ctx context.Context, h Hooks) (*hook.SyncResponse, error) 
 	if o.Deleting() {
 		return nil, fmt.Errorf("the object is being deleted: Metacontroller calls finalize")
 	}
-	req, err := o.Request()
-	if err != nil {
-		return nil, err
-	}
-	resp, err := h.Sync(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	return resp, o.ApplyResponse(resp)
+	return callHook(ctx, o, h.Sync)
 }
 
 // Finalize calls the finalize hook with the next request and applies its answer, as Sync does.
@@ -41,11 +33,15 @@ func (o *Object) Finalize(ctx context.Context, h Hooks) (*hook.FinalizeResponse,
 	if !o.Deleting() {
 		return nil, fmt.Errorf("the object has no deletionTimestamp: Metacontroller calls sync")
 	}
+	return callHook(ctx, o, h.Finalize)
+}
+
+func callHook[R any](ctx context.Context, o *Object, call func(context.Context, *hook.Request) (*R, error)) (*R, error) {
 	req, err := o.Request()
 	if err != nil {
 		return nil, err
 	}
-	resp, err := h.Finalize(ctx, req)
+	resp, err := call(ctx, req)
 	if err != nil {
 		return nil, err
 	}

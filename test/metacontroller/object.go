@@ -171,35 +171,25 @@ type Answer struct {
 
 // Secret is the answer's child Secret with this name, or nil.
 func (a *Answer) Secret(name string) *corev1.Secret {
-	var s *corev1.Secret
-	a.each(func(c childRef, raw json.RawMessage) {
-		if c.group() == hook.SecretGroup && c.Metadata.Name == name {
-			s = &corev1.Secret{}
-			mustUnmarshal(raw, s)
-		}
-	})
-	return s
+	return answerChild[corev1.Secret](a, hook.SecretGroup, name)
 }
 
 // Job is the answer's child Job with this name, or nil.
 func (a *Answer) Job(name string) *batchv1.Job {
-	var j *batchv1.Job
-	a.each(func(c childRef, raw json.RawMessage) {
-		if c.group() == hook.JobGroup && c.Metadata.Name == name {
-			j = &batchv1.Job{}
-			mustUnmarshal(raw, j)
-		}
-	})
-	return j
+	return answerChild[batchv1.Job](a, hook.JobGroup, name)
 }
 
-func (a *Answer) each(f func(childRef, json.RawMessage)) {
+// answerChild is the answer's child of this type and name, decoded, or nil.
+func answerChild[T any](a *Answer, group, name string) *T {
 	for _, raw := range a.Children {
 		var c childRef
-		if json.Unmarshal(raw, &c) == nil {
-			f(c, raw)
+		if json.Unmarshal(raw, &c) == nil && c.group() == group && c.Metadata.Name == name {
+			out := new(T)
+			mustUnmarshal(raw, out)
+			return out
 		}
 	}
+	return nil
 }
 
 // childRef is what identifies a child.
