@@ -38,7 +38,7 @@ func newAutopilotWorld(t *testing.T, spec func(*v1alpha1.RdsSpec)) (*day2World, 
 
 // pin sets the instance's metrics in the simulator (all minutes, past ones too).
 func (w *day2World) pin(metric string, value float64) {
-	w.sim.SetMetric(w.obj.Status.ID, metric, value)
+	w.sim.SetMetric(w.status().ID, metric, value)
 }
 
 // run makes n calls, moving the clock on by step after each.
@@ -83,15 +83,15 @@ func TestAutopilotFlavor(t *testing.T) {
 					tc.spec(s)
 				}
 			})
-			floor := w.obj.Spec.Flavorref
+			floor := w.mc.Rds().Spec.Flavorref
 			w.pin(tc.metric, 95)
 			w.clock.Advance(30 * time.Minute)
 			w.sync()
 			require.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "%s: one resize", tc.reason)
-			require.NotNil(t, w.obj.Status.Operation)
-			assert.Equal(t, sync.OpResize, w.obj.Status.Operation.Type)
-			assert.Equal(t, tc.want, w.obj.Status.Operation.Target, tc.reason)
-			last := w.obj.Status.Autopilot.Last
+			require.NotNil(t, w.status().Operation)
+			assert.Equal(t, sync.OpResize, w.status().Operation.Type)
+			assert.Equal(t, tc.want, w.status().Operation.Target, tc.reason)
+			last := w.status().Autopilot.Last
 			require.NotNil(t, last)
 			assert.Equal(t, sync.APResize, last.Action)
 			assert.Equal(t, floor, last.From)
@@ -103,7 +103,7 @@ func TestAutopilotFlavor(t *testing.T) {
 			assert.Equal(t, tc.want, w.view().Flavor, tc.reason)
 			assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "the cooldown holds")
 			assert.Equal(t, sync.ReasonAutopilotCooldown, apCondition(w).Reason)
-			assert.Equal(t, floor, w.obj.Spec.Flavorref, "the spec is left as the user wrote it")
+			assert.Equal(t, floor, w.mc.Rds().Spec.Flavorref, "the spec is left as the user wrote it")
 
 			// Pressure ends: many further calls, no flip-flop back to flavorref and no change.
 			w.pin(tc.metric, 20)
@@ -182,10 +182,10 @@ func TestAutopilotNativeStorage(t *testing.T) {
 	w, _ := newAutopilotWorld(t, func(s *v1alpha1.RdsSpec) { s.Autopilotmaxvolume = 100 })
 	w.run(3, time.Minute)
 	assert.Zero(t, w.sim.Calls(otcsim.OpManageAutoScaling), "the policy was set once, by the first calls")
-	p, err := w.client.GetStorageAutoscaling(context.Background(), w.obj.Status.ID)
+	p, err := w.client.GetStorageAutoscaling(context.Background(), w.status().ID)
 	require.NoError(t, err)
 	assert.Equal(t, cloud.StorageAutoscaling{Enabled: true, LimitGB: 100, TriggerFreePercent: 10}, p)
-	assert.Equal(t, &v1alpha1.AutopilotStorage{LimitGB: 100, TriggerFreePercent: 10}, w.obj.Status.Autopilot.Storage)
+	assert.Equal(t, &v1alpha1.AutopilotStorage{LimitGB: 100, TriggerFreePercent: 10}, w.status().Autopilot.Storage)
 
 	// OTC grows the volume by itself: reported, kept, never fought.
 	w.pin(cloud.MetricDisk, 95)
@@ -196,18 +196,18 @@ func TestAutopilotNativeStorage(t *testing.T) {
 	assert.Equal(t, 50, w.view().VolumeSize)
 	assert.Zero(t, w.sim.Calls(otcsim.OpEnlargeVolume), "the controller grew nothing itself")
 	assert.Zero(t, w.sim.Calls(otcsim.OpManageAutoScaling), "the policy is not rewritten")
-	last := w.obj.Status.Autopilot.Last
+	last := w.status().Autopilot.Last
 	require.NotNil(t, last)
 	assert.Equal(t, sync.APCloudEnlarge, last.Action)
 	assert.Equal(t, "40GB", last.From)
 	assert.Equal(t, "50GB", last.To)
-	assert.Equal(t, 40, w.obj.Spec.Volumesize)
+	assert.Equal(t, 40, w.mc.Rds().Spec.Volumesize)
 	w.requireSettled("after OTC's autoscaling")
 
 	// Autopilot off: OTC's autoscaling is switched off, the volume stays.
 	w.edit(func(s *v1alpha1.RdsSpec) { s.Autopilot = false })
 	w.run(3, time.Minute)
-	p, err = w.client.GetStorageAutoscaling(context.Background(), w.obj.Status.ID)
+	p, err = w.client.GetStorageAutoscaling(context.Background(), w.status().ID)
 	require.NoError(t, err)
 	assert.False(t, p.Enabled)
 	assert.Equal(t, 50, w.view().VolumeSize)
@@ -225,11 +225,11 @@ func TestAutopilotFallbackStorage(t *testing.T) {
 	require.Equal(t, 1, w.sim.Calls(otcsim.OpEnlargeVolume), "SQL Server has no native autoscaling: autopilot grows the volume")
 	assert.Zero(t, w.sim.Calls(otcsim.OpManageAutoScaling))
 	assert.Equal(t, 50, w.view().VolumeSize)
-	require.NotNil(t, w.obj.Status.Autopilot.Last)
-	assert.Equal(t, sync.APEnlargeVolume, w.obj.Status.Autopilot.Last.Action)
-	assert.Equal(t, "40GB", w.obj.Status.Autopilot.Last.From)
-	assert.Equal(t, "50GB", w.obj.Status.Autopilot.Last.To)
-	assert.True(t, strings.HasPrefix(w.obj.Status.Autopilot.Last.Reason, cloud.MetricDisk+" 95.0%"))
+	require.NotNil(t, w.status().Autopilot.Last)
+	assert.Equal(t, sync.APEnlargeVolume, w.status().Autopilot.Last.Action)
+	assert.Equal(t, "40GB", w.status().Autopilot.Last.From)
+	assert.Equal(t, "50GB", w.status().Autopilot.Last.To)
+	assert.True(t, strings.HasPrefix(w.status().Autopilot.Last.Reason, cloud.MetricDisk+" 95.0%"))
 
 	// The simulator scales the usage to the new size (95% of 40 GB is 76% of 50 GB): the disk
 	// fills again. After the cooldown the next step reaches the limit, then stops there.
@@ -269,10 +269,12 @@ func TestAutopilotLostAnswer(t *testing.T) {
 	require.Equal(t, "rds.mysql.n1.xlarge.2", w.view().Flavor)
 	w.pin(cloud.MetricCPU, 20)
 	// The answer that recorded autopilot's resize was lost: status does not remember it.
-	w.obj.Status.Autopilot = nil
+	st := w.status()
+	st.Autopilot = nil
+	w.mc.SetStatus(st)
 	w.run(30, time.Minute)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "the larger flavor is kept, not resized back")
-	assert.Equal(t, "rds.mysql.n1.xlarge.2", w.obj.Status.Autopilot.Flavor, "and remembered again")
+	assert.Equal(t, "rds.mysql.n1.xlarge.2", w.status().Autopilot.Flavor, "and remembered again")
 	w.requireSettled("after a lost answer")
 }
 
@@ -283,10 +285,10 @@ func TestAutopilotLostAnswerOtherReplica(t *testing.T) {
 	w, _ := newAutopilotWorld(t, func(s *v1alpha1.RdsSpec) { s.Autopilotmaxvcpus = 16 })
 	w.pin(cloud.MetricCPU, 95)
 	w.clock.Advance(30 * time.Minute)
-	before := *w.obj.Status.DeepCopy()
+	before := w.status()
 	w.sync()
 	require.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
-	w.obj.Status = before // the answer was lost
+	w.mc.SetStatus(before) // the answer was lost
 	v := view.New(w.client, view.Options{Now: w.clock.Now, Logger: slog.Default()})
 	w.r = sync.New(sync.Config{Cloud: v, Now: w.clock.Now, CallTimeout: 5 * time.Second})
 	w.run(40, time.Minute) // within the cooldown of 1h

@@ -26,9 +26,9 @@ func TestAutopilotStatusStable(t *testing.T) {
 		w.pin(cloud.MetricCPU, float64(20+i))
 		w.pin(cloud.MetricMem, float64(60-i))
 		w.pin(cloud.MetricDisk, float64(30+i%7))
-		before := w.obj.Status.DeepCopy()
+		before := w.status()
 		w.sync()
-		require.Equal(t, *before, w.obj.Status, "call %d: watching", i)
+		require.Equal(t, before, w.status(), "call %d: watching", i)
 		w.clock.Advance(time.Minute)
 	}
 	w.pin(cloud.MetricCPU, 95)
@@ -37,9 +37,9 @@ func TestAutopilotStatusStable(t *testing.T) {
 	require.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
 	for i := range 20 {
 		w.pin(cloud.MetricCPU, float64(91+i%9))
-		before := w.obj.Status.DeepCopy()
+		before := w.status()
 		w.sync()
-		assert.Equal(t, *before, w.obj.Status, "call %d: cooldown", i)
+		assert.Equal(t, before, w.status(), "call %d: cooldown", i)
 		w.clock.Advance(time.Minute)
 	}
 }
@@ -49,13 +49,15 @@ func TestAutopilotStatusStable(t *testing.T) {
 // switches it off.
 func TestAutopilotNativeStorageLostAnswer(t *testing.T) {
 	w, _ := newAutopilotWorld(t, nil)
-	require.NotNil(t, w.obj.Status.Autopilot.Storage, "the first calls set the policy")
-	w.obj.Status.Autopilot.Storage = nil // the answer was lost
+	require.NotNil(t, w.status().Autopilot.Storage, "the first calls set the policy")
+	lost := w.status()
+	lost.Autopilot.Storage = nil // the answer was lost
+	w.mc.SetStatus(lost)
 	w.run(10, time.Minute)
 	assert.Zero(t, w.sim.Calls(otcsim.OpManageAutoScaling), "the policy in OTC is as wanted: not set again")
 	w.edit(func(s *v1alpha1.RdsSpec) { s.Autopilot = false })
 	w.run(3, time.Minute)
-	p, err := w.client.GetStorageAutoscaling(context.Background(), w.obj.Status.ID)
+	p, err := w.client.GetStorageAutoscaling(context.Background(), w.status().ID)
 	require.NoError(t, err)
 	assert.False(t, p.Enabled, "autopilot off switches OTC's storage autoscaling off")
 	w.requireSettled("autopilot off after a lost answer")
@@ -67,7 +69,7 @@ func TestAutopilotSameRequestTwice(t *testing.T) {
 	w, _ := newAutopilotWorld(t, func(s *v1alpha1.RdsSpec) { s.Autopilotmaxvcpus = 16 })
 	w.pin(cloud.MetricCPU, 95)
 	w.clock.Advance(30 * time.Minute)
-	before := *w.obj.Status.DeepCopy()
+	before := w.status()
 	first := w.callWith(w.r, before)
 	require.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
 	second := w.callWith(w.r, before)
@@ -97,11 +99,11 @@ func TestAutopilotVolumeLostAnswerOtherReplica(t *testing.T) {
 	w.pin(cloud.MetricDisk, 95)
 	w.clock.Advance(10 * time.Minute)
 	for range 5 {
-		before := *w.obj.Status.DeepCopy()
+		before := w.status()
 		w.sync()
 		w.clock.Advance(time.Minute)
 		if w.sim.Calls(otcsim.OpEnlargeVolume) == 1 {
-			w.obj.Status = before // the answer was lost
+			w.mc.SetStatus(before) // the answer was lost
 			break
 		}
 	}
@@ -110,20 +112,20 @@ func TestAutopilotVolumeLostAnswerOtherReplica(t *testing.T) {
 	w.pin(cloud.MetricDisk, 95)
 	w.run(40, time.Minute)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpEnlargeVolume), "one growth per cooldown, whichever replica answers")
-	require.NotNil(t, w.obj.Status.Autopilot.Last)
-	assert.Equal(t, "50GB", w.obj.Status.Autopilot.Last.To)
-	assert.NotContains(t, w.obj.Status.Autopilot.Last.Reason, "OTC's storage autoscaling")
+	require.NotNil(t, w.status().Autopilot.Last)
+	assert.Equal(t, "50GB", w.status().Autopilot.Last.To)
+	assert.NotContains(t, w.status().Autopilot.Last.Reason, "OTC's storage autoscaling")
 }
 
 // TestAutopilotOffUnknownOutcome: switching OTC's storage autoscaling off meets a server error
 // (nothing done, or maybe done): the next calls make sure it is off.
 func TestAutopilotOffUnknownOutcome(t *testing.T) {
 	w, _ := newAutopilotWorld(t, nil)
-	require.NotNil(t, w.obj.Status.Autopilot.Storage)
+	require.NotNil(t, w.status().Autopilot.Storage)
 	w.edit(func(s *v1alpha1.RdsSpec) { s.Autopilot = false })
 	w.sim.AddFault(otcsim.Fault{Op: otcsim.OpManageAutoScaling, Kind: otcsim.FaultStatus, Status: 500, Count: 1})
 	w.run(5, time.Minute)
-	p, err := w.client.GetStorageAutoscaling(context.Background(), w.obj.Status.ID)
+	p, err := w.client.GetStorageAutoscaling(context.Background(), w.status().ID)
 	require.NoError(t, err)
 	assert.False(t, p.Enabled, "autopilot off switches OTC's storage autoscaling off, after a server error too")
 	w.requireSettled("autopilot off after a server error")

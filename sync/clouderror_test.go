@@ -33,7 +33,7 @@ func TestCloudRefusalIsStableAcrossOTCMessages(t *testing.T) {
 		resp, err := newReconciler(f).Sync(context.Background(), req)
 		require.NoError(t, err)
 		answers = append(answers, resp)
-		req.Parent.Status = *resp.Status
+		req = fedBack(t, req, resp)
 	}
 	assert.Equal(t, answers[0], answers[1], "the same refusal must give the same answer")
 	c := condition(t, answers[1].Status, v1alpha1.ConditionSynced)

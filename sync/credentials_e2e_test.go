@@ -61,10 +61,9 @@ func (w *credsWorld) object(ns, name string, edit func(*v1alpha1.RdsSpec), secre
 	if edit != nil {
 		edit(&spec)
 	}
-	rw.object(name, spec)
-	rw.req.Parent.Namespace = ns
+	rw.objectIn(ns, name, spec)
 	for _, s := range secrets {
-		rw.req.Related[s.Name] = s
+		rw.mc.Related[s.Name] = s
 	}
 	return rw
 }
@@ -88,10 +87,7 @@ func (w *credsWorld) sync(rw *restoreWorld) *hook.SyncResponse {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ctx = sync.WithLogger(ctx, slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	resp, err := w.r.Sync(ctx, rw.req)
-	require.NoError(w.t, err)
-	rw.feed(resp.Status, resp.Children)
-	return resp
+	return rw.syncCtx(ctx)
 }
 
 func (w *credsWorld) syncUntilActive(rw *restoreWorld) {
@@ -158,13 +154,7 @@ func TestNamespaceCredentialsEachTeamInItsOwnProject(t *testing.T) {
 
 	// Deleting team A's object deletes its instance in its project; team B's decoy stays.
 	for range 20 {
-		a.req.Finalizing = true
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		resp, err := w.r.Finalize(ctx, a.req)
-		cancel()
-		require.NoError(t, err)
-		a.feed(resp.Status, resp.Children)
-		if resp.Finalized {
+		if resp := a.finalize(); resp.Finalized {
 			break
 		}
 		w.clock.Advance(10 * time.Second)
@@ -280,7 +270,7 @@ func TestNamespaceCredentialsInstanceStaysWithItsLogin(t *testing.T) {
 
 	// The team adds its own Secret: the instance is in the controller's project, so the object
 	// waits rather than look for it elsewhere (and report it gone).
-	rw.req.Related[sync.DefaultCredentialsSecret] = w.loginSecret("team-a", sync.DefaultCredentialsSecret, testutil.ProjectTeamA, nil)
+	rw.mc.Related[sync.DefaultCredentialsSecret] = w.loginSecret("team-a", sync.DefaultCredentialsSecret, testutil.ProjectTeamA, nil)
 	w.resetCounters()
 	w.sync(rw)
 	assert.Zero(t, w.calls())
@@ -288,9 +278,7 @@ func TestNamespaceCredentialsInstanceStaysWithItsLogin(t *testing.T) {
 	assert.Contains(t, rw.synced().Message, `found with the controller's own OTC login, but this object would now use the OTC login in Secret "otc-credentials"`)
 
 	// Finalize waits as well: it would find nothing in team A's project and leave the instance.
-	rw.req.Finalizing = true
-	resp, err := w.r.Finalize(context.Background(), rw.req)
-	require.NoError(t, err)
+	resp := rw.finalize()
 	assert.False(t, resp.Finalized)
 	assert.Zero(t, w.calls())
 	assert.Len(t, w.srv.Sims[testutil.ProjectController].Instances(), 1)
@@ -301,15 +289,13 @@ func TestNamespaceCredentialsSecretGone(t *testing.T) {
 	rw := w.object("team-a", "db", nil, w.loginSecret("team-a", sync.DefaultCredentialsSecret, testutil.ProjectTeamA, nil))
 	w.syncUntilActive(rw)
 
-	delete(rw.req.Related, sync.DefaultCredentialsSecret)
+	delete(rw.mc.Related, sync.DefaultCredentialsSecret)
 	w.resetCounters()
 	w.sync(rw)
 	assert.Zero(t, w.calls(), "no fallback to the controller's login")
 	assert.Equal(t, sync.ReasonWaitingForCredentials, rw.synced().Reason)
 
-	rw.req.Finalizing = true
-	resp, err := w.r.Finalize(context.Background(), rw.req)
-	require.NoError(t, err)
+	resp := rw.finalize()
 	assert.False(t, resp.Finalized, "the instance cannot be deleted without its login: wait")
 	assert.Len(t, w.srv.Sims[testutil.ProjectTeamA].Instances(), 1)
 }
@@ -319,9 +305,7 @@ func TestNamespaceCredentialsFinalizeOfAnObjectThatNeverHadALogin(t *testing.T) 
 	rw := w.object("team-a", "db", nil)
 	w.sync(rw)
 	require.Equal(t, sync.ReasonCredentialsRequired, rw.synced().Reason)
-	rw.req.Finalizing = true
-	resp, err := w.r.Finalize(context.Background(), rw.req)
-	require.NoError(t, err)
+	resp := rw.finalize()
 	assert.True(t, resp.Finalized, "nothing was ever created: the object goes")
 }
 
@@ -336,11 +320,11 @@ func TestCustomizeAsksForTheLoginSecret(t *testing.T) {
 		}
 		return nil
 	}
-	assert.Equal(t, []string{sync.DefaultCredentialsSecret}, rule(w.r.Customize(&hook.CustomizeRequest{Parent: rw.req.Parent})))
-	rw.req.Parent.Spec.Credentialssecret = "mine"
-	assert.Equal(t, []string{"mine"}, rule(w.r.Customize(&hook.CustomizeRequest{Parent: rw.req.Parent})))
+	assert.Equal(t, []string{sync.DefaultCredentialsSecret}, rule(w.r.Customize(&hook.CustomizeRequest{Parent: rw.mc.Rds()})))
+	rw.edit(func(s *v1alpha1.RdsSpec) { s.Credentialssecret = "mine" })
+	assert.Equal(t, []string{"mine"}, rule(w.r.Customize(&hook.CustomizeRequest{Parent: rw.mc.Rds()})))
 
 	// Without a pool the controller's own login serves every object and no Secret is asked for.
 	plain := sync.New(sync.Config{})
-	assert.Empty(t, plain.Customize(&hook.CustomizeRequest{Parent: rw.req.Parent}).RelatedResources)
+	assert.Empty(t, plain.Customize(&hook.CustomizeRequest{Parent: rw.mc.Rds()}).RelatedResources)
 }

@@ -23,19 +23,18 @@ func TestCredentialsSecretNowNamingAnotherProject(t *testing.T) {
 	id := a.status().ID
 	require.NotEmpty(t, id)
 
-	a.req.Related[sync.DefaultCredentialsSecret] = w.loginSecret("team-a", sync.DefaultCredentialsSecret, testutil.ProjectTeamB, nil)
+	a.mc.Related[sync.DefaultCredentialsSecret] = w.loginSecret("team-a", sync.DefaultCredentialsSecret, testutil.ProjectTeamB, nil)
 	resp := w.sync(a)
 	assert.Equal(t, id, resp.Status.ID)
 	assert.Equal(t, sync.ReasonCredentialsChanged, a.synced().Reason, "waits, does not report the instance gone")
 
-	a.req.Finalizing = true
 	fin := a.finalize()
 	assert.False(t, fin.Finalized, "the instance is in another project than the login now reaches")
 	assert.Equal(t, sync.ReasonCredentialsChanged, a.synced().Reason)
 	assert.Len(t, simA.Instances(), 1)
 
 	// The earlier login back in the Secret: the deletion goes on in the instance's project.
-	a.req.Related[sync.DefaultCredentialsSecret] = w.loginSecret("team-a", sync.DefaultCredentialsSecret, testutil.ProjectTeamA, nil)
+	a.mc.Related[sync.DefaultCredentialsSecret] = w.loginSecret("team-a", sync.DefaultCredentialsSecret, testutil.ProjectTeamA, nil)
 	for range 20 {
 		if fin = a.finalize(); fin.Finalized {
 			break

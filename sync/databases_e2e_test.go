@@ -17,8 +17,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -26,6 +24,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
+	"github.com/mcsps/rds-lambda-controller/test/metacontroller"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
@@ -41,16 +40,15 @@ import (
 
 // dbE2E is one Rds object driven the way Metacontroller drives it.
 type dbE2E struct {
-	t       *testing.T
-	clock   *otcsim.ManualClock
-	sim     *otcsim.Sim
-	r       *rdssync.Reconciler
-	parent  v1alpha1.Rds
-	secrets map[string]*corev1.Secret
-	related map[string]*corev1.Secret
-	admin   *sql.DB
-	addr    string
-	prefix  string
+	t     *testing.T
+	clock *otcsim.ManualClock
+	sim   *otcsim.Sim
+	r     *rdssync.Reconciler
+	// mc is the object as Metacontroller and the cluster hold it.
+	mc     *metacontroller.Object
+	admin  *sql.DB
+	addr   string
+	prefix string
 
 	applies int      // calls of dbusers.Apply
 	changes []string // Result.Changes of the last Apply
@@ -79,7 +77,6 @@ func newDBE2E(t *testing.T) *dbE2E {
 	_, _ = rand.Read(b)
 	e := &dbE2E{
 		t: t, clock: clock, sim: srv.Sim, addr: addr, prefix: "e2e" + hex.EncodeToString(b),
-		secrets: map[string]*corev1.Secret{}, related: map[string]*corev1.Secret{},
 	}
 	e.r = rdssync.New(rdssync.Config{
 		Cloud: client, Now: clock.Now,
@@ -94,8 +91,7 @@ func newDBE2E(t *testing.T) *dbE2E {
 	t.Cleanup(e.cleanup)
 
 	port := intstr.FromInt32(3306)
-	e.parent = v1alpha1.Rds{
-		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.Kind},
+	parent := v1alpha1.Rds{
 		ObjectMeta: metav1.ObjectMeta{Name: "shop-db", Namespace: "team-" + e.prefix, UID: "uid-1", Generation: 1},
 		Spec: v1alpha1.RdsSpec{
 			Datastoretype: "MySQL", Datastoreversion: "8.0", Flavorref: "rds.mysql.n1.large.2",
@@ -105,7 +101,8 @@ func newDBE2E(t *testing.T) *dbE2E {
 			Password: rootPassword,
 		},
 	}
-	require.Empty(t, rdssync.Validate(&e.parent.Spec),
+	e.mc = metacontroller.NewRds(parent)
+	require.Empty(t, rdssync.Validate(&parent.Spec),
 		"TEST_MYSQL_PASSWORD must also be a valid OTC root password (8-32 characters, three classes); test/mariadb.sh generates such")
 	return e
 }
@@ -153,33 +150,24 @@ func (e *dbE2E) query(ctx context.Context, q string, args ...any) []string {
 // sync runs one sync call and feeds its answer back as the next call's observed state.
 func (e *dbE2E) sync() *hook.SyncResponse {
 	e.t.Helper()
-	parent := e.parent
-	parent.Status = *e.parent.Status.DeepCopy()
-	req := &hook.Request{
-		Parent: parent, Secrets: e.secrets, Jobs: map[string]*batchv1.Job{}, Related: e.related, Version: hook.V1,
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
 	defer cancel()
-	resp, err := e.r.Sync(ctx, req)
+	resp, err := e.mc.Sync(ctx, e.r)
 	require.NoError(e.t, err)
-	e.parent.Status = *resp.Status
-	e.secrets = map[string]*corev1.Secret{}
-	for _, ch := range resp.Children {
-		if s, ok := ch.(*corev1.Secret); ok {
-			e.secrets[s.Name] = s
-		}
-	}
 	return resp
 }
 
+// edit changes the spec as a user would: the generation moves.
+func (e *dbE2E) edit(change func(*v1alpha1.RdsSpec)) { e.mc.EditRds(change) }
+
 func (e *dbE2E) condition(typ string) v1alpha1.Condition {
 	e.t.Helper()
-	for _, c := range e.parent.Status.Conditions {
+	for _, c := range e.mc.Status().Conditions {
 		if c.Type == typ {
 			return c
 		}
 	}
-	e.t.Fatalf("no condition %s in %+v", typ, e.parent.Status.Conditions)
+	e.t.Fatalf("no condition %s in %+v", typ, e.mc.Status().Conditions)
 	return v1alpha1.Condition{}
 }
 
@@ -189,7 +177,7 @@ func (e *dbE2E) createInstance() {
 	e.sync() // stores the root password
 	e.sync() // creates the instance
 	e.sync() // writes its ownership tags
-	id := e.parent.Status.ID
+	id := e.mc.Status().ID
 	require.NotEmpty(e.t, id)
 	host, portText, err := net.SplitHostPort(e.addr)
 	require.NoError(e.t, err)
@@ -242,11 +230,13 @@ func (e *dbE2E) canLogin(user, password string) bool {
 func TestDatabasesEndToEnd(t *testing.T) {
 	e := newDBE2E(t)
 	shop, logs, app, gen := e.n("shop"), e.n("logs"), e.n("app"), e.n("gen")
-	e.parent.Spec.Databases = []string{shop, logs}
-	e.parent.Spec.Users = []v1alpha1.User{
-		{Name: app, Host: "%", Password: "App-pw-1", Privileges: []string{"GRANT SELECT, INSERT ON `" + shop + "`.* TO '" + app + "'@'%'"}},
-		{Name: gen, Grants: []v1alpha1.DatabaseGrant{{Database: logs, Privileges: []string{"ALL"}}}},
-	}
+	e.edit(func(s *v1alpha1.RdsSpec) {
+		s.Databases = []string{shop, logs}
+		s.Users = []v1alpha1.User{
+			{Name: app, Host: "%", Password: "App-pw-1", Privileges: []string{"GRANT SELECT, INSERT ON `" + shop + "`.* TO '" + app + "'@'%'"}},
+			{Name: gen, Grants: []v1alpha1.DatabaseGrant{{Database: logs, Privileges: []string{"ALL"}}}},
+		}
+	})
 	e.createInstance()
 	e.converge()
 
@@ -255,13 +245,13 @@ func TestDatabasesEndToEnd(t *testing.T) {
 		assert.Equal(t, []string{"GRANT SELECT, INSERT ON `" + shop + "`.* TO `" + app + "`@`%`"}, e.grants(app, "%"))
 		assert.Equal(t, []string{"GRANT ALL PRIVILEGES ON `" + logs + "`.* TO `" + gen + "`@`%`"}, e.grants(gen, "%"))
 		assert.True(t, e.canLogin(app, "App-pw-1"), "the spec's password is set")
-		genSecret := e.secrets[rdssync.UserSecretName("shop-db", gen, "")]
+		genSecret := e.mc.Secrets[rdssync.UserSecretName("shop-db", gen, "")]
 		require.NotNil(t, genSecret, "the generated password has its Secret")
 		assert.Equal(t, gen, string(genSecret.Data[rdssync.KeyUsername]))
 		assert.Equal(t, logs, string(genSecret.Data[rdssync.KeyDatabase]))
 		assert.Equal(t, e.addr, net.JoinHostPort(string(genSecret.Data[rdssync.KeyHost]), string(genSecret.Data[rdssync.KeyPort])))
 		assert.True(t, e.canLogin(gen, string(genSecret.Data[rdssync.KeyPassword])), "the generated password is the one in the Secret")
-		b, err := json.Marshal(e.parent.Status)
+		b, err := json.Marshal(e.mc.Status())
 		require.NoError(t, err)
 		status := string(b)
 		assert.NotContains(t, status, "App-pw-1", "no password in status")
@@ -269,11 +259,11 @@ func TestDatabasesEndToEnd(t *testing.T) {
 	})
 
 	t.Run("identical call changes nothing", func(t *testing.T) {
-		before, applies := e.parent.Status.DeepCopy(), e.applies
+		before, applies := e.mc.Status(), e.applies
 		e.sim.ResetCounters()
 		e.sync()
 		assert.Equal(t, applies, e.applies, "no SQL at all while the spec is unchanged")
-		assert.Equal(t, before, &e.parent.Status, "the same status")
+		assert.Equal(t, before, e.mc.Status(), "the same status")
 		assert.Zero(t, e.sim.MutatingCalls(), "no change in the cloud")
 	})
 
@@ -289,10 +279,12 @@ func TestDatabasesEndToEnd(t *testing.T) {
 	})
 
 	t.Run("change, revoke, drop", func(t *testing.T) {
-		e.parent.Spec.Users = []v1alpha1.User{
-			{Name: app, Password: "App-pw-2", Privileges: []string{"grant select on " + shop + ".* to " + app}},
-		}
-		e.parent.Spec.Databases = []string{shop}
+		e.edit(func(s *v1alpha1.RdsSpec) {
+			s.Users = []v1alpha1.User{
+				{Name: app, Password: "App-pw-2", Privileges: []string{"grant select on " + shop + ".* to " + app}},
+			}
+			s.Databases = []string{shop}
+		})
 		e.sync()
 		assert.Equal(t, metav1.ConditionTrue, e.condition(v1alpha1.ConditionDatabasesReady).Status)
 		assert.ElementsMatch(t, []string{
@@ -303,7 +295,7 @@ func TestDatabasesEndToEnd(t *testing.T) {
 		assert.True(t, e.canLogin(app, "App-pw-2"))
 		assert.False(t, e.canLogin(app, "App-pw-1"))
 		assert.False(t, e.userExists(gen), "a user removed from the spec is dropped")
-		assert.Nil(t, e.secrets[rdssync.UserSecretName("shop-db", gen, "")], "and its Secret deleted")
+		assert.Nil(t, e.mc.Secrets[rdssync.UserSecretName("shop-db", gen, "")], "and its Secret deleted")
 		assert.True(t, e.dbExists(logs), "a database removed from the spec stays without prunedatabases")
 
 		applies := e.applies
@@ -312,7 +304,7 @@ func TestDatabasesEndToEnd(t *testing.T) {
 	})
 
 	t.Run("prune", func(t *testing.T) {
-		e.parent.Spec.Prunedatabases = true
+		e.edit(func(s *v1alpha1.RdsSpec) { s.Prunedatabases = true })
 		e.sync()
 		assert.Equal(t, []string{"dropped database " + logs}, e.changes)
 		assert.False(t, e.dbExists(logs))
@@ -320,7 +312,7 @@ func TestDatabasesEndToEnd(t *testing.T) {
 	})
 
 	t.Run("injection attempts are refused before any SQL", func(t *testing.T) {
-		good := e.parent.Spec
+		good := e.mc.Rds().Spec
 		cases := map[string]struct {
 			reason string
 			mutate func(*v1alpha1.RdsSpec)
@@ -343,7 +335,7 @@ func TestDatabasesEndToEnd(t *testing.T) {
 				spec.Users = slices.Clone(good.Users)
 				spec.Databases = slices.Clone(good.Databases)
 				tc.mutate(&spec)
-				e.parent.Spec = spec
+				e.edit(func(s *v1alpha1.RdsSpec) { *s = spec })
 				applies := e.applies
 				e.sim.ResetCounters()
 				e.sync()
@@ -357,7 +349,7 @@ func TestDatabasesEndToEnd(t *testing.T) {
 				assert.True(t, e.canLogin(app, "App-pw-2"), tc.reason)
 			})
 		}
-		e.parent.Spec = good
+		e.edit(func(s *v1alpha1.RdsSpec) { *s = good })
 		e.sync()
 		assert.Equal(t, rdssync.ReasonApplied, e.condition(v1alpha1.ConditionDatabasesReady).Reason, "a fixed spec is valid again")
 	})

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/cloudtest"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
+	"github.com/mcsps/rds-lambda-controller/test/metacontroller"
 )
 
 // applyRecorder stands in for dbusers.Apply and records what it was asked to do.
@@ -63,6 +66,8 @@ type dbEnv struct {
 	r     *Reconciler
 	inst  *cloud.Instance
 	drift time.Duration
+	// last is the request of the last call, the observation feed applies an answer to.
+	last *hook.Request
 }
 
 func newDBEnv() *dbEnv {
@@ -79,20 +84,24 @@ func (e *dbEnv) call(t *testing.T, spec v1alpha1.RdsSpec, st v1alpha1.RdsStatus,
 		st.ID = "inst-1"
 	}
 	req := request(spec, st, append([]*corev1.Secret{storedSecret("A12345678+")}, secrets...)...)
+	e.last = &hook.Request{Parent: req.Parent, Secrets: map[string]*corev1.Secret{}, Jobs: req.Jobs}
+	e.last.Parent.Status = *req.Parent.Status.DeepCopy()
+	for name, s := range req.Secrets {
+		e.last.Secrets[name] = s.DeepCopy()
+	}
 	resp, err := e.r.Sync(context.Background(), req)
 	require.NoError(t, err)
 	return resp
 }
 
-// feed turns a response's Secret children into the next request's observed Secrets.
-func feed(resp *hook.SyncResponse) []*corev1.Secret {
-	var out []*corev1.Secret
-	for _, ch := range resp.Children {
-		if s, ok := ch.(*corev1.Secret); ok && s.Name != "my-rds-single-connection" {
-			out = append(out, s)
-		}
-	}
-	return out
+// feed applies an answer to the observation of the last call, as Metacontroller does
+// (test/metacontroller), and returns the next call's observed status and Secrets.
+func (e *dbEnv) feed(t *testing.T, resp *hook.SyncResponse) (v1alpha1.RdsStatus, []*corev1.Secret) {
+	t.Helper()
+	mc := metacontroller.NewRds(e.last.Parent)
+	mc.Secrets, mc.Jobs = maps.Clone(e.last.Secrets), maps.Clone(e.last.Jobs)
+	require.NoError(t, mc.ApplyResponse(resp))
+	return mc.Status(), slices.Collect(maps.Values(mc.Secrets))
 }
 
 func childSecret(resp *hook.SyncResponse, name string) *corev1.Secret {
@@ -127,7 +136,8 @@ func TestDatabasesGeneratedPasswordIsStoredBeforeUse(t *testing.T) {
 	assert.Empty(t, e.rec.calls, "a lost response: the next call still waits for a stored Secret")
 	assert.Equal(t, ReasonStoringUserPasswords, condition(t, lost.Status, v1alpha1.ConditionDatabasesReady).Reason)
 
-	second := e.call(t, spec, *first.Status, feed(first)...)
+	st, observed := e.feed(t, first)
+	second := e.call(t, spec, st, observed...)
 	require.Len(t, e.rec.calls, 1, "the stored password is applied in the next call")
 	got := e.rec.calls[0]
 	assert.Equal(t, "root", got.conn.User)
@@ -146,13 +156,15 @@ func TestDatabasesGeneratedPasswordIsStoredBeforeUse(t *testing.T) {
 	assert.Equal(t, []string{"project1"}, rec.Databases)
 	assert.Equal(t, genSecret, rec.Users[1].Secret)
 
-	third := e.call(t, spec, *second.Status, feed(second)...)
+	st, observed = e.feed(t, second)
+	third := e.call(t, spec, st, observed...)
 	assert.Len(t, e.rec.calls, 1, "an identical call applies nothing")
 	assert.Equal(t, second.Status, third.Status, "and writes the same status")
 	assert.Equal(t, second.Children, third.Children)
 
 	e.now = e.now.Add(e.drift)
-	fourth := e.call(t, spec, *third.Status, feed(third)...)
+	st, observed = e.feed(t, third)
+	fourth := e.call(t, spec, st, observed...)
 	assert.Len(t, e.rec.calls, 2, "the drift check applies again")
 	assert.Equal(t, e.now, fourth.Status.DatabasesAndUsers.LastApplied.Time)
 }

@@ -10,31 +10,29 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
+	"github.com/mcsps/rds-lambda-controller/test/metacontroller"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
 
 // day2World is one Rds object driven through the sync hook, the real adapter and the simulator,
-// with each answer's status and children fed back as the next request's observed state, the way
-// Metacontroller does.
+// with the Metacontroller stand-in feeding each answer back as the next request.
 type day2World struct {
-	t       *testing.T
-	clock   *otcsim.ManualClock
-	srv     *otcsim.Server
-	sim     *otcsim.Sim
-	client  *otc.Client
-	r       *sync.Reconciler
-	obj     v1alpha1.Rds
-	secrets map[string]*corev1.Secret
-	last    *hook.SyncResponse
+	t      *testing.T
+	clock  *otcsim.ManualClock
+	srv    *otcsim.Server
+	sim    *otcsim.Sim
+	client *otc.Client
+	r      *sync.Reconciler
+	// mc is the object as Metacontroller and the cluster hold it.
+	mc   *metacontroller.Object
+	last *hook.SyncResponse
 }
 
 // newDay2World creates the instance through the hooks and returns once it is ACTIVE, with the
@@ -53,26 +51,25 @@ func newDay2World(t *testing.T, spec func(*v1alpha1.RdsSpec), wrap func(http.Rou
 	w := &day2World{
 		t: t, clock: clock, srv: srv, sim: srv.Sim, client: client,
 		r: sync.New(sync.Config{Cloud: client, Now: clock.Now, CallTimeout: 5 * time.Second}),
-		obj: v1alpha1.Rds{
-			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.Kind},
-			ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "team-a", UID: "uid-day2", Generation: 1},
-			Spec: v1alpha1.RdsSpec{
-				Datastoretype: "MySQL", Datastoreversion: "8.0", Flavorref: "rds.mysql.n1.large.2",
-				Volumetype: "CLOUDSSD", Volumesize: 40, Availabilityzone: "eu-de-01", Region: "eu-de",
-				Vpc: otcsim.SeedVPCName, Subnet: otcsim.SeedSubnetName, Securitygroup: otcsim.SeedSecurityGroupName,
-				Backupstarttime: "01:00-02:00", Backupkeepdays: 7, Password: "Sim-Passw0rd!",
-			},
+	}
+	obj := v1alpha1.Rds{
+		ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "team-a", UID: "uid-day2", Generation: 1},
+		Spec: v1alpha1.RdsSpec{
+			Datastoretype: "MySQL", Datastoreversion: "8.0", Flavorref: "rds.mysql.n1.large.2",
+			Volumetype: "CLOUDSSD", Volumesize: 40, Availabilityzone: "eu-de-01", Region: "eu-de",
+			Vpc: otcsim.SeedVPCName, Subnet: otcsim.SeedSubnetName, Securitygroup: otcsim.SeedSecurityGroupName,
+			Backupstarttime: "01:00-02:00", Backupkeepdays: 7, Password: "Sim-Passw0rd!",
 		},
-		secrets: map[string]*corev1.Secret{},
 	}
 	if spec != nil {
-		spec(&w.obj.Spec)
+		spec(&obj.Spec)
 	}
+	w.mc = metacontroller.NewRds(obj)
 	w.sync() // stores the password
 	w.sync() // creates
 	clock.Advance(otcsim.DefaultDurations().Create)
 	w.sync()
-	require.Equal(t, "ACTIVE", w.obj.Status.Status, "the instance is up")
+	require.Equal(t, "ACTIVE", w.status().Status, "the instance is up")
 	require.Equal(t, metav1.ConditionTrue, w.condition(v1alpha1.ConditionReady).Status)
 	srv.Sim.ResetCounters()
 	return w
@@ -81,26 +78,19 @@ func newDay2World(t *testing.T, spec func(*v1alpha1.RdsSpec), wrap func(http.Rou
 // sync makes one hook call and feeds its answer back.
 func (w *day2World) sync() *hook.SyncResponse {
 	w.t.Helper()
-	parent := w.obj
-	parent.Status = *w.obj.Status.DeepCopy()
-	req := &hook.Request{
-		Parent:  parent,
-		Secrets: w.secrets,
-		Jobs:    map[string]*batchv1.Job{},
-		Related: map[string]*corev1.Secret{},
-		Version: hook.V1,
-	}
-	resp, err := w.r.Sync(context.Background(), req)
+	resp, err := w.mc.Sync(context.Background(), w.r)
 	require.NoError(w.t, err)
-	w.obj.Status = *resp.Status.DeepCopy()
-	w.secrets = map[string]*corev1.Secret{}
-	for _, c := range resp.Children {
-		if s, ok := c.(*corev1.Secret); ok {
-			w.secrets[s.Name] = s
-		}
-	}
 	w.last = resp
 	return resp
+}
+
+// status is the stored status.
+func (w *day2World) status() v1alpha1.RdsStatus { return w.mc.Status() }
+
+// statusRef is a copy of the stored status, for checks that take a pointer.
+func (w *day2World) statusRef() *v1alpha1.RdsStatus {
+	st := w.mc.Status()
+	return &st
 }
 
 // settle makes n calls, moving the clock on by the answer's resync (at most 10 s) after each.
@@ -114,13 +104,12 @@ func (w *day2World) settle(n int) {
 
 // edit changes the spec as a user would: a new generation.
 func (w *day2World) edit(change func(*v1alpha1.RdsSpec)) {
-	change(&w.obj.Spec)
-	w.obj.Generation++
+	w.mc.EditRds(change)
 }
 
 func (w *day2World) condition(typ string) v1alpha1.Condition {
 	w.t.Helper()
-	for _, c := range w.obj.Status.Conditions {
+	for _, c := range w.status().Conditions {
 		if c.Type == typ {
 			return c
 		}
@@ -131,7 +120,7 @@ func (w *day2World) condition(typ string) v1alpha1.Condition {
 
 func (w *day2World) view() otcsim.InstanceView {
 	w.t.Helper()
-	v, ok := w.sim.Instance(w.obj.Status.ID)
+	v, ok := w.sim.Instance(w.status().ID)
 	require.True(w.t, ok)
 	return v
 }
@@ -140,16 +129,16 @@ func (w *day2World) view() otcsim.InstanceView {
 // changes nothing in the cloud.
 func (w *day2World) requireSettled(reason string) {
 	w.t.Helper()
-	assert.Nil(w.t, w.obj.Status.Operation, reason)
-	assert.Equal(w.t, "ACTIVE", w.obj.Status.Status, reason)
+	assert.Nil(w.t, w.status().Operation, reason)
+	assert.Equal(w.t, "ACTIVE", w.status().Status, reason)
 	ready, synced := w.condition(v1alpha1.ConditionReady), w.condition(v1alpha1.ConditionSynced)
 	assert.Equal(w.t, metav1.ConditionTrue, ready.Status, reason)
 	assert.Equal(w.t, metav1.ConditionTrue, synced.Status, "%s: %s", reason, synced.Message)
 	assert.Equal(w.t, sync.ReasonReconcileSuccess, synced.Reason, reason)
-	before, status := w.sim.MutatingCalls(), w.obj.Status.DeepCopy()
+	before, status := w.sim.MutatingCalls(), w.status()
 	w.sync()
 	assert.Equal(w.t, before, w.sim.MutatingCalls(), "%s: a repeated call makes no change", reason)
-	assert.Equal(w.t, status, &w.obj.Status, "%s: a repeated call gives the same status", reason)
+	assert.Equal(w.t, status, w.status(), "%s: a repeated call gives the same status", reason)
 }
 
 func TestDay2EndToEnd(t *testing.T) {
@@ -249,20 +238,20 @@ func TestDay2EndToEnd(t *testing.T) {
 			w.sync()
 			assert.Equal(t, 1, w.sim.Calls(tc.simOp), "issued at once")
 			if tc.op != "" {
-				op := w.obj.Status.Operation
+				op := w.status().Operation
 				require.NotNil(t, op, "the operation shows while it runs")
 				assert.Equal(t, tc.op, op.Type)
 				assert.Equal(t, int64(2), op.Generation)
 				assert.Equal(t, sync.ReasonChangeInProgress, w.condition(v1alpha1.ConditionSynced).Reason)
 				w.sync()
-				assert.NotEqual(t, "ACTIVE", w.obj.Status.Status, "OTC reports the change")
+				assert.NotEqual(t, "ACTIVE", w.status().Status, "OTC reports the change")
 				assert.Equal(t, metav1.ConditionFalse, w.condition(v1alpha1.ConditionReady).Status, "Ready follows OTC's status")
 				assert.Equal(t, metav1.ConditionTrue, w.condition(v1alpha1.ConditionSynced).Status)
-				assert.Equal(t, tc.op, w.obj.Status.Operation.Type, "still shown")
+				assert.Equal(t, tc.op, w.status().Operation.Type, "still shown")
 			}
 			w.settle(8)
 			assert.Equal(t, 1, w.sim.Calls(tc.simOp), "%s: exactly once", tc.reason)
-			tc.check(t, w.view(), &w.obj.Status)
+			tc.check(t, w.view(), w.statusRef())
 			w.requireSettled(tc.reason)
 		})
 		t.Run(name+"/lost answer", func(t *testing.T) {
@@ -278,7 +267,7 @@ func TestDay2EndToEnd(t *testing.T) {
 			assert.Equal(t, sync.ReasonCloudUnavailable, synced.Reason, "the lost answer is reported")
 			w.settle(8)
 			assert.Equal(t, 1, w.sim.Calls(tc.simOp), "%s: OTC acted on the lost request; it is not sent again", tc.reason)
-			tc.check(t, w.view(), &w.obj.Status)
+			tc.check(t, w.view(), w.statusRef())
 			w.requireSettled(tc.reason)
 		})
 	}
@@ -317,7 +306,7 @@ func (b *busyOnce) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/action") && *b.w != nil {
 		b.once.Do(func() {
 			w := *b.w
-			_, err := w.client.CreateBackup(req.Context(), w.obj.Status.ID, "someone-else", "")
+			_, err := w.client.CreateBackup(req.Context(), w.status().ID, "someone-else", "")
 			b.fired = err == nil
 		})
 	}
@@ -337,11 +326,11 @@ func TestDay2EndToEndBusy(t *testing.T) {
 	assert.Equal(t, metav1.ConditionTrue, synced.Status, "busy is no error")
 	assert.Equal(t, sync.ReasonInstanceBusy, synced.Reason)
 	assert.Equal(t, 10.0, resp.ResyncAfterSeconds, "a short resync")
-	assert.Nil(t, w.obj.Status.Operation, "nothing was started")
+	assert.Nil(t, w.status().Operation, "nothing was started")
 
 	// While the backup runs the hook waits without calling; then the resize goes through once.
 	w.sync()
-	assert.Equal(t, "BACKING UP", w.obj.Status.Status)
+	assert.Equal(t, "BACKING UP", w.status().Status)
 	assert.Equal(t, sync.ReasonWaitingForInstance, w.condition(v1alpha1.ConditionSynced).Reason)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "no call while the backup runs")
 	w.settle(8)
@@ -371,17 +360,17 @@ func TestDay2EndToEndOneChangeAtATime(t *testing.T) {
 	w.requireSettled("all changes made, each once")
 
 	// Removing the tag removes it in OTC; a tag someone else set stays.
-	require.NoError(t, w.client.SetTags(context.Background(), w.obj.Status.ID, map[string]string{"owner": "ops"}))
+	require.NoError(t, w.client.SetTags(context.Background(), w.status().ID, map[string]string{"owner": "ops"}))
 	w.edit(func(s *v1alpha1.RdsSpec) { s.Tags = nil })
 	w.settle(3)
 	assert.Equal(t, map[string]string{"owner": "ops"}, userTags(t, w.view().Tags))
-	assert.Empty(t, w.obj.Status.ManagedTags)
+	assert.Empty(t, w.status().ManagedTags)
 	w.requireSettled("the tag is gone")
 }
 
 func TestDay2EndToEndUnavailableInstance(t *testing.T) {
 	w := newDay2World(t, nil, nil)
-	w.sim.SetInstanceStatus(w.obj.Status.ID, "STORAGE FULL")
+	w.sim.SetInstanceStatus(w.status().ID, "STORAGE FULL")
 	w.edit(func(s *v1alpha1.RdsSpec) { s.Flavorref, s.Volumesize = "rds.mysql.n1.xlarge.2", 50 })
 	w.sync()
 	assert.Equal(t, 0, w.sim.Calls(otcsim.OpResize), "no resize while the storage is full")
@@ -392,7 +381,7 @@ func TestDay2EndToEndUnavailableInstance(t *testing.T) {
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "the resize follows once the instance is ACTIVE")
 	w.requireSettled("both changes made")
 
-	w.sim.SetInstanceStatus(w.obj.Status.ID, "FAILED")
+	w.sim.SetInstanceStatus(w.status().ID, "FAILED")
 	w.edit(func(s *v1alpha1.RdsSpec) { s.Volumesize = 60 })
 	w.settle(3)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpEnlargeVolume), "no change to a FAILED instance")

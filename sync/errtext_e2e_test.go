@@ -107,19 +107,16 @@ func TestRefusalsDifferingInRequestIDGiveTheSameStatus(t *testing.T) {
 			ctx := sync.WithLogger(context.Background(), slog.New(slog.NewJSONHandler(logs, nil)))
 
 			// The first call only stores the connection Secret; the create follows.
-			resp, err := w.r.Sync(ctx, w.req)
-			require.NoError(t, err)
-			w.feed(resp.Status, resp.Children)
+			w.syncCtx(ctx)
 
 			var answers [][]byte
 			for range 2 {
-				resp, err := w.r.Sync(ctx, w.req)
+				resp, err := w.mc.Sync(ctx, w.r)
 				require.NoError(t, err, tc.reason)
 				answer, err := json.Marshal(resp.Status)
 				require.NoError(t, err)
 				assert.NotContains(t, string(answer), "req-", "%s: no request id in status", tc.reason)
 				answers = append(answers, answer)
-				w.feed(resp.Status, resp.Children)
 				c := w.synced()
 				assert.Equal(t, tc.wantReason, c.Reason, tc.reason)
 				assert.Equal(t, tc.wantMessage, c.Message, tc.reason)

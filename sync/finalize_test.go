@@ -417,12 +417,11 @@ func TestFinalBackupFailureIsStable(t *testing.T) {
 		},
 	}
 	req := request(sampleSpec(), v1alpha1.RdsStatus{ID: "inst-1"})
-	req.Finalizing = true
+	req.Finalizing, req.Parent.DeletionTimestamp = true, &metav1.Time{Time: t0}
 	r := newReconciler(f)
 	first, err := r.Finalize(context.Background(), req)
 	require.NoError(t, err)
-	req.Parent.Status = *first.Status
-	second, err := r.Finalize(context.Background(), req)
+	second, err := r.Finalize(context.Background(), fedBack(t, req, first))
 	require.NoError(t, err)
 	assert.Equal(t, first, second)
 	assert.Equal(t, metav1.ConditionFalse, condition(t, second.Status, v1alpha1.ConditionSynced).Status)
@@ -530,12 +529,11 @@ func TestFinalizeHoldsAreStable(t *testing.T) {
 				tc.spec(&spec)
 			}
 			req := request(spec, tc.status, storedSecret("A12345678+"))
-			req.Finalizing = true
+			req.Finalizing, req.Parent.DeletionTimestamp = true, &metav1.Time{Time: t0}
 			r := newReconciler(tc.fake)
 			first, err := r.Finalize(context.Background(), req)
 			require.NoError(t, err, tc.reason)
-			req.Parent.Status = *first.Status
-			second, err := r.Finalize(context.Background(), req)
+			second, err := r.Finalize(context.Background(), fedBack(t, req, first))
 			require.NoError(t, err, tc.reason)
 			assert.Equal(t, first, second, tc.reason)
 			assert.False(t, second.Finalized)

@@ -20,8 +20,8 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/cloudtest"
-	"github.com/mcsps/rds-lambda-controller/sync/hook"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
+	"github.com/mcsps/rds-lambda-controller/test/metacontroller"
 )
 
 // longName is an Rds name of n characters, a valid DNS subdomain as the API server requires.
@@ -79,25 +79,22 @@ func TestLongNamesMakeValidChildren(t *testing.T) {
 			conn.Name = ConnectionSecretName(name)
 			req := request(spec, v1alpha1.RdsStatus{ID: "inst-1"}, conn)
 			req.Parent.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: "rds1", UID: "uid-1", Generation: 1}
+			mc := metacontroller.NewRds(req.Parent)
+			mc.Secrets = req.Secrets
 			kinds := map[string]int{}
 			for range 4 { // users, then the log credential, then the Job
-				resp, err := r.Sync(context.Background(), req)
+				resp, err := mc.Sync(context.Background(), r)
 				require.NoError(t, err)
-				next := &hook.Request{Parent: req.Parent, Secrets: map[string]*corev1.Secret{}, Jobs: map[string]*batchv1.Job{}, Related: req.Related, Version: req.Version}
-				next.Parent.Status = *resp.Status.DeepCopy()
 				kinds = map[string]int{}
 				for _, ch := range resp.Children {
 					requireValidChild(t, ch)
-					switch ch := ch.(type) {
+					switch ch.(type) {
 					case *corev1.Secret:
 						kinds["Secret"]++
-						next.Secrets[ch.Name] = ch
 					case *batchv1.Job:
 						kinds["Job"]++
-						next.Jobs[ch.Name] = ch
 					}
 				}
-				req = next
 			}
 			assert.Equal(t, map[string]int{"Secret": 4, "Job": 1}, kinds, "connection, two users, log credential; the log Job")
 			assert.LessOrEqual(t, len(labelValue(name)), 63)

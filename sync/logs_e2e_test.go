@@ -19,89 +19,35 @@ import (
 	"github.com/mcsps/rds-lambda-controller/server"
 	"github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
-	"github.com/mcsps/rds-lambda-controller/sync/hook"
 	"github.com/mcsps/rds-lambda-controller/sync/logsapi"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
+	"github.com/mcsps/rds-lambda-controller/test/metacontroller"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
 
-// logsCluster plays Metacontroller for one Rds object: it feeds each answer's status and children
-// back as the next call's observed state. With overHTTP it calls /sync with the JSON Metacontroller
-// sends and reads the children from the JSON answer.
+// logsCluster runs one Rds object through the Metacontroller stand-in: in process, or with
+// overHTTP through the hook server, with the JSON Metacontroller sends.
 type logsCluster struct {
 	r        *sync.Reconciler
 	overHTTP bool
-	parent   v1alpha1.Rds
-	secrets  map[string]*corev1.Secret
-	jobs     map[string]*batchv1.Job
+	mc       *metacontroller.Object
 }
 
 func (k *logsCluster) sync(t *testing.T) {
 	t.Helper()
-	var children []any
 	if k.overHTTP {
-		children = k.syncHTTP(t)
-	} else {
-		req := &hook.Request{Parent: k.parent, Secrets: k.secrets, Jobs: k.jobs, Related: map[string]*corev1.Secret{}, Version: hook.V1}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		resp, err := k.r.Sync(ctx, req)
+		hooks := httptest.NewServer(server.New(server.Options{Reconciler: k.r}))
+		defer hooks.Close()
+		x, err := k.mc.Post(nil, hooks.URL)
 		require.NoError(t, err)
-		k.parent.Status = *resp.Status.DeepCopy()
-		children = resp.Children
+		require.Equal(t, http.StatusOK, x.Code, string(x.Body))
+		return
 	}
-	secrets, jobs := map[string]*corev1.Secret{}, map[string]*batchv1.Job{}
-	for _, ch := range children {
-		switch ch := ch.(type) {
-		case *corev1.Secret:
-			secrets[ch.Name] = ch.DeepCopy()
-		case *batchv1.Job:
-			if old := k.jobs[ch.Name]; old != nil {
-				jobs[ch.Name] = old // keeps the status the cluster gave it
-			} else {
-				jobs[ch.Name] = ch.DeepCopy()
-			}
-		}
-	}
-	k.secrets, k.jobs = secrets, jobs
-}
-
-func (k *logsCluster) syncHTTP(t *testing.T) []any {
-	t.Helper()
-	body, err := json.Marshal(map[string]any{
-		"controller": map[string]any{"spec": map[string]any{"hooks": map[string]any{"sync": map[string]any{"version": "v1"}}}},
-		"parent":     k.parent,
-		"children":   map[string]any{hook.SecretGroup: k.secrets, hook.JobGroup: k.jobs},
-	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := k.mc.Sync(ctx, k.r)
 	require.NoError(t, err)
-	w := httptest.NewRecorder()
-	server.New(server.Options{Reconciler: k.r}).ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/sync", bytes.NewReader(body)))
-	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
-	var resp struct {
-		Status   v1alpha1.RdsStatus `json:"status"`
-		Children []json.RawMessage  `json:"children"`
-	}
-	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &resp))
-	k.parent.Status = resp.Status
-	var out []any
-	for _, raw := range resp.Children {
-		var meta metav1.TypeMeta
-		require.NoError(t, json.Unmarshal(raw, &meta))
-		switch meta.APIVersion + " " + meta.Kind {
-		case "v1 Secret":
-			var s corev1.Secret
-			require.NoError(t, json.Unmarshal(raw, &s))
-			out = append(out, &s)
-		case "batch/v1 Job":
-			var j batchv1.Job
-			require.NoError(t, json.Unmarshal(raw, &j))
-			out = append(out, &j)
-		default:
-			t.Fatalf("unexpected child %s", meta)
-		}
-	}
-	return out
 }
 
 func TestLogsEndToEnd(t *testing.T) {
@@ -124,30 +70,29 @@ func testLogsEndToEnd(t *testing.T, overHTTP bool) {
 	k := &logsCluster{
 		r:        sync.New(sync.Config{Cloud: client, Now: clock.Now, JobImage: "ghcr.io/mcsps/rds-lambda-controller:e2e", PasswordKey: secret.New("e2e key")}),
 		overHTTP: overHTTP,
-		parent: v1alpha1.Rds{
-			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.Kind},
+		mc: metacontroller.NewRds(v1alpha1.Rds{
 			ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop", UID: "uid-orders", Generation: 1},
 			Spec: v1alpha1.RdsSpec{
 				Datastoretype: "MySQL", Datastoreversion: "8.0", Flavorref: "rds.mysql.n1.large.2", Volumetype: "CLOUDSSD",
 				Volumesize: 40, Availabilityzone: "eu-de-01", Region: "eu-de", Vpc: "frank-test", Subnet: "frank-test",
 				Securitygroup: "golang", Port: &port, Password: "Sim-Added-Instance-1",
 			},
-		},
-		secrets: map[string]*corev1.Secret{}, jobs: map[string]*batchv1.Job{},
+		}),
 	}
 	k.sync(t) // adopts the instance
 	k.sync(t)
-	require.Equal(t, id, k.parent.Status.ID)
+	require.Equal(t, id, k.mc.Status().ID)
 	srv.Sim.ResetCounters()
 
 	// Requested.
-	k.parent.Spec.Logs = &v1alpha1.LogsRequest{Request: "incident-7", Since: "1h", Types: []string{"error"}}
-	k.parent.Generation = 2
+	k.mc.EditRds(func(s *v1alpha1.RdsSpec) {
+		s.Logs = &v1alpha1.LogsRequest{Request: "incident-7", Since: "1h", Types: []string{"error"}}
+	})
 	k.sync(t)
-	ls := k.parent.Status.Logs
+	ls := k.mc.Status().Logs
 	require.NotNil(t, ls)
 	assert.Equal(t, v1alpha1.LogsStarting, ls.State)
-	cred := k.secrets[ls.Job+"-credentials"]
+	cred := k.mc.Secrets[ls.Job+"-credentials"]
 	require.NotNil(t, cred)
 	assert.Zero(t, srv.Sim.Calls(otcsim.OpCreateTemporaryCredential), "no OTC credential is issued")
 
@@ -156,8 +101,8 @@ func testLogsEndToEnd(t *testing.T, overHTTP bool) {
 		clock.Advance(5 * time.Second)
 		k.sync(t)
 	}
-	require.Equal(t, v1alpha1.LogsRunning, k.parent.Status.Logs.State)
-	job := k.jobs[ls.Job]
+	require.Equal(t, v1alpha1.LogsRunning, k.mc.Status().Logs.State)
+	job := k.mc.Jobs[ls.Job]
 	require.NotNil(t, job)
 	assert.Equal(t, []string{"--instance=" + id, "--since=1h", "--lines=200", "--types=error"}, job.Spec.Template.Spec.Containers[0].Args)
 
@@ -189,7 +134,7 @@ func testLogsEndToEnd(t *testing.T, overHTTP bool) {
 	for _, v := range srv.Env() {
 		assert.NotContains(t, string(cred.Data["RDS_LOGS_TOKEN"]), v, "the controller's login is not readable in the token")
 	}
-	status, err := json.Marshal(k.parent.Status)
+	status, err := json.Marshal(k.mc.Status())
 	require.NoError(t, err)
 	assert.NotContains(t, string(status), string(cred.Data["RDS_LOGS_TOKEN"]), "the capability is not in status")
 
@@ -197,9 +142,9 @@ func testLogsEndToEnd(t *testing.T, overHTTP bool) {
 	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
 	clock.Advance(time.Minute)
 	k.sync(t)
-	assert.Equal(t, v1alpha1.LogsSucceeded, k.parent.Status.Logs.State)
-	assert.NotContains(t, k.secrets, ls.Job+"-credentials")
-	assert.Contains(t, k.jobs, ls.Job)
+	assert.Equal(t, v1alpha1.LogsSucceeded, k.mc.Status().Logs.State)
+	assert.NotContains(t, k.mc.Secrets, ls.Job+"-credentials")
+	assert.Contains(t, k.mc.Jobs, ls.Job)
 
 	clock.Advance(16 * time.Minute)
 	code, _ = read(id)
@@ -207,9 +152,9 @@ func testLogsEndToEnd(t *testing.T, overHTTP bool) {
 
 	clock.Advance(time.Hour)
 	k.sync(t)
-	assert.NotContains(t, k.jobs, ls.Job, "removed after the retention")
+	assert.NotContains(t, k.mc.Jobs, ls.Job, "removed after the retention")
 	k.sync(t)
-	assert.Empty(t, k.jobs, "and never returned again")
+	assert.Empty(t, k.mc.Jobs, "and never returned again")
 
 	assert.Zero(t, srv.Sim.Calls(otcsim.OpCreateTemporaryCredential), "no credential for the request")
 	assert.Zero(t, srv.Sim.MutatingCalls(), "and no change in the cloud")

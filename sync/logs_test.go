@@ -18,6 +18,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/cloudtest"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
+	"github.com/mcsps/rds-lambda-controller/test/metacontroller"
 )
 
 const testJobImage = "ghcr.io/mcsps/rds-lambda-controller:test"
@@ -72,26 +73,15 @@ func (w *logsWorld) first() observed {
 	return observed{status: st, secrets: map[string]*corev1.Secret{conn.Name: conn}, jobs: map[string]*batchv1.Job{}}
 }
 
+// sync calls the hook on this observation and returns its answer and the observation
+// Metacontroller makes of it (test/metacontroller). The spec is w.spec at the time of the call.
 func (w *logsWorld) sync(t *testing.T, o observed) (*hook.SyncResponse, observed) {
 	t.Helper()
-	req := request(w.spec, o.status)
-	req.Secrets, req.Jobs = o.secrets, o.jobs
-	resp, err := w.r.Sync(context.Background(), req)
+	mc := metacontroller.NewRds(request(w.spec, o.status).Parent)
+	mc.Secrets, mc.Jobs = maps.Clone(o.secrets), maps.Clone(o.jobs)
+	resp, err := mc.Sync(context.Background(), w.r)
 	require.NoError(t, err)
-	next := observed{status: *resp.Status.DeepCopy(), secrets: map[string]*corev1.Secret{}, jobs: map[string]*batchv1.Job{}}
-	for _, ch := range resp.Children {
-		switch ch := ch.(type) {
-		case *corev1.Secret:
-			next.secrets[ch.Name] = ch.DeepCopy()
-		case *batchv1.Job:
-			if old := o.jobs[ch.Name]; old != nil {
-				next.jobs[ch.Name] = old // the cluster keeps its status
-			} else {
-				next.jobs[ch.Name] = ch.DeepCopy()
-			}
-		}
-	}
-	return resp, next
+	return resp, observed{status: mc.Status(), secrets: mc.Secrets, jobs: mc.Jobs}
 }
 
 func logsChildren(resp *hook.SyncResponse) (secrets []*corev1.Secret, jobs []*batchv1.Job) {

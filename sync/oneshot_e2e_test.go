@@ -7,8 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
@@ -28,13 +26,18 @@ func (w *day2World) replica() *sync.Reconciler {
 // answer is lost, or Metacontroller refuses it as stale.
 func (w *day2World) callWith(r *sync.Reconciler, st v1alpha1.RdsStatus) *hook.SyncResponse {
 	w.t.Helper()
-	parent := w.obj
-	parent.Status = *st.DeepCopy()
-	resp, err := r.Sync(context.Background(), &hook.Request{
-		Parent: parent, Secrets: w.secrets, Jobs: map[string]*batchv1.Job{}, Related: map[string]*corev1.Secret{}, Version: hook.V1,
-	})
+	req, err := w.mc.Request()
+	require.NoError(w.t, err)
+	req.Parent.Status = *st.DeepCopy()
+	resp, err := r.Sync(context.Background(), req)
 	require.NoError(w.t, err)
 	return resp
+}
+
+// apply makes an answer of callWith the cluster's state, as Metacontroller does.
+func (w *day2World) apply(resp *hook.SyncResponse) {
+	w.t.Helper()
+	require.NoError(w.t, w.mc.ApplyResponse(resp))
 }
 
 // TestRestartOnceAcrossReplicas: the two replicas the manifests run answer calls whose observed
@@ -44,12 +47,12 @@ func TestRestartOnceAcrossReplicas(t *testing.T) {
 	w := newDay2World(t, nil, nil)
 	b := w.replica()
 	w.edit(func(s *v1alpha1.RdsSpec) { s.Restartrequest = "2026-11-23" })
-	beforeMark := *w.obj.Status.DeepCopy()
+	beforeMark := w.status()
 
 	w.sync() // replica A writes the mark
 	require.Zero(t, w.sim.Calls(otcsim.OpRestart), "the mark first")
-	require.Equal(t, sync.RequestMark(string(w.obj.UID), "2026-11-23"), w.view().Tags[sync.TagRestartRequest])
-	marked := *w.obj.Status.DeepCopy()
+	require.Equal(t, sync.RequestMark(string(w.mc.Rds().UID), "2026-11-23"), w.view().Tags[sync.TagRestartRequest])
+	marked := w.status()
 
 	resp := w.callWith(w.r, marked) // replica A restarts; its answer is lost
 	require.Equal(t, 1, w.sim.Calls(otcsim.OpRestart))
@@ -64,19 +67,19 @@ func TestRestartOnceAcrossReplicas(t *testing.T) {
 	assert.Equal(t, "2026-11-23", stale.Status.RestartRequest)
 
 	// Replica B's answer to the duplicate is the one the cluster applies; both replicas go on.
-	w.obj.Status = *dup.Status.DeepCopy()
+	w.apply(dup)
 	for i := range 8 {
 		r := w.r
 		if i%2 == 1 {
 			r = b
 		}
-		resp := w.callWith(r, w.obj.Status)
-		w.obj.Status = *resp.Status.DeepCopy()
+		resp := w.callWith(r, w.status())
+		w.apply(resp)
 		w.clock.Advance(min(time.Duration(resp.ResyncAfterSeconds)*time.Second, 10*time.Second))
 	}
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "exactly one restart for the value")
 	w.requireSettled("restarted once across replicas")
-	require.Equal(t, sync.RestartSeal(string(w.obj.UID), "2026-11-23"), w.view().Tags[sync.TagRestartRequest], "the mark is sealed")
+	require.Equal(t, sync.RestartSeal(string(w.mc.Rds().UID), "2026-11-23"), w.view().Tags[sync.TagRestartRequest], "the mark is sealed")
 
 	// Long after the reboot, a call observing a status from before the restart reaches a third,
 	// fresh replica: no trace of the reboot in OTC but the sealed mark, which is enough.
@@ -86,12 +89,12 @@ func TestRestartOnceAcrossReplicas(t *testing.T) {
 
 	// A new value restarts once more, whichever replica answers.
 	w.edit(func(s *v1alpha1.RdsSpec) { s.Restartrequest = "2026-11-24" })
-	w.obj.Status = *w.callWith(b, w.obj.Status).Status.DeepCopy()   // B marks
-	w.obj.Status = *w.callWith(w.r, w.obj.Status).Status.DeepCopy() // A restarts
+	w.apply(w.callWith(b, w.status()))   // B marks
+	w.apply(w.callWith(w.r, w.status())) // A restarts
 	assert.Equal(t, 2, w.sim.Calls(otcsim.OpRestart), "a new value restarts once more")
 	w.settle(6)
 	assert.Equal(t, 2, w.sim.Calls(otcsim.OpRestart))
-	assert.Equal(t, "2026-11-24", w.obj.Status.RestartRequest)
+	assert.Equal(t, "2026-11-24", w.status().RestartRequest)
 }
 
 // TestRestartLostAnswerOtherReplica: OTC restarts, the answer never arrives (commit then drop);
@@ -102,14 +105,14 @@ func TestRestartLostAnswerOtherReplica(t *testing.T) {
 	w.edit(func(s *v1alpha1.RdsSpec) { s.Restartrequest = "r1" })
 	w.sync() // the mark
 	w.sim.AddFault(otcsim.Fault{Op: otcsim.OpRestart, Kind: otcsim.FaultCommitThenDrop, Count: 1})
-	marked := *w.obj.Status.DeepCopy()
+	marked := w.status()
 	w.callWith(w.r, marked)
 	require.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "OTC acted; the answer was dropped")
 
 	retry := w.callWith(b, marked)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "the retry on the other replica does not restart again")
 	assert.Equal(t, "r1", retry.Status.RestartRequest)
-	w.obj.Status = *retry.Status.DeepCopy()
+	w.apply(retry)
 	w.settle(6)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart))
 	w.requireSettled("one restart after a lost answer")

@@ -7,26 +7,26 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
+	"github.com/mcsps/rds-lambda-controller/test/metacontroller"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
 
 // restoreWorld runs one Rds object through the reconciler, the real OTC adapter and the simulator,
-// feeding each answer back as the next request the way Metacontroller does.
+// with the Metacontroller stand-in feeding each answer back as the next request.
 type restoreWorld struct {
 	t     *testing.T
 	sim   *otcsim.Sim
 	clock *otcsim.ManualClock
 	r     *sync.Reconciler
-	req   *hook.Request
+	// mc is the object as Metacontroller and the cluster hold it.
+	mc *metacontroller.Object
 }
 
 func newRestoreWorld(t *testing.T) *restoreWorld { return newRestoreWorldWith(t, nil) }
@@ -55,64 +55,49 @@ func restoreSpec() v1alpha1.RdsSpec {
 	}
 }
 
-// object starts a new Rds object with no status and no children.
-func (w *restoreWorld) object(name string, spec v1alpha1.RdsSpec) {
-	w.req = &hook.Request{
-		Parent: v1alpha1.Rds{
-			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.Kind},
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", UID: types.UID("uid-" + name), Generation: 1},
-			Spec:       spec,
-		},
-		Secrets: map[string]*corev1.Secret{}, Jobs: map[string]*batchv1.Job{}, Related: map[string]*corev1.Secret{},
-		Version: hook.V1,
-	}
+// object starts a new Rds object in namespace team-a with no status and no children.
+func (w *restoreWorld) object(name string, spec v1alpha1.RdsSpec) { w.objectIn("team-a", name, spec) }
+
+// objectIn starts a new Rds object in namespace ns with no status and no children.
+func (w *restoreWorld) objectIn(ns, name string, spec v1alpha1.RdsSpec) {
+	w.mc = metacontroller.NewRds(v1alpha1.Rds{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, UID: types.UID("uid-" + name), Generation: 1},
+		Spec:       spec,
+	})
 }
 
 // edit changes the spec as kubectl would: the generation moves.
-func (w *restoreWorld) edit(change func(*v1alpha1.RdsSpec)) {
-	change(&w.req.Parent.Spec)
-	w.req.Parent.Generation++
-}
+func (w *restoreWorld) edit(change func(*v1alpha1.RdsSpec)) { w.mc.EditRds(change) }
 
-func (w *restoreWorld) status() *v1alpha1.RdsStatus { return &w.req.Parent.Status }
-
-// feed makes the answer the next observation: status whole, children as returned.
-func (w *restoreWorld) feed(st *v1alpha1.RdsStatus, children []any) {
-	w.req.Parent.Status = *st.DeepCopy()
-	secrets, jobs := map[string]*corev1.Secret{}, map[string]*batchv1.Job{}
-	for _, c := range children {
-		switch c := c.(type) {
-		case *corev1.Secret:
-			secrets[c.Name] = c.DeepCopy()
-		case *batchv1.Job:
-			if old := w.req.Jobs[c.Name]; old != nil {
-				jobs[c.Name] = old // a Job is created once; its observed state is Kubernetes'
-			} else {
-				jobs[c.Name] = c.DeepCopy()
-			}
-		}
-	}
-	w.req.Secrets, w.req.Jobs = secrets, jobs
+// status is the stored status.
+func (w *restoreWorld) status() *v1alpha1.RdsStatus {
+	st := w.mc.Status()
+	return &st
 }
 
 func (w *restoreWorld) sync() *hook.SyncResponse {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := w.r.Sync(ctx, w.req)
+	return w.syncCtx(ctx)
+}
+
+// syncCtx is sync with the caller's context.
+func (w *restoreWorld) syncCtx(ctx context.Context) *hook.SyncResponse {
+	w.t.Helper()
+	resp, err := w.mc.Sync(ctx, w.r)
 	require.NoError(w.t, err)
-	w.feed(resp.Status, resp.Children)
 	return resp
 }
 
+// finalize deletes the object, if it is not being deleted yet, and calls finalize.
 func (w *restoreWorld) finalize() *hook.FinalizeResponse {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	w.req.Finalizing = true
-	resp, err := w.r.Finalize(ctx, w.req)
+	w.mc.Delete(w.clock.Now())
+	resp, err := w.mc.Finalize(ctx, w.r)
 	require.NoError(w.t, err)
-	w.feed(resp.Status, resp.Children)
 	return resp
 }
 
@@ -296,8 +281,8 @@ func TestE2ERestoreIntoNewInstance(t *testing.T) {
 			assert.Equal(t, sync.InstanceName("local", "team-a", "orders-copy"), in.Name)
 			assert.Equal(t, ownedBy("team-a", "orders-copy"), in.Tags)
 			assert.Equal(t, otcsim.StatusActive, in.Status)
-			assert.Equal(t, "Restore-Passw0rd", string(w.req.Secrets["orders-copy-connection"].Data[sync.KeyPassword]))
-			assert.NotEmpty(t, w.req.Secrets["orders-copy-connection"].Data[sync.KeyHost])
+			assert.Equal(t, "Restore-Passw0rd", string(w.mc.Secrets["orders-copy-connection"].Data[sync.KeyPassword]))
+			assert.NotEmpty(t, w.mc.Secrets["orders-copy-connection"].Data[sync.KeyHost])
 		})
 	}
 }
@@ -324,7 +309,7 @@ func TestE2EAdoption(t *testing.T) {
 		assert.True(t, st.Adopted)
 		assert.Equal(t, v1alpha1.RestoreSkipped, st.Restore.Result, "a restore time set at adoption is not a request")
 		assert.Equal(t, metav1.ConditionTrue, w.synced().Status, w.synced().Message)
-		conn := w.req.Secrets["legacy-connection"]
+		conn := w.mc.Secrets["legacy-connection"]
 		require.NotNil(t, conn)
 		assert.Equal(t, "Restore-Passw0rd", string(conn.Data[sync.KeyPassword]))
 		assert.Equal(t, 1, w.sim.MutatingCalls(), "adoption creates nothing and changes only the ownership tags")

@@ -803,8 +803,7 @@ func TestRestoreRefusalIsStable(t *testing.T) {
 	require.Equal(t, ReasonRestoreTimeOutOfRange, restoreSynced(t, first).Reason)
 	for i := 1; i <= 2; i++ {
 		r.cfg.Now = func() time.Time { return t0.Add(time.Duration(i) * time.Minute) }
-		req.Parent.Status = *first.Status.DeepCopy()
-		next, err := r.Sync(context.Background(), req)
+		next, err := r.Sync(context.Background(), fedBack(t, req, first))
 		require.NoError(t, err)
 		assert.Equal(t, first, next, "call %d: the same observation gives the same answer", i+1)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/cloudtest"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
+	"github.com/mcsps/rds-lambda-controller/test/metacontroller"
 )
 
 var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
@@ -60,6 +61,19 @@ func request(spec v1alpha1.RdsSpec, status v1alpha1.RdsStatus, secrets ...*corev
 		req.Secrets[s.Name] = s
 	}
 	return req
+}
+
+// fedBack is the request Metacontroller sends after applying resp (a sync or finalize answer) to
+// the observation req (test/metacontroller): status replaced whole, children applied.
+func fedBack(t *testing.T, req *hook.Request, resp any) *hook.Request {
+	t.Helper()
+	mc := metacontroller.NewRds(req.Parent)
+	mc.Secrets, mc.Jobs, mc.Related = maps.Clone(req.Secrets), maps.Clone(req.Jobs), maps.Clone(req.Related)
+	require.Equal(t, req.Finalizing, mc.Deleting(), "a finalize request is for an object with a deletionTimestamp")
+	require.NoError(t, mc.ApplyResponse(resp))
+	next, err := mc.Request()
+	require.NoError(t, err)
+	return next
 }
 
 func storedSecret(password string) *corev1.Secret {
@@ -414,8 +428,7 @@ func TestSyncIsStableForTheSameObservation(t *testing.T) {
 	require.NoError(t, err)
 	// Feed the answer back as Metacontroller would, one minute later.
 	r.cfg.Now = func() time.Time { return t0.Add(time.Minute) }
-	req.Parent.Status = *first.Status
-	second, err := r.Sync(context.Background(), req)
+	second, err := r.Sync(context.Background(), fedBack(t, req, first))
 	require.NoError(t, err)
 	assert.Equal(t, first, second, "the same observation must give the same answer")
 }

@@ -416,7 +416,7 @@ func (r *run) checkAnswer(req *request, resp *hookResponse, apply bool) {
 	if pw := r.password(); pw != "" && strings.Contains(r.statusOf(resp), pw) {
 		r.fail("status contains the root password")
 	}
-	conn := secretIn(r.m, resp.Children, rdssync.ConnectionSecretName(objectName))
+	conn := secretIn(resp, rdssync.ConnectionSecretName(objectName))
 	switch {
 	case conn != nil && r.secret == "":
 		if pw, ok := r.m.spec()["password"].(string); ok && pw != string(conn.Data[rdssync.KeyPassword]) {

@@ -1,34 +1,30 @@
 package campaign
 
 import (
-	"bytes"
 	"encoding/json"
-	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/hook"
+	standin "github.com/mcsps/rds-lambda-controller/test/metacontroller"
 	"github.com/mcsps/rds-lambda-controller/test/testdata"
 )
 
-const (
-	secretGroup = "Secret.v1"
-	jobGroup    = "Job.batch/v1"
-)
-
-// metacontroller plays Metacontroller for one Rds object: it sends the request envelope as the
-// captured requests show it, replaces the parent's status with each applied answer, and keeps
-// exactly the children the last applied answer returned. The cluster's part is played too: a Job
-// the campaign marks Complete is observed with that condition from then on.
+// metacontroller plays Metacontroller for one Rds object through the shared stand-in
+// (test/metacontroller), which builds each request from what the cluster holds and applies each
+// answer as Metacontroller does. The campaign keeps the requests it sent, to replay a stale
+// observation and to leave an answer unapplied; the cluster's part is played too: a Job the
+// campaign marks Complete is observed with that condition until it is deleted.
 type metacontroller struct {
-	w        *world
-	parent   map[string]any
-	children map[string]map[string]json.RawMessage
-	complete map[string]bool // Jobs the cluster finished
+	w   *world
+	obj *standin.Object
+	// parent is obj.Parent, the stored object.
+	parent map[string]any
 	// sent are the last two requests, for replaying a stale observation.
 	sent [2]*request
 }
@@ -41,12 +37,7 @@ type request struct {
 }
 
 // hookResponse is the union of the sync and finalize answers, decoded strictly.
-type hookResponse struct {
-	Status             v1alpha1.RdsStatus `json:"status"`
-	Children           []json.RawMessage  `json:"children"`
-	ResyncAfterSeconds float64            `json:"resyncAfterSeconds"`
-	Finalized          bool               `json:"finalized"`
-}
+type hookResponse = standin.Answer
 
 // newObject returns a Metacontroller for the sample Rds object, edited by edit.
 func (w *world) newObject(edit func(spec map[string]any)) *metacontroller {
@@ -55,45 +46,28 @@ func (w *world) newObject(edit func(spec map[string]any)) *metacontroller {
 	parent["metadata"] = map[string]any{
 		"name": objectName, "namespace": objectNamespace, "uid": "6a3c7f0e-1d2b-4c5a-9e8f-0123456789ab",
 		"generation": int64(1), "resourceVersion": "1",
-		"finalizers": []any{"metacontroller.io/compositecontroller-rds-controller"},
+		"finalizers": []any{standin.Finalizer},
 	}
 	edit(parent["spec"].(map[string]any))
-	return &metacontroller{
-		w: w, parent: parent, complete: map[string]bool{},
-		children: map[string]map[string]json.RawMessage{secretGroup: {}, jobGroup: {}},
-	}
+	obj := standin.New(parent)
+	return &metacontroller{w: w, obj: obj, parent: obj.Parent}
 }
 
-func (m *metacontroller) spec() map[string]any { return m.parent["spec"].(map[string]any) }
-func (m *metacontroller) meta() map[string]any { return m.parent["metadata"].(map[string]any) }
-func (m *metacontroller) generation() int64    { return m.meta()["generation"].(int64) }
-func (m *metacontroller) deleting() bool       { return m.meta()["deletionTimestamp"] != nil }
+func (m *metacontroller) spec() map[string]any { return m.obj.Spec() }
+func (m *metacontroller) generation() int64    { return m.obj.Generation() }
+func (m *metacontroller) deleting() bool       { return m.obj.Deleting() }
 
 // edit changes the spec as a user would: the generation moves on.
-func (m *metacontroller) edit(change func(spec map[string]any)) {
-	change(m.spec())
-	m.meta()["generation"] = m.generation() + 1
-}
+func (m *metacontroller) edit(change func(spec map[string]any)) { m.obj.Edit(change) }
 
 // markDeleted sets the deletionTimestamp: from now on Metacontroller calls /finalize.
-func (m *metacontroller) markDeleted(at time.Time) {
-	m.meta()["deletionTimestamp"] = at.Format(time.RFC3339)
-}
+func (m *metacontroller) markDeleted(at time.Time) { m.obj.Delete(at) }
 
 // request builds the next request from the current observation and remembers it.
 func (m *metacontroller) request() *request {
-	ctrl, err := captured()
+	body, err := m.obj.Body()
 	require.NoError(m.w.t, err)
-	finalizing := m.deleting()
-	req := maps.Clone(ctrl[finalizing])
-	req["parent"], req["children"], req["related"], req["finalizing"] = m.parent, m.children, map[string]any{}, finalizing
-	body, err := json.Marshal(req)
-	require.NoError(m.w.t, err)
-	path := "/sync"
-	if finalizing {
-		path = "/finalize"
-	}
-	r := &request{path: path, body: body, generation: m.generation()}
+	r := &request{path: m.obj.Path(), body: body, generation: m.generation()}
 	m.sent[0], m.sent[1] = m.sent[1], r
 	return r
 }
@@ -110,78 +84,40 @@ func (m *metacontroller) stale() *request {
 
 // decode reads a 200 answer strictly, as Metacontroller decodes hook answers.
 func (m *metacontroller) decode(body []byte) *hookResponse {
-	var resp hookResponse
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	require.NoError(m.w.t, dec.Decode(&resp), "seed=%d: %s", m.w.seed, body)
-	return &resp
+	resp, err := standin.Decode(body)
+	require.NoError(m.w.t, err, "seed=%d: %s", m.w.seed, body)
+	return resp
 }
 
-// apply makes an answer the new observation: status replaced whole, exactly its children kept.
+// apply makes an answer the new observation, as Metacontroller does. The hooks never change a Job
+// they returned before: Jobs are Recreate, so a changed Job would run again.
+//
+// NOTE: this campaign's own copy of Metacontroller used to replace a changed Job in place, keeping
+// its completion; the stand-in recreates it, as the CompositeController declares, and this check
+// makes the promise the old rule hid explicit.
 func (m *metacontroller) apply(resp *hookResponse) {
-	raw, err := json.Marshal(resp.Status)
-	require.NoError(m.w.t, err)
-	var status map[string]any
-	require.NoError(m.w.t, json.Unmarshal(raw, &status))
-	m.parent["status"] = status
-	next := map[string]map[string]json.RawMessage{secretGroup: {}, jobGroup: {}}
-	for _, child := range resp.Children {
-		group, name := childKey(m, child)
-		require.Contains(m.w.t, next, group, "seed=%d: a child of a type the CompositeController does not declare", m.w.seed)
-		if group == jobGroup && m.complete[name] {
-			child = completed(m, child)
-		}
-		next[group][name] = child
-	}
-	m.children = next
+	require.NoError(m.w.t, m.obj.Apply(resp), "seed=%d", m.w.seed)
+	require.Empty(m.w.t, m.obj.Changes().Recreated, "seed=%d: the answer changed a Job it returned before", m.w.seed)
 }
 
 // finishJobs marks every observed Job Complete, as the cluster does once its Pod exits 0.
 func (m *metacontroller) finishJobs() {
-	for name, raw := range m.children[jobGroup] {
-		if !m.complete[name] {
-			m.complete[name] = true
-			m.children[jobGroup][name] = completed(m, raw)
+	for name, job := range m.obj.Jobs {
+		if !slices.ContainsFunc(job.Status.Conditions, func(c batchv1.JobCondition) bool {
+			return c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue
+		}) {
+			m.obj.FinishJob(name, batchv1.JobComplete)
 		}
 	}
-}
-
-// completed returns the Job with a Complete condition.
-func completed(m *metacontroller, raw json.RawMessage) json.RawMessage {
-	var job batchv1.Job
-	require.NoError(m.w.t, json.Unmarshal(raw, &job))
-	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
-	out, err := json.Marshal(&job)
-	require.NoError(m.w.t, err)
-	return out
-}
-
-func childKey(m *metacontroller, raw json.RawMessage) (group, name string) {
-	var obj struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
-	}
-	require.NoError(m.w.t, json.Unmarshal(raw, &obj))
-	return obj.Kind + "." + obj.APIVersion, obj.Metadata.Name
 }
 
 // secretIn returns the Secret with this name among an answer's children, or nil.
-func secretIn(m *metacontroller, children []json.RawMessage, name string) *corev1.Secret {
-	for _, raw := range children {
-		if group, n := childKey(m, raw); group == secretGroup && n == name {
-			var s corev1.Secret
-			require.NoError(m.w.t, json.Unmarshal(raw, &s))
-			return &s
-		}
-	}
-	return nil
-}
+func secretIn(resp *hookResponse, name string) *corev1.Secret { return resp.Secret(name) }
 
 // retryable reports whether Metacontroller treats a hook's answer as an error to retry later,
 // leaving status and children as they are.
 func retryable(code int) bool {
 	return code == http.StatusTooManyRequests || code == http.StatusInternalServerError
 }
+
+const secretGroup = hook.SecretGroup

@@ -3,7 +3,6 @@ package campaign
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,8 +10,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	gosync "sync"
 	"testing"
 	"time"
@@ -25,7 +22,6 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/view"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
-	"github.com/mcsps/rds-lambda-controller/test/testdata"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
 
@@ -143,23 +139,3 @@ func (w *world) post(path string, body []byte) (int, []byte) {
 	require.NoError(w.t, err, "seed=%d", w.seed)
 	return resp.StatusCode, out
 }
-
-// captured holds the controller part of the captured Metacontroller requests, read once.
-var captured = gosync.OnceValues(func() (map[bool]map[string]any, error) {
-	out := map[bool]map[string]any{}
-	for finalizing, name := range map[bool]string{
-		false: "01-sync-v1-no-children.request.json",
-		true:  "05-finalize-v1-first-call-hold.request.json",
-	} {
-		body, err := os.ReadFile(filepath.Join(testdata.Dir(), "metacontroller", name))
-		if err != nil {
-			return nil, err
-		}
-		var req map[string]any
-		if err := json.Unmarshal(body, &req); err != nil {
-			return nil, err
-		}
-		out[finalizing] = req
-	}
-	return out, nil
-})

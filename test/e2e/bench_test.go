@@ -19,7 +19,7 @@ func BenchmarkSyncSteady(b *testing.B) {
 	mc.sync()
 	w.clock.Advance(otcsim.DefaultDurations().Create)
 	mc.sync()
-	body := mc.envelope(false)
+	body := mc.envelope()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

@@ -90,20 +90,4 @@ func TestChangedSpecForgetsCreateFailed(t *testing.T) {
 }
 
 // editSpec changes the spec as a user would: the API server raises the generation.
-func (m *metacontroller) editSpec(edit func(spec map[string]any)) {
-	edit(m.spec())
-	md := m.parent["metadata"].(map[string]any)
-	md["generation"] = toInt64(md["generation"]) + 1
-}
-
-func toInt64(v any) int64 {
-	switch n := v.(type) {
-	case int:
-		return int64(n)
-	case int64:
-		return n
-	case float64:
-		return int64(n)
-	}
-	return 0
-}
+func (m *metacontroller) editSpec(edit func(spec map[string]any)) { m.obj.Edit(edit) }

@@ -30,7 +30,7 @@ func (w *world) finalizeActive(uid string, edit func(spec map[string]any)) *meta
 }
 
 // spec returns the object's spec for editing between calls, as a user would with kubectl edit.
-func (m *metacontroller) spec() map[string]any { return m.parent["spec"].(map[string]any) }
+func (m *metacontroller) spec() map[string]any { return m.obj.Spec() }
 
 // TestRecreatedObjectTakesItsOwnFinalBackup: OTC backup names are unique in the project and the
 // final backup outlives its instance. An object deleted and created again under the same

@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
+	standin "github.com/mcsps/rds-lambda-controller/test/metacontroller"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testdata"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
@@ -58,14 +57,14 @@ func newWorld(t testing.TB) *world {
 	return &world{t: t, clock: clock, sim: srv.Sim, hooks: hooks, logs: logs, cloud: client}
 }
 
-// metacontroller plays Metacontroller for one Rds object: it sends the request envelope exactly as
-// the captured requests show it (hook version v1, children keyed by name), replaces the parent's
-// status with each answer, and keeps exactly the children the last answer returned.
+// metacontroller plays Metacontroller for one Rds object over HTTP, through the shared stand-in
+// (test/metacontroller): hook version v1 as the captured requests show it, status replaced whole,
+// children applied per their updateStrategy.
 type metacontroller struct {
-	w        *world
-	parent   map[string]any
-	children map[string]map[string]json.RawMessage // "Secret.v1" -> name -> object
-	related  map[string]map[string]json.RawMessage
+	w   *world
+	obj *standin.Object
+	// parent is obj.Parent, the stored object, for tests that edit it as JSON.
+	parent map[string]any
 }
 
 // newObject returns a Metacontroller for the sample Rds object, edited by edit.
@@ -75,41 +74,24 @@ func (w *world) newObject(edit func(spec map[string]any)) *metacontroller {
 	parent["metadata"] = map[string]any{
 		"name": "my-rds-single", "namespace": "rds1", "uid": "6a3c7f0e-1d2b-4c5a-9e8f-0123456789ab",
 		"generation": 1, "resourceVersion": "1",
-		"finalizers": []any{"metacontroller.io/compositecontroller-rds-controller"},
+		"finalizers": []any{standin.Finalizer},
 	}
 	if edit != nil {
 		edit(parent["spec"].(map[string]any))
 	}
-	return &metacontroller{
-		w: w, parent: parent,
-		children: map[string]map[string]json.RawMessage{"Secret.v1": {}, "Job.batch/v1": {}},
-		related:  map[string]map[string]json.RawMessage{},
-	}
+	obj := standin.New(parent)
+	return &metacontroller{w: w, obj: obj, parent: obj.Parent}
 }
 
 // hookResponse is the union of the sync and finalize answers, decoded strictly as Metacontroller
 // decodes hook version v2 answers.
-type hookResponse struct {
-	Status             v1alpha1.RdsStatus `json:"status"`
-	Children           []json.RawMessage  `json:"children"`
-	ResyncAfterSeconds float64            `json:"resyncAfterSeconds"`
-	Finalized          bool               `json:"finalized"`
-}
+type hookResponse = standin.Answer
 
-// envelope builds a request the way Metacontroller does, from a captured request's controller.
-func (m *metacontroller) envelope(finalizing bool) []byte {
-	captured := "01-sync-v1-no-children.request.json"
-	if finalizing {
-		captured = "05-finalize-v1-first-call-hold.request.json"
-	}
-	body, err := os.ReadFile(filepath.Join(testdata.Dir(), "metacontroller", captured))
+// envelope builds the next request the way Metacontroller does.
+func (m *metacontroller) envelope() []byte {
+	body, err := m.obj.Body()
 	require.NoError(m.w.t, err)
-	var req map[string]any
-	require.NoError(m.w.t, json.Unmarshal(body, &req))
-	req["parent"], req["children"], req["related"], req["finalizing"] = m.parent, m.children, m.related, finalizing
-	out, err := json.Marshal(req)
-	require.NoError(m.w.t, err)
-	return out
+	return body
 }
 
 // post sends a raw body to a hook and returns the HTTP status and body.
@@ -123,43 +105,22 @@ func (w *world) post(path string, body []byte) (int, http.Header, []byte) {
 	return resp.StatusCode, resp.Header, out
 }
 
-// call sends one sync or finalize call and, on 200, applies the answer as Metacontroller does.
-func (m *metacontroller) call(path string) (int, *hookResponse) {
+// call sends the next sync or finalize call and, on 200, applies the answer as Metacontroller does.
+func (m *metacontroller) call() (int, *hookResponse) {
 	m.w.t.Helper()
-	code, _, body := m.w.post(path, m.envelope(path == "/finalize"))
-	if code != http.StatusOK {
-		return code, nil
+	x, err := m.obj.Post(nil, m.w.hooks.URL)
+	require.NoError(m.w.t, err)
+	if x.Code != http.StatusOK {
+		return x.Code, nil
 	}
-	var resp hookResponse
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	require.NoError(m.w.t, dec.Decode(&resp), string(body))
-
-	var status map[string]any
-	require.NoError(m.w.t, json.Unmarshal(mustMarshal(m.w.t, resp.Status), &status))
-	m.parent["status"] = status
-	next := map[string]map[string]json.RawMessage{"Secret.v1": {}, "Job.batch/v1": {}}
-	for _, raw := range resp.Children {
-		var obj struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-			Metadata   struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		}
-		require.NoError(m.w.t, json.Unmarshal(raw, &obj))
-		group := obj.Kind + "." + obj.APIVersion
-		require.Contains(m.w.t, next, group, "a child of a type the CompositeController does not declare")
-		next[group][obj.Metadata.Name] = raw
-	}
-	m.children = next
-	return code, &resp
+	return x.Code, x.Answer
 }
 
 // sync calls /sync and requires a 200.
 func (m *metacontroller) sync() *hookResponse {
 	m.w.t.Helper()
-	code, resp := m.call("/sync")
+	require.False(m.w.t, m.obj.Deleting(), "a deleted object is finalized, not synced")
+	code, resp := m.call()
 	require.Equal(m.w.t, http.StatusOK, code)
 	return resp
 }
@@ -167,23 +128,14 @@ func (m *metacontroller) sync() *hookResponse {
 // finalize marks the object deleted and calls /finalize, requiring a 200.
 func (m *metacontroller) finalize() *hookResponse {
 	m.w.t.Helper()
-	md := m.parent["metadata"].(map[string]any)
-	md["deletionTimestamp"] = t0.Format(time.RFC3339)
-	code, resp := m.call("/finalize")
+	m.obj.Delete(t0)
+	code, resp := m.call()
 	require.Equal(m.w.t, http.StatusOK, code)
 	return resp
 }
 
 // secret returns the observed child Secret with this name, or nil.
-func (m *metacontroller) secret(name string) *corev1.Secret {
-	raw, ok := m.children["Secret.v1"][name]
-	if !ok {
-		return nil
-	}
-	var s corev1.Secret
-	require.NoError(m.w.t, json.Unmarshal(raw, &s))
-	return &s
-}
+func (m *metacontroller) secret(name string) *corev1.Secret { return m.obj.Secrets[name] }
 
 // condition returns the status condition of this type, or nil.
 func condition(st v1alpha1.RdsStatus, typ string) *v1alpha1.Condition {

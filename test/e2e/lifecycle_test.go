@@ -84,8 +84,8 @@ func TestLifecycle(t *testing.T) {
 	// 5. Steady: the same request twice gives the same answer, to the byte, and no change in the
 	// cloud; feeding the answer back changes nothing either.
 	w.sim.ResetCounters()
-	_, _, first := w.post("/sync", mc.envelope(false))
-	_, _, second := w.post("/sync", mc.envelope(false))
+	_, _, first := w.post("/sync", mc.envelope())
+	_, _, second := w.post("/sync", mc.envelope())
 	assert.JSONEq(t, string(first), string(second))
 	a := mc.sync()
 	b := mc.sync()
@@ -219,7 +219,7 @@ func TestThrottlingAnswers429(t *testing.T) {
 	mc := w.newObject(nil)
 	mc.sync()
 	w.sim.AddFault(otcsim.Fault{Op: otcsim.OpListInstances, Kind: otcsim.FaultThrottle, RetryAfter: 7e9, Count: 1})
-	code, header, _ := w.post("/sync", mc.envelope(false))
+	code, header, _ := w.post("/sync", mc.envelope())
 	assert.Equal(t, http.StatusTooManyRequests, code)
 	assert.Equal(t, "7", header.Get("Retry-After"))
 	resp := mc.sync()

@@ -46,8 +46,7 @@ func TestKubectlGetShowsTheObservedState(t *testing.T) {
 	assert.NotEqual(t, "8.0", resp.Status.Version)
 
 	// A resize: OTC reports the old flavor until it is done, and so does FLAVOR.
-	mc.spec()["flavorref"] = "rds.mysql.c2.large"
-	mc.parent["metadata"].(map[string]any)["generation"] = 2
+	mc.obj.Edit(func(spec map[string]any) { spec["flavorref"] = "rds.mysql.c2.large" })
 	resp = mc.sync()
 	require.NotNil(t, resp.Status.Operation)
 	require.Equal(t, "Resize", resp.Status.Operation.Type)

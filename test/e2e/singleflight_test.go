@@ -28,7 +28,7 @@ func TestConcurrentIdenticalCreates(t *testing.T) {
 	// A slow create keeps the first call in flight while the others arrive.
 	w.sim.AddFault(otcsim.Fault{Op: otcsim.OpCreateInstance, Kind: otcsim.FaultLatency, Delay: 300 * time.Millisecond})
 
-	body := mc.envelope(false)
+	body := mc.envelope()
 	type answer struct {
 		code int
 		resp hookResponse
@@ -80,7 +80,7 @@ func TestCallInFlightAnswers429(t *testing.T) {
 	mc.sync()
 	w.sim.AddFault(otcsim.Fault{Op: otcsim.OpCreateInstance, Kind: otcsim.FaultHang, Count: 1})
 
-	body := mc.envelope(false)
+	body := mc.envelope()
 	first := make(chan int, 1)
 	go func() {
 		resp, err := http.Post(w.hooks.URL+"/sync", "application/json", bytes.NewReader(body))

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -47,12 +46,7 @@ func (m *metacontroller) untilActive() *hookResponse {
 }
 
 // setStatus replaces the parent's status as a user who may write it (or a forged backup) would.
-func (m *metacontroller) setStatus(st v1alpha1.RdsStatus) {
-	m.w.t.Helper()
-	var status map[string]any
-	require.NoError(m.w.t, json.Unmarshal(mustMarshal(m.w.t, st), &status))
-	m.parent["status"] = status
-}
+func (m *metacontroller) setStatus(st v1alpha1.RdsStatus) { m.obj.SetStatus(st) }
 
 // victim is the instance of rds1/my-rds-single, ACTIVE, with its ownership tags.
 func (w *world) victim() (id string) {

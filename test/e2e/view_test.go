@@ -61,16 +61,13 @@ func TestSteadySyncsReadTheView(t *testing.T) {
 	w.clock.Advance(31 * time.Second)
 	require.NoError(t, v.Refresh(context.Background()))
 	w.sim.ResetCounters()
-	_, _, first := w.post("/sync", mc.envelope(false))
-	_, _, second := w.post("/sync", mc.envelope(false))
+	_, _, first := w.post("/sync", mc.envelope())
+	_, _, second := w.post("/sync", mc.envelope())
 	assert.Equal(t, string(first), string(second))
 	assert.Empty(t, w.sim.CallCounts(), "a steady sync makes no OTC call")
 
 	// A spec change reads fresh and issues the resize; the resize is followed fresh.
-	spec := mc.parent["spec"].(map[string]any)
-	spec["flavorref"] = "rds.mysql.c2.large"
-	md := mc.parent["metadata"].(map[string]any)
-	md["generation"] = 2
+	mc.obj.Edit(func(spec map[string]any) { spec["flavorref"] = "rds.mysql.c2.large" })
 	resp = mc.sync()
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpListInstances), "read fresh by id")
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
@@ -121,9 +118,7 @@ func TestReplicasDoNotRepeatAChangeFromAStaleView(t *testing.T) {
 	require.NoError(t, vA.Refresh(context.Background()))
 	require.NoError(t, vB.Refresh(context.Background()))
 
-	spec := mc.parent["spec"].(map[string]any)
-	spec["flavorref"] = "rds.mysql.c2.large"
-	mc.parent["metadata"].(map[string]any)["generation"] = 2
+	mc.obj.Edit(func(spec map[string]any) { spec["flavorref"] = "rds.mysql.c2.large" })
 	w.sim.ResetCounters()
 	resp = mc.sync() // on A
 	require.NotNil(t, resp.Status.Operation)

@@ -37,6 +37,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/view"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
+	standin "github.com/mcsps/rds-lambda-controller/test/metacontroller"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testdata"
 )
@@ -161,7 +162,6 @@ type bench struct {
 	pid    int    // its process id
 	floor  string
 	client *http.Client
-	tmpl   map[string]json.RawMessage // the captured request envelope
 	sample map[string]any
 }
 
@@ -258,10 +258,6 @@ func newBench(t *testing.T, conc int) *bench {
 	hooks, pid := startHooks(t, srv.Env())
 	floor, _ := startProcess(t, exec.Command(os.Args[0]), map[string]string{"SCALE_ROLE": "floor"})
 
-	body, err := os.ReadFile(filepath.Join(testdata.Dir(), "metacontroller", "01-sync-v1-no-children.request.json"))
-	require.NoError(t, err)
-	var tmpl map[string]json.RawMessage
-	require.NoError(t, json.Unmarshal(body, &tmpl))
 	var sample map[string]any
 	require.NoError(t, json.Unmarshal([]byte(testdata.SampleRds), &sample))
 	// The login above is not a sync's call: count from here.
@@ -276,7 +272,6 @@ func newBench(t *testing.T, conc int) *bench {
 		client: &http.Client{Transport: &http.Transport{
 			MaxIdleConns: conc * 2, MaxIdleConnsPerHost: conc * 2, IdleConnTimeout: time.Minute,
 		}, Timeout: 30 * time.Second},
-		tmpl:   tmpl,
 		sample: sample,
 	}
 }
@@ -379,14 +374,13 @@ func floorHandler() http.Handler {
 	return e
 }
 
-// object is Metacontroller's view of one Rds object: the parent with the last answered status and
-// the children the last answer returned.
+// object is one Rds object as Metacontroller and the cluster hold it (test/metacontroller), with
+// what its last answer said.
 type object struct {
-	parent   map[string]any
-	children map[string]map[string]json.RawMessage
-	resync   float64
-	ready    bool
-	status   v1alpha1.RdsStatus
+	mc     *standin.Object
+	resync float64
+	ready  bool
+	status v1alpha1.RdsStatus
 }
 
 func (b *bench) newObject(name string) *object {
@@ -397,18 +391,13 @@ func (b *bench) newObject(name string) *object {
 	parent["metadata"] = map[string]any{
 		"name": name, "namespace": "scale", "uid": "scale-" + name,
 		"generation": 1, "resourceVersion": "1",
-		"finalizers": []any{"metacontroller.io/compositecontroller-rds-controller"},
+		"finalizers": []any{standin.Finalizer},
 	}
-	return &object{parent: parent, children: map[string]map[string]json.RawMessage{"Secret.v1": {}, "Job.batch/v1": {}}}
+	return &object{mc: standin.New(parent)}
 }
 
 func (o *object) envelope(b *bench) []byte {
-	req := make(map[string]any, len(b.tmpl)+3)
-	for k, v := range b.tmpl {
-		req[k] = v
-	}
-	req["parent"], req["children"], req["related"], req["finalizing"] = o.parent, o.children, map[string]any{}, false
-	out, err := json.Marshal(req)
+	out, err := o.mc.Body()
 	require.NoError(b.t, err)
 	return out
 }
@@ -417,28 +406,10 @@ func (o *object) envelope(b *bench) []byte {
 func (b *bench) sync(o *object) {
 	code, body := b.post(b.hooks, o.envelope(b))
 	require.Equal(b.t, http.StatusOK, code, string(body))
-	var resp struct {
-		Status             json.RawMessage   `json:"status"`
-		Children           []json.RawMessage `json:"children"`
-		ResyncAfterSeconds float64           `json:"resyncAfterSeconds"`
-	}
-	require.NoError(b.t, json.Unmarshal(body, &resp))
-	o.parent["status"] = resp.Status
-	o.status = v1alpha1.RdsStatus{}
-	require.NoError(b.t, json.Unmarshal(resp.Status, &o.status))
-	next := map[string]map[string]json.RawMessage{"Secret.v1": {}, "Job.batch/v1": {}}
-	for _, raw := range resp.Children {
-		var obj struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-			Metadata   struct {
-				Name string `json:"name"`
-			} `json:"metadata"`
-		}
-		require.NoError(b.t, json.Unmarshal(raw, &obj))
-		next[obj.Kind+"."+obj.APIVersion][obj.Metadata.Name] = raw
-	}
-	o.children = next
+	resp, err := standin.Decode(body)
+	require.NoError(b.t, err)
+	require.NoError(b.t, o.mc.Apply(resp))
+	o.status = resp.Status
 	o.resync = resp.ResyncAfterSeconds
 	o.ready = false
 	for _, c := range o.status.Conditions {
