@@ -214,13 +214,13 @@ func TestPlanRestore(t *testing.T) {
 		"RESTORING: the call stops": {
 			reason: "while OTC shows RESTORING nothing else is done, and the job is not read",
 			in:     in(following(restoreOp), status(cloud.StatusRestoring)),
-			want:   restorePlan{restore: issued, operation: restoreOp, stop: true, synced: ptr.To(syncedOK(ReasonReconcileSuccess, running, inFlight))},
+			want:   restorePlan{restore: issued, operation: restoreOp, stop: true, synced: ptr.To(syncedOK(ReasonReconcileSuccess, running, inFlight).owning())},
 		},
 		"lost answer, instance busy: taken as restoring": {
 			reason: "no job to ask: a busy instance is taken as restoring",
 			in:     in(following(lostOp), rec(restoreHandled(restoreAt, v1alpha1.RestoreIssued)), status(cloud.StatusModifying)),
 			want: restorePlan{restore: restoreHandled(restoreAt, v1alpha1.RestoreIssued), operation: lostOp, stop: true,
-				synced: ptr.To(syncedOK(ReasonReconcileSuccess, running, inFlight))},
+				synced: ptr.To(syncedOK(ReasonReconcileSuccess, running, inFlight).owning())},
 		},
 		"lost answer, instance ACTIVE again: over, result stays Issued": {
 			reason: "report ended the operation; the databases are applied again",
