@@ -88,7 +88,34 @@ func TestPlanAutopilotStep(t *testing.T) {
 	policyIs := func(pol cloud.StorageAutoscaling) func(*autopilotStepInput) {
 		return func(in *autopilotStepInput) { in.metrics.Storage = &pol }
 	}
+	// grows50 is the plan that grows the 40 GB volume by its step to 50 GB.
+	grows50 := func(why string) autopilotStepPlan {
+		return autopilotStepPlan{
+			autopilot: &v1alpha1.AutopilotStatus{Next: "EnlargeVolume to 50GB."},
+			condition: autopilotCondition(metav1.ConditionTrue, ReasonAutopilotChanging, "Autopilot grows the volume."),
+			resync:    autopilotResync, stop: true,
+			change: &change{op: OpStorage, target: "50GB", whenFull: true,
+				act: action{kind: actEnlargeVolume, instance: "inst-1", size: 50},
+				records: records{autopilot: &autopilotRecord{volume: 50, volumeFloor: 40, last: &v1alpha1.AutopilotAction{
+					Action: APEnlargeVolume, Reason: why, From: "40GB", To: "50GB", Time: now}}}},
+		}
+	}
+	// coolingAfterResize is the plan within the cooldown of the resize 10 minutes ago.
+	coolingAfterResize := autopilotStepPlan{
+		autopilot: &v1alpha1.AutopilotStatus{Last: resized, Next: "After the cooldown, from 2026-11-22T10:50:00Z: " + rules},
+		condition: autopilotCondition(metav1.ConditionTrue, ReasonAutopilotCooldown,
+			"Autopilot waits for its cooldown of 1h0m0s after the last change (Resize at 2026-11-22T09:50:00Z)."),
+		resync: autopilotResync,
+	}
 	switchOff := &action{kind: actStorageAutoscaling, instance: "inst-1", scaling: cloud.StorageAutoscaling{Enabled: false}}
+	setting := "Set OTC's storage autoscaling: grow below 10% free, up to 80 GB."
+	policySet := autopilotStepPlan{
+		autopilot: &v1alpha1.AutopilotStatus{Storage: storage, Next: setting},
+		condition: autopilotCondition(metav1.ConditionTrue, ReasonAutopilotChanging, "Autopilot sets OTC's storage autoscaling."),
+		logs:      []logLine{{slog.LevelInfo, "autopilot set storage autoscaling", []any{"instance", "inst-1", "limitGB", 80}}},
+		synced:    ptr.To(syncedOK(ReasonReconcileSuccess, "Autopilot set OTC's storage autoscaling.", inFlight).owning()),
+		resync:    autopilotResync, stop: true,
+	}
 
 	tests := []struct {
 		name string
@@ -171,15 +198,7 @@ func TestPlanAutopilotStep(t *testing.T) {
 				in.metrics = nil
 				setCondition(in.st, now, v1alpha1.ConditionSynced, metav1.ConditionFalse, ReasonInstanceUnavailable, "The instance is STORAGE FULL in OTC.")
 			}),
-			want: autopilotStepPlan{
-				autopilot: &v1alpha1.AutopilotStatus{Next: "EnlargeVolume to 50GB."},
-				condition: autopilotCondition(metav1.ConditionTrue, ReasonAutopilotChanging, "Autopilot grows the volume."),
-				resync:    autopilotResync, stop: true,
-				change: &change{op: OpStorage, target: "50GB", whenFull: true,
-					act: action{kind: actEnlargeVolume, instance: "inst-1", size: 50},
-					records: records{autopilot: &autopilotRecord{volume: 50, volumeFloor: 40, last: &v1alpha1.AutopilotAction{
-						Action: APEnlargeVolume, Reason: "the instance is STORAGE FULL", From: "40GB", To: "50GB", Time: now}}}},
-			},
+			want: grows50("the instance is STORAGE FULL"),
 		},
 
 		// The metrics.
@@ -209,12 +228,7 @@ func TestPlanAutopilotStep(t *testing.T) {
 			name: "this process's memory of a later change than status tells it, and its cooldown",
 			in: in(ap(v1alpha1.AutopilotStatus{Last: &v1alpha1.AutopilotAction{Action: APResize, Time: ago(3 * time.Hour)}}),
 				func(in *autopilotStepInput) { in.remembered = resized }),
-			want: autopilotStepPlan{
-				autopilot: &v1alpha1.AutopilotStatus{Last: resized, Next: "After the cooldown, from 2026-11-22T10:50:00Z: " + rules},
-				condition: autopilotCondition(metav1.ConditionTrue, ReasonAutopilotCooldown,
-					"Autopilot waits for its cooldown of 1h0m0s after the last change (Resize at 2026-11-22T09:50:00Z)."),
-				resync: autopilotResync,
-			},
+			want: coolingAfterResize,
 		},
 		{
 			name: "an older memory than status changes nothing",
@@ -222,12 +236,7 @@ func TestPlanAutopilotStep(t *testing.T) {
 				func(in *autopilotStepInput) {
 					in.remembered = &v1alpha1.AutopilotAction{Action: APEnlargeVolume, Time: ago(5 * time.Hour)}
 				}),
-			want: autopilotStepPlan{
-				autopilot: &v1alpha1.AutopilotStatus{Last: resized, Next: "After the cooldown, from 2026-11-22T10:50:00Z: " + rules},
-				condition: autopilotCondition(metav1.ConditionTrue, ReasonAutopilotCooldown,
-					"Autopilot waits for its cooldown of 1h0m0s after the last change (Resize at 2026-11-22T09:50:00Z)."),
-				resync: autopilotResync,
-			},
+			want: coolingAfterResize,
 		},
 		{
 			name: "growth by OTC's storage autoscaling is noted and kept with its floor",
@@ -274,30 +283,18 @@ func TestPlanAutopilotStep(t *testing.T) {
 		{
 			name: "the policy set",
 			in:   in(native, policyIs(cloud.StorageAutoscaling{}), answer(nil)),
-			want: autopilotStepPlan{
-				autopilot: &v1alpha1.AutopilotStatus{Storage: storage, Next: "Set OTC's storage autoscaling: grow below 10% free, up to 80 GB."},
-				condition: autopilotCondition(metav1.ConditionTrue, ReasonAutopilotChanging, "Autopilot sets OTC's storage autoscaling."),
-				logs:      []logLine{{slog.LevelInfo, "autopilot set storage autoscaling", []any{"instance", "inst-1", "limitGB", 80}}},
-				synced:    ptr.To(syncedOK(ReasonReconcileSuccess, "Autopilot set OTC's storage autoscaling.", inFlight).owning()),
-				resync:    autopilotResync, stop: true,
-			},
+			want: policySet,
 		},
 		{
 			name: "the policy's answer lost: taken as set",
 			in:   in(native, policyIs(cloud.StorageAutoscaling{}), answer(lost)),
-			want: autopilotStepPlan{
-				autopilot: &v1alpha1.AutopilotStatus{Storage: storage, Next: "Set OTC's storage autoscaling: grow below 10% free, up to 80 GB."},
-				condition: autopilotCondition(metav1.ConditionTrue, ReasonAutopilotChanging, "Autopilot sets OTC's storage autoscaling."),
-				logs:      []logLine{{slog.LevelInfo, "autopilot set storage autoscaling", []any{"instance", "inst-1", "limitGB", 80}}},
-				synced:    ptr.To(syncedOK(ReasonReconcileSuccess, "Autopilot set OTC's storage autoscaling.", inFlight).owning()),
-				resync:    autopilotResync, stop: true,
-			},
+			want: policySet,
 		},
 		{
 			name: "the policy refused: nothing recorded",
 			in:   in(native, policyIs(cloud.StorageAutoscaling{}), answer(refused)),
 			want: autopilotStepPlan{
-				autopilot: &v1alpha1.AutopilotStatus{Next: "Set OTC's storage autoscaling: grow below 10% free, up to 80 GB."},
+				autopilot: &v1alpha1.AutopilotStatus{Next: setting},
 				condition: autopilotCondition(metav1.ConditionTrue, ReasonAutopilotChanging, "Autopilot sets OTC's storage autoscaling."),
 				failed:    refused, resync: autopilotResync, stop: true,
 			},
@@ -352,27 +349,14 @@ func TestPlanAutopilotStep(t *testing.T) {
 		{
 			name: "CPU held in the cooldown: wait for it",
 			in:   in(metrics(cpuHeld), ap(v1alpha1.AutopilotStatus{Last: resized}), func(in *autopilotStepInput) { in.flavors = &flavorsRead{list: flavors} }),
-			want: autopilotStepPlan{
-				autopilot: &v1alpha1.AutopilotStatus{Last: resized, Next: "After the cooldown, from 2026-11-22T10:50:00Z: " + rules},
-				condition: autopilotCondition(metav1.ConditionTrue, ReasonAutopilotCooldown,
-					"Autopilot waits for its cooldown of 1h0m0s after the last change (Resize at 2026-11-22T09:50:00Z)."),
-				resync: autopilotResync,
-			},
+			want: coolingAfterResize,
 		},
 
 		// The volume, where OTC does not grow it.
 		{
 			name: "disk above the threshold: grow the volume",
 			in:   in(metrics(diskFull)),
-			want: autopilotStepPlan{
-				autopilot: &v1alpha1.AutopilotStatus{Next: "EnlargeVolume to 50GB."},
-				condition: autopilotCondition(metav1.ConditionTrue, ReasonAutopilotChanging, "Autopilot grows the volume."),
-				resync:    autopilotResync, stop: true,
-				change: &change{op: OpStorage, target: "50GB", whenFull: true,
-					act: action{kind: actEnlargeVolume, instance: "inst-1", size: 50},
-					records: records{autopilot: &autopilotRecord{volume: 50, volumeFloor: 40, last: &v1alpha1.AutopilotAction{
-						Action: APEnlargeVolume, Reason: fmt.Sprintf("%s 95.0%% >= 90%%", cloud.MetricDisk), From: "40GB", To: "50GB", Time: now}}}},
-			},
+			want: grows50(fmt.Sprintf("%s 95.0%% >= 90%%", cloud.MetricDisk)),
 		},
 		{
 			name: "disk above the threshold at the volume limit: no change",
@@ -388,12 +372,7 @@ func TestPlanAutopilotStep(t *testing.T) {
 		{
 			name: "disk above the threshold in the cooldown: wait for it",
 			in:   in(metrics(diskFull), ap(v1alpha1.AutopilotStatus{Last: resized})),
-			want: autopilotStepPlan{
-				autopilot: &v1alpha1.AutopilotStatus{Last: resized, Next: "After the cooldown, from 2026-11-22T10:50:00Z: " + rules},
-				condition: autopilotCondition(metav1.ConditionTrue, ReasonAutopilotCooldown,
-					"Autopilot waits for its cooldown of 1h0m0s after the last change (Resize at 2026-11-22T09:50:00Z)."),
-				resync: autopilotResync,
-			},
+			want: coolingAfterResize,
 		},
 	}
 	for _, tc := range tests {
