@@ -3,11 +3,13 @@ package sync
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	gosync "sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
@@ -19,7 +21,8 @@ import (
 // (sync/cloud/view/metrics.go: one batch reading of every autopilot instance of the project per
 // interval, never a Cloud Eye call per sync), asks the pure planAutopilot for at most one change
 // and makes it like any day-2 change (status.operation, one change per call). It runs after the
-// spec's own changes and only when they left nothing to do.
+// spec's own changes and only when they left nothing to do. The step around planAutopilot (its
+// gates, status.autopilot, the condition, the reads it asks for) is the pure planAutopilotStep.
 //
 // Spec and autopilot agree through status.autopilot: a flavor autopilot moved to, or a volume
 // autopilot or OTC grew to, is remembered with the spec value it grew from (the floor). While the
@@ -39,132 +42,287 @@ func (c *call) autopilotStatus() *v1alpha1.AutopilotStatus {
 	return c.st.Autopilot
 }
 
-// autopilot is the step (reconciler.go).
-func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, err error) {
-	if !c.spec.Autopilot {
-		return c.autopilotOff(ctx, inst)
+// autopilotStepInput is all that the autopilot step decides on: the spec, the status the last
+// call answered and this call's status so far, the instance, the time, this process's memory of
+// autopilot's last change, and what the plan asked to be read or made.
+type autopilotStepInput struct {
+	spec     *v1alpha1.RdsSpec
+	prior    *v1alpha1.RdsStatus // the status the last call answered
+	st       *v1alpha1.RdsStatus // this call's status so far (the earlier steps' Synced)
+	inst     *cloud.Instance
+	now      metav1.Time
+	deleting bool
+	// remembered is autopilot's last change to the instance as this process remembers it
+	// (autopilotMemory.remembered); nil when it remembers none.
+	remembered *v1alpha1.AutopilotAction
+	// reader says the client reads Cloud Eye metrics and sets OTC's storage autoscaling
+	// (cloud.MetricsReader); without it autopilot has no metrics.
+	reader bool
+	// metricsRead says the metrics were read (needMetrics); metrics is nil when none are available.
+	metricsRead bool
+	metrics     *cloud.InstanceMetrics
+	// flavors is the flavor list as autopilotFlavors read it; nil until the plan asked for it.
+	flavors *flavorsRead
+	// answer is what OTC answered to the plan's action; nil until it was made.
+	answer *actAnswer
+}
+
+// flavorsRead is a read of OTC's flavor list, or its error.
+type flavorsRead struct {
+	list []cloud.Flavor
+	err  error
+}
+
+// autopilotStepPlan is the decision of the autopilot step.
+//
+// A plan that asks for a read (needMetrics, needFlavors) or makes an action is made again with
+// what was read or answered: only a plan without them is applied.
+type autopilotStepPlan struct {
+	// autopilot is status.autopilot as the step leaves it.
+	autopilot *v1alpha1.AutopilotStatus
+	// condition is the Autopilot condition, if the step sets it; dropCondition removes it
+	// (autopilot off).
+	condition     *outcome
+	dropCondition bool
+	// synced is the Synced outcome of the step's action, if any.
+	synced *outcome
+	// failed is a cloud error of a read or of the answer, sorted by cloudError.
+	failed error
+	logs   []logLine
+	// resync is how soon the step asks to be called again; 0 asks nothing.
+	resync time.Duration
+	// stop holds the later steps of the call.
+	stop bool
+	// needMetrics is the window to read the instance's metrics over (0: none asked); needFlavors
+	// asks for the flavor list.
+	needMetrics time.Duration
+	needFlavors bool
+	// action is the storage autoscaling policy to set; the plan is made again with its answer.
+	action *action
+	// change is autopilot's resize or storage growth, made and recorded like a day-2 change (issue).
+	change *change
+}
+
+// planAutopilotStep decides the autopilot step: status.autopilot's bookkeeping, the gates (a
+// deletion, an operation in flight, an instance neither ACTIVE nor STORAGE FULL, a spec whose own
+// changes cannot be made), then planAutopilot's one change. With autopilot off it switches off the
+// storage autoscaling autopilot set. It calls nothing.
+func planAutopilotStep(in autopilotStepInput) autopilotStepPlan {
+	if !in.spec.Autopilot {
+		return planAutopilotOff(in)
 	}
-	s, _ := autopilotSettingsOf(c.spec) // Validate refused bad values before any step
-	ap := c.autopilotStatus()
-	// A call on a status from before this process's last change (a duplicate, a lost answer)
-	// tells that change again, as the answer that made it did.
-	ap.Last = c.r.autopilot.last(inst.ID, ap.Last)
-	c.noteCloudGrowth(inst, ap)
-	c.ask(autopilotResync)
-	switch synced := getCondition(&c.st, v1alpha1.ConditionSynced); {
-	case c.parent.DeletionTimestamp != nil:
-		return false, nil
-	case c.st.Operation != nil || (inst.Status != cloud.StatusActive && inst.Status != cloud.StatusStorageFull):
-		c.setCondition(v1alpha1.ConditionAutopilot, metav1.ConditionTrue, ReasonAutopilotWaiting,
+	s, _ := autopilotSettingsOf(in.spec) // Validate refused bad values before any step
+	ap := autopilotBookkeeping(in)
+	p := autopilotStepPlan{autopilot: ap, resync: autopilotResync}
+	inst := in.inst
+	switch synced := getCondition(in.st, v1alpha1.ConditionSynced); {
+	case in.deleting:
+		return p
+	case in.st.Operation != nil || (inst.Status != cloud.StatusActive && inst.Status != cloud.StatusStorageFull):
+		p.condition = autopilotCondition(metav1.ConditionTrue, ReasonAutopilotWaiting,
 			"Autopilot waits until the instance is ACTIVE with nothing in flight.")
-		return false, nil
+		return p
 	case synced != nil && synced.Status == metav1.ConditionFalse && inst.Status != cloud.StatusStorageFull:
-		c.setCondition(v1alpha1.ConditionAutopilot, metav1.ConditionTrue, ReasonAutopilotWaiting,
+		p.condition = autopilotCondition(metav1.ConditionTrue, ReasonAutopilotWaiting,
 			"Autopilot waits until the spec's own changes can be made (see Synced).")
-		return false, nil
+		return p
+	}
+	if in.reader && !in.metricsRead {
+		return autopilotStepPlan{needMetrics: s.window}
 	}
 
-	in := apInput{
-		s: s, floorFlav: c.spec.Flavorref, inst: inst, azs: instanceAZs(c.spec, inst), last: ap.Last,
-		now: c.now.Time, native: cloud.NativeStorageAutoscaling(inst.Engine, inst.Volume.Type),
+	a := apInput{
+		s: s, floorFlav: in.spec.Flavorref, inst: inst, azs: instanceAZs(in.spec, inst), last: ap.Last,
+		now: in.now.Time, metrics: in.metrics, native: cloud.NativeStorageAutoscaling(inst.Engine, inst.Volume.Type),
 	}
-	if reader, ok := c.cloud.(cloud.MetricsReader); ok {
-		mctx, cancel := context.WithTimeout(ctx, c.r.cfg.CallTimeout)
-		in.metrics, _ = reader.InstanceMetrics(mctx, inst, s.window, autopilotMetricsMaxAge)
-		cancel()
-	}
-	if m := in.metrics; in.native && m != nil && m.Storage != nil && m.Storage.Enabled {
+	if m := a.metrics; a.native && m != nil && m.Storage != nil && m.Storage.Enabled {
 		// OTC's storage autoscaling is on while autopilot is: autopilot's, even when the answer
 		// that recorded setting it was lost, so that turning autopilot off switches it off.
 		ap.Storage = &v1alpha1.AutopilotStorage{LimitGB: m.Storage.LimitGB, TriggerFreePercent: m.Storage.TriggerFreePercent}
 	}
-	p := planAutopilot(in)
+	if in.flavors != nil && in.flavors.err == nil {
+		a.flavors = in.flavors.list
+		if a.flavors == nil {
+			a.flavors = []cloud.Flavor{}
+		}
+	}
+	plan := planAutopilot(a)
+	switch {
+	case plan.needFlavors && in.flavors == nil:
+		return autopilotStepPlan{needFlavors: true}
+	case plan.needFlavors:
+		// The list could not be read: status keeps what it knew, the Autopilot condition stays.
+		p.failed, p.stop = in.flavors.err, true
+		return p
+	}
+	ap.Next = autopilotNext(s, a, plan)
+	status := metav1.ConditionTrue
+	if plan.conditionFalse() {
+		status = metav1.ConditionFalse
+	}
+	p.condition = autopilotCondition(status, plan.reason, plan.message)
+
+	last := &v1alpha1.AutopilotAction{Action: plan.action, Reason: plan.why, To: plan.to, Time: in.now}
+	switch plan.action {
+	case APStoragePolicy:
+		return planStoragePolicy(in, p, plan.policy)
+	case APEnlargeVolume:
+		last.From = fmt.Sprintf("%dGB", inst.Volume.Size)
+		p.change = &change{
+			op: OpStorage, target: plan.to, whenFull: true,
+			act:     action{kind: actEnlargeVolume, instance: inst.ID, size: plan.size},
+			records: records{autopilot: &autopilotRecord{last: last, volume: plan.size, volumeFloor: in.spec.Volumesize}},
+		}
+		p.stop = true
+	case APResize:
+		last.From = inst.Flavor
+		p.change = &change{
+			op: OpResize, target: plan.to,
+			act:     action{kind: actResize, instance: inst.ID, flavor: plan.to},
+			records: records{autopilot: &autopilotRecord{last: last, flavor: plan.to, flavorFloor: in.spec.Flavorref}},
+		}
+		p.stop = true
+	}
+	return p
+}
+
+// planStoragePolicy sets OTC's storage autoscaling as autopilot wants it, and decides on the
+// answer. A lost answer counts as set: the next metrics reading shows the policy in OTC.
+func planStoragePolicy(in autopilotStepInput, p autopilotStepPlan, policy cloud.StorageAutoscaling) autopilotStepPlan {
+	if in.answer == nil {
+		return autopilotStepPlan{action: &action{kind: actStorageAutoscaling, instance: in.inst.ID, scaling: policy}}
+	}
+	p.stop = true
+	if err := in.answer.err; err != nil && !outcomeUnknown(err) {
+		p.failed = err
+		return p
+	}
+	p.autopilot.Storage = &v1alpha1.AutopilotStorage{LimitGB: policy.LimitGB, TriggerFreePercent: policy.TriggerFreePercent}
+	p.logs = []logLine{{slog.LevelInfo, "autopilot set storage autoscaling", []any{"instance", in.inst.ID, "limitGB", policy.LimitGB}}}
+	p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, "Autopilot set OTC's storage autoscaling.", inFlight).owning())
+	return p
+}
+
+// planAutopilotOff drops the condition and switches off the storage autoscaling autopilot set;
+// what it grew stays (status.autopilot keeps the floors).
+func planAutopilotOff(in autopilotStepInput) autopilotStepPlan {
+	p := autopilotStepPlan{dropCondition: true}
+	if in.st.Autopilot == nil {
+		return p
+	}
+	ap := *in.st.Autopilot
+	ap.Next = ""
+	p.autopilot = &ap
+	if ap.Storage == nil || !in.reader || in.st.Operation != nil || in.inst.Status != cloud.StatusActive || in.deleting {
+		return p
+	}
+	if in.answer == nil {
+		return autopilotStepPlan{action: &action{kind: actStorageAutoscaling, instance: in.inst.ID, scaling: cloud.StorageAutoscaling{Enabled: false}}}
+	}
+	p.stop = true
+	if err := in.answer.err; err != nil {
+		// NOTE: also when the outcome is unknown: nothing reads the policy back once autopilot is
+		// off, so status keeps it until a call sees it switched off (again: it is idempotent).
+		p.failed = err
+		return p
+	}
+	ap.Storage = nil
+	p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, "Autopilot is off: OTC's storage autoscaling was switched off.", inFlight).owning())
+	return p
+}
+
+// autopilotCondition is an Autopilot condition outcome. Its class asks the steady resync, which
+// every call asks anyway: the step's own ask is autopilotResync.
+func autopilotCondition(status metav1.ConditionStatus, reason, message string) *outcome {
+	return &outcome{cond: v1alpha1.ConditionAutopilot, status: status, reason: reason, message: message, class: settled}
+}
+
+// autopilotBookkeeping is status.autopilot as autopilot finds it, a copy: the later of the
+// status's and this process's last change, and volume growth autopilot did not make.
+func autopilotBookkeeping(in autopilotStepInput) *v1alpha1.AutopilotStatus {
+	ap := v1alpha1.AutopilotStatus{}
+	if in.st.Autopilot != nil {
+		ap = *in.st.Autopilot
+	}
+	// A call on a status from before this process's last change (a duplicate, a lost answer)
+	// tells that change again, as the answer that made it did.
+	ap.Last = laterAction(in.remembered, ap.Last)
+	ap = noteCloudGrowth(in, ap)
+	return &ap
+}
+
+// laterAction is the later of this process's memory of the last change and the status's.
+func laterAction(remembered, fromStatus *v1alpha1.AutopilotAction) *v1alpha1.AutopilotAction {
+	if remembered != nil && (fromStatus == nil || remembered.Time.After(fromStatus.Time.Time)) {
+		return remembered
+	}
+	return fromStatus
+}
+
+// autopilot is the step (reconciler.go): it plans, reads what the plan asks for (the metrics
+// from the shared view, the kept flavor list), plans again, makes the plan's action and plans
+// with its answer, and renders the plan; a resize or storage growth is made like a day-2 change.
+func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, err error) {
+	reader, isReader := c.cloud.(cloud.MetricsReader)
+	in := autopilotStepInput{
+		spec: c.spec, prior: &c.parent.Status, st: &c.st, inst: inst, now: c.now,
+		deleting: c.parent.DeletionTimestamp != nil, remembered: c.r.autopilot.remembered(inst.ID), reader: isReader,
+	}
+	p := planAutopilotStep(in)
+	if p.needMetrics > 0 {
+		mctx, cancel := context.WithTimeout(ctx, c.r.cfg.CallTimeout)
+		in.metrics, _ = reader.InstanceMetrics(mctx, inst, p.needMetrics, autopilotMetricsMaxAge)
+		cancel()
+		in.metricsRead = true
+		p = planAutopilotStep(in)
+	}
 	if p.needFlavors {
 		// NOTE: under sustained pressure (at the limit, in the cooldown) every sync needs the
 		// list: it is kept for autopilotFlavorsTTL per engine and version, not listed per sync.
-		var err error
-		if in.flavors, err = c.autopilotFlavors(ctx, inst); err != nil {
-			return true, c.cloudError(err)
-		}
-		if in.flavors == nil {
-			in.flavors = []cloud.Flavor{}
-		}
-		p = planAutopilot(in)
+		in.flavors = &flavorsRead{}
+		in.flavors.list, in.flavors.err = c.autopilotFlavors(ctx, inst)
+		p = planAutopilotStep(in)
 	}
-	ap.Next = autopilotNext(s, in, p)
-	status := metav1.ConditionTrue
-	if p.conditionFalse() {
-		status = metav1.ConditionFalse
+	if p.action != nil {
+		in.answer = c.answer(ctx, *p.action)
+		p = planAutopilotStep(in)
 	}
-	c.setCondition(v1alpha1.ConditionAutopilot, status, p.reason, p.message)
-
-	last := &v1alpha1.AutopilotAction{Action: p.action, Reason: p.why, To: p.to, Time: c.now}
-	switch p.action {
-	case APStoragePolicy:
-		if _, err := c.act(ctx, action{kind: actStorageAutoscaling, instance: inst.ID, scaling: p.policy}); err != nil && !outcomeUnknown(err) {
-			return true, c.cloudError(err)
-		}
-		ap.Storage = &v1alpha1.AutopilotStorage{LimitGB: p.policy.LimitGB, TriggerFreePercent: p.policy.TriggerFreePercent}
-		c.log.Info("autopilot set storage autoscaling", "instance", inst.ID, "limitGB", p.policy.LimitGB)
-		c.tell(syncedOK(ReasonReconcileSuccess, "Autopilot set OTC's storage autoscaling.", inFlight).owning())
-		return true, nil
-	case APEnlargeVolume:
-		last.From = fmt.Sprintf("%dGB", inst.Volume.Size)
-		return true, c.issue(ctx, inst, change{
-			op: OpStorage, target: p.to, whenFull: true,
-			act:     action{kind: actEnlargeVolume, instance: inst.ID, size: p.size},
-			records: records{autopilot: &autopilotRecord{last: last, volume: p.size, volumeFloor: c.spec.Volumesize}},
-		})
-	case APResize:
-		last.From = inst.Flavor
-		return true, c.issue(ctx, inst, change{
-			op: OpResize, target: p.to,
-			act:     action{kind: actResize, instance: inst.ID, flavor: p.to},
-			records: records{autopilot: &autopilotRecord{last: last, flavor: p.to, flavorFloor: c.spec.Flavorref}},
-		})
-	}
-	return false, nil
+	return p.stop, c.renderAutopilot(ctx, inst, p)
 }
 
-// autopilotOff drops the condition and switches off the storage autoscaling autopilot set; what
-// it grew stays (status.autopilot keeps the floors).
-func (c *call) autopilotOff(ctx context.Context, inst *cloud.Instance) (bool, error) {
-	c.st.Conditions = slices.DeleteFunc(c.st.Conditions, func(cd v1alpha1.Condition) bool {
-		return cd.Type == v1alpha1.ConditionAutopilot
-	})
-	ap := c.st.Autopilot
-	if ap == nil {
-		return false, nil
+// renderAutopilot writes a final plan into the answer, and makes its change.
+func (c *call) renderAutopilot(ctx context.Context, inst *cloud.Instance, p autopilotStepPlan) error {
+	c.st.Autopilot = p.autopilot
+	if p.dropCondition {
+		c.st.Conditions = slices.DeleteFunc(c.st.Conditions, func(cd v1alpha1.Condition) bool {
+			return cd.Type == v1alpha1.ConditionAutopilot
+		})
 	}
-	ap.Next = ""
-	reader, ok := c.cloud.(cloud.MetricsReader)
-	if ap.Storage == nil || !ok || c.st.Operation != nil || inst.Status != cloud.StatusActive || c.parent.DeletionTimestamp != nil {
-		return false, nil
+	c.ask(p.resync)
+	c.logAll(ctx, p.logs)
+	c.tellAll(p.condition, p.synced)
+	switch {
+	case p.failed != nil:
+		return c.cloudError(p.failed)
+	case p.change != nil:
+		return c.issue(ctx, inst, *p.change) // records status.autopilot and this process's memory
 	}
-	if err := c.cloudCall(ctx, func(ctx context.Context) error {
-		return reader.SetStorageAutoscaling(ctx, inst.ID, cloud.StorageAutoscaling{Enabled: false})
-	}); err != nil {
-		// NOTE: also when the outcome is unknown: nothing reads the policy back once autopilot is
-		// off, so status keeps it until a call sees it switched off (again: it is idempotent).
-		return true, c.cloudError(err)
-	}
-	ap.Storage = nil
-	c.tell(syncedOK(ReasonReconcileSuccess, "Autopilot is off: OTC's storage autoscaling was switched off.", inFlight).owning())
-	return true, nil
+	return nil
 }
 
 // noteCloudGrowth records a volume OTC's storage autoscaling grew: reported, and kept as the
 // floor's partner so that no call fights it.
-func (c *call) noteCloudGrowth(inst *cloud.Instance, ap *v1alpha1.AutopilotStatus) {
-	known := max(c.spec.Volumesize, ap.Volume)
-	if prev := c.parent.Status.Volume; prev != nil && prev.Size > known {
+func noteCloudGrowth(in autopilotStepInput, ap v1alpha1.AutopilotStatus) v1alpha1.AutopilotStatus {
+	inst, spec := in.inst, in.spec
+	known := max(spec.Volumesize, ap.Volume)
+	if prev := in.prior.Volume; prev != nil && prev.Size > known {
 		known = prev.Size
 	}
-	if inst.Volume.Size <= known || (c.st.Operation != nil && c.st.Operation.Type == OpStorage) {
-		if inst.Volume.Size > ap.Volume && inst.Volume.Size > c.spec.Volumesize {
-			ap.Volume, ap.VolumeFloor = inst.Volume.Size, c.spec.Volumesize
+	if inst.Volume.Size <= known || (in.st.Operation != nil && in.st.Operation.Type == OpStorage) {
+		if inst.Volume.Size > ap.Volume && inst.Volume.Size > spec.Volumesize {
+			ap.Volume, ap.VolumeFloor = inst.Volume.Size, spec.Volumesize
 		}
-		return
+		return ap
 	}
 	why := "OTC's storage autoscaling grew the volume"
 	if !cloud.NativeStorageAutoscaling(inst.Engine, inst.Volume.Type) {
@@ -174,9 +332,10 @@ func (c *call) noteCloudGrowth(inst *cloud.Instance, ap *v1alpha1.AutopilotStatu
 	}
 	ap.Last = &v1alpha1.AutopilotAction{
 		Action: APCloudEnlarge, Reason: why,
-		From: fmt.Sprintf("%dGB", known), To: fmt.Sprintf("%dGB", inst.Volume.Size), Time: c.now,
+		From: fmt.Sprintf("%dGB", known), To: fmt.Sprintf("%dGB", inst.Volume.Size), Time: in.now,
 	}
-	ap.Volume, ap.VolumeFloor = inst.Volume.Size, c.spec.Volumesize
+	ap.Volume, ap.VolumeFloor = inst.Volume.Size, spec.Volumesize
+	return ap
 }
 
 // autopilotFlavors is OTC's flavor list of the instance's engine and version as this call's
@@ -339,12 +498,12 @@ func (a *autopilotMemory) record(id string, act *v1alpha1.AutopilotAction) {
 	a.m[id] = *act
 }
 
-// last is the later of the status's and this process's last change.
-func (a *autopilotMemory) last(id string, fromStatus *v1alpha1.AutopilotAction) *v1alpha1.AutopilotAction {
+// remembered is this process's last change to the instance, a copy; nil if none.
+func (a *autopilotMemory) remembered(id string) *v1alpha1.AutopilotAction {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if mem, ok := a.m[id]; ok && (fromStatus == nil || mem.Time.After(fromStatus.Time.Time)) {
+	if mem, ok := a.m[id]; ok {
 		return &mem
 	}
-	return fromStatus
+	return nil
 }
