@@ -252,12 +252,10 @@ func (c *call) applyDatabases(ctx context.Context, d dbusers.Desired, rec *v1alp
 // reapplyDatabases forgets when the databases and users were applied last, keeping what was
 // created, so that the next call that can apply them does.
 func (c *call) reapplyDatabases() {
-	if rec := c.st.DatabasesAndUsers; rec != nil {
-		rec.Fingerprint, rec.LastApplied = "", nil
-	}
+	c.st.DatabasesAndUsers = forgetApplied(c.st.DatabasesAndUsers)
 }
 
-// forgetApplied is rec without when it was applied last (reapplyDatabases), a copy.
+// forgetApplied is a copy of rec without when it was applied last.
 func forgetApplied(rec *v1alpha1.DatabasesStatus) *v1alpha1.DatabasesStatus {
 	if rec == nil {
 		return nil
