@@ -180,8 +180,7 @@ func TestPlanLogs(t *testing.T) {
 		},
 		{
 			name: "a new request after a finished one gets a new Job",
-			in: input(prior(status(v1alpha1.LogsSucceeded, message(command), finished(0), func(ls *v1alpha1.LogsStatus) { ls.Request = "r0" })),
-				func(in *logsInput) { in.generation = 3 }),
+			in:   input(prior(status(v1alpha1.LogsSucceeded, message(command), finished(0), func(ls *v1alpha1.LogsStatus) { ls.Request = "r0" }))),
 			want: logsPlan{logs: status(v1alpha1.LogsStarting), ask: ptr.To(storingSecret), children: logChildrenPlan{seal: true},
 				events: []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
 		},
