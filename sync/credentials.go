@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
@@ -78,28 +80,68 @@ func (r *Reconciler) Customize(req *hook.CustomizeRequest) *hook.CustomizeRespon
 	return resp
 }
 
-// credentials picks this call's OTC login and client (c.creds, c.cloud, c.ownProject) before any
-// cloud call. It reports false when the call must stop: it then has set a condition (or returns
-// the error cloudError made of a failed login) and made no cloud call but for that login.
+// credentialsInput is all that the decision about an object's OTC login reads: the spec's
+// credentialssecret, the administrator's mode and default Secret, the namespace's login Secret as
+// observed, what status remembers of the login the instance was found with, and the answer of the
+// login once the plan asked for it.
+type credentialsInput struct {
+	cfg       CredentialsConfig
+	namespace string
+	// named is spec.credentialssecret.
+	named string
+	// related are the related Secrets Metacontroller passed (customize asked for the login's).
+	related map[string]*corev1.Secret
+	// id, secret and project are status.id, status.credentialsSecret and status.credentialsProject.
+	id, secret, project string
+	// login is what the login with the plan's credentials answered; nil until it was made.
+	login *loginAnswer
+}
+
+// loginAnswer is the answer of a login: the OTC project it logs in to, or why it failed.
+type loginAnswer struct {
+	project string
+	err     error
+}
+
+// credentialsPlan is the decision about an object's OTC login. A plan that asks for a login
+// (login) is made again with its answer; only a plan without it is applied.
+type credentialsPlan struct {
+	// synced and ready are set when the call must stop and wait for the user.
+	synced, ready *outcome
+	// login is the namespace login to log in with; the plan is made again with its answer.
+	login *cloud.Credentials
+	// own says the call uses the controller's own login, and status forgets any other.
+	own bool
+	// secret and project are status.credentialsSecret and status.credentialsProject once the
+	// namespace login was made ("" project: keep the recorded one).
+	secret, project string
+	// failed is a login error that is sorted like any cloud error (cloudError).
+	failed error
+	logs   []logLine
+}
+
+// stop reports whether the call stops at the plan: it waits for the user or failed.
+func (p credentialsPlan) stop() bool { return p.synced != nil || p.failed != nil }
+
+// planCredentials decides which OTC login serves the call: the Secret spec.credentialssecret names,
+// else the namespace's default Secret, else (unless the mode requires one) the controller's own.
+// A login other than the one the instance was found with is refused. It calls nothing.
 //
 // NOTE: an instance lives in one OTC project. Once found or created with one login, it is looked
 // for with that login only (status.credentialsSecret): a fallback to another login would find
 // nothing there, and the object would report its instance gone, or finalize would leave it
 // behind, billed.
-func (c *call) credentials(ctx context.Context) (bool, error) {
-	if c.r.cfg.Clouds == nil {
-		return true, nil
-	}
-	cc := c.r.cfg.Credentials
-	name, named := c.spec.Credentialssecret, c.spec.Credentialssecret != ""
+func planCredentials(in credentialsInput) credentialsPlan {
+	var p credentialsPlan
+	name, named := in.named, in.named != ""
 	if !named {
-		name = cc.DefaultSecret
+		name = in.cfg.DefaultSecret
 	}
-	s := c.req.Related[name]
-	if s != nil && s.Namespace != c.parent.Namespace {
+	s := in.related[name]
+	if s != nil && s.Namespace != in.namespace {
 		// Metacontroller passes only what customize asked for, in this namespace; anything else is
 		// never used.
-		c.log.Warn("ignored a related Secret from another namespace", "secret", name, "namespace", s.Namespace)
+		p.logs = append(p.logs, logLine{slog.LevelWarn, "ignored a related Secret from another namespace", []any{"secret", name, "namespace", s.Namespace}})
 		s = nil
 	}
 	source := ""
@@ -107,63 +149,108 @@ func (c *call) credentials(ctx context.Context) (bool, error) {
 	case s != nil:
 		source = name
 	case named:
-		c.waitForCredentials(ReasonWaitingForCredentials,
-			fmt.Sprintf("The Secret %q named in credentialssecret was not found in namespace %s.", name, c.parent.Namespace))
-		return false, nil
-	case c.st.CredentialsSecret != "":
-		c.waitForCredentials(ReasonWaitingForCredentials,
-			fmt.Sprintf("The instance was found with the OTC login in Secret %q, which is gone from namespace %s; restore it.", c.st.CredentialsSecret, c.parent.Namespace))
-		return false, nil
-	case cc.Mode == CredentialsRequired:
-		c.waitForCredentials(ReasonCredentialsRequired,
-			fmt.Sprintf("This controller requires an OTC login from the object's namespace: create the Secret %q in namespace %s or name one in credentialssecret.", name, c.parent.Namespace))
-		return false, nil
+		return p.wait(ReasonWaitingForCredentials,
+			fmt.Sprintf("The Secret %q named in credentialssecret was not found in namespace %s.", name, in.namespace))
+	case in.secret != "":
+		return p.wait(ReasonWaitingForCredentials,
+			fmt.Sprintf("The instance was found with the OTC login in Secret %q, which is gone from namespace %s; restore it.", in.secret, in.namespace))
+	case in.cfg.Mode == CredentialsRequired:
+		return p.wait(ReasonCredentialsRequired,
+			fmt.Sprintf("This controller requires an OTC login from the object's namespace: create the Secret %q in namespace %s or name one in credentialssecret.", name, in.namespace))
 	}
-	if c.st.ID != "" && source != c.st.CredentialsSecret {
-		c.waitForCredentials(ReasonCredentialsChanged, credentialsChanged(c.st.CredentialsSecret, source))
-		return false, nil
+	if in.id != "" && source != in.secret {
+		return p.wait(ReasonCredentialsChanged, credentialsChanged(in.secret, source))
 	}
 	if s == nil {
-		c.st.CredentialsSecret, c.st.CredentialsProject = "", ""
-		return true, nil // the controller's own login, the default client
+		p.own = true // the controller's own login, the default client
+		return p
 	}
-	creds := &cloud.Credentials{Namespace: c.parent.Namespace, Secret: name, Env: map[string]string{}}
+	creds := &cloud.Credentials{Namespace: in.namespace, Secret: name, Env: map[string]string{}}
 	for k, v := range s.Data {
 		if strings.HasPrefix(k, "OS_") {
 			creds.Env[k] = string(v)
 		}
 	}
-	var client cloud.Cloud
-	err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		client, err = c.r.cloudFor(ctx, creds)
-		return err
-	})
+	if in.login == nil {
+		p.login = creds
+		return p
+	}
 	var ce *cloud.Error
-	switch {
+	switch err := in.login.err; {
 	case errors.Is(err, cloud.ErrCredentialsInvalid):
-		c.waitForCredentials(ReasonCredentialsInvalid, fmt.Sprintf("The OTC login in Secret %q cannot be used: %s.", name, strings.TrimPrefix(err.Error(), cloud.ErrCredentialsInvalid.Error()+": ")))
-		return false, nil
+		return p.wait(ReasonCredentialsInvalid, fmt.Sprintf("The OTC login in Secret %q cannot be used: %s.", name, strings.TrimPrefix(err.Error(), cloud.ErrCredentialsInvalid.Error()+": ")))
 	case errors.As(err, &ce) && (ce.Kind == cloud.KindUnauthorized || ce.Kind == cloud.KindInvalid || ce.Kind == cloud.KindNotFound):
-		c.log.Warn("OTC refused a namespace login", "credentials", creds, "kind", ce.Kind.String(), "code", ce.Code, "message", ce.Message)
-		c.waitForCredentials(ReasonCloudUnauthorized, fmt.Sprintf("OTC refused the login in Secret %q.", name))
-		return false, nil
+		// NOTE: the code is an slog attribute: it is only logged, never decided on (otccodes_test.go).
+		p.logs = append(p.logs, logLine{slog.LevelWarn, "OTC refused a namespace login", []any{"credentials", creds, "kind", ce.Kind.String(), slog.String("code", ce.Code), "message", ce.Message}})
+		return p.wait(ReasonCloudUnauthorized, fmt.Sprintf("OTC refused the login in Secret %q.", name))
 	case err != nil:
-		c.log.Warn("namespace login failed", "credentials", creds)
-		return false, c.cloudError(err)
+		p.logs = append(p.logs, logLine{slog.LevelWarn, "namespace login failed", []any{"credentials", creds}})
+		p.failed = err
+		return p
 	}
 	// NOTE: the Secret keeps its name when its content changes: a login of another project would
 	// not find the instance, and the object would report it gone or finalize without deleting it.
-	project := cloud.ProjectOf(client)
-	if was := c.st.CredentialsProject; c.st.ID != "" && was != "" && project != "" && project != was {
-		c.waitForCredentials(ReasonCredentialsChanged, fmt.Sprintf(
+	project := in.login.project
+	if was := in.project; in.id != "" && was != "" && project != "" && project != was {
+		return p.wait(ReasonCredentialsChanged, fmt.Sprintf(
 			"The instance was found in OTC project %s with the login in Secret %q, which now logs in to project %s: an instance lives in one OTC project, so the controller waits. Restore the earlier login in the Secret.",
 			was, name, project))
-		return false, nil
 	}
-	c.creds, c.cloud, c.ownProject = creds, client, true
-	c.st.CredentialsSecret = name
-	if project != "" {
-		c.st.CredentialsProject = project
+	p.secret, p.project = name, project
+	return p
+}
+
+// wait is the plan of a login problem only the user can fix, on Synced and Ready. The Secret is a
+// related object, so Metacontroller calls again as soon as it changes.
+func (p credentialsPlan) wait(reason, message string) credentialsPlan {
+	p.synced = ptr.To(notSynced(reason, message, waitsForUser))
+	p.ready = ptr.To(notReady(reason, "Waiting for an OTC login; see the Synced condition.", waitsForUser))
+	return p
+}
+
+// credentials picks this call's OTC login and client (c.creds, c.cloud, c.ownProject) before any
+// cloud call: it plans, logs in if the plan asks for it, and plans again. It reports false when
+// the call must stop: it then has set a condition (or returns the error cloudError made of a failed
+// login) and made no cloud call but for that login.
+func (c *call) credentials(ctx context.Context) (bool, error) {
+	if c.r.cfg.Clouds == nil {
+		return true, nil
+	}
+	in := credentialsInput{
+		cfg: c.r.cfg.Credentials, namespace: c.parent.Namespace, named: c.spec.Credentialssecret, related: c.req.Related,
+		id: c.st.ID, secret: c.st.CredentialsSecret, project: c.st.CredentialsProject,
+	}
+	p := planCredentials(in)
+	var client cloud.Cloud
+	if p.login != nil {
+		err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
+			client, err = c.r.cloudFor(ctx, p.login)
+			return err
+		})
+		in.login = &loginAnswer{err: err}
+		if err == nil {
+			in.login.project = cloud.ProjectOf(client)
+		}
+		creds := p.login
+		p = planCredentials(in)
+		if !p.stop() {
+			c.creds, c.cloud, c.ownProject = creds, client, true
+		}
+	}
+	c.logAll(ctx, p.logs)
+	switch {
+	case p.failed != nil:
+		return false, c.cloudError(p.failed)
+	case p.synced != nil:
+		c.tellAll(p.synced, p.ready)
+		return false, nil
+	case p.own:
+		c.st.CredentialsSecret, c.st.CredentialsProject = "", ""
+	default:
+		c.st.CredentialsSecret = p.secret
+		if p.project != "" {
+			c.st.CredentialsProject = p.project
+		}
 	}
 	return true, nil
 }
@@ -176,10 +263,4 @@ func credentialsChanged(was, now string) string {
 		return fmt.Sprintf("the OTC login in Secret %q", secret)
 	}
 	return fmt.Sprintf("The instance was found with %s, but this object would now use %s: an instance lives in one OTC project, so the controller waits. Restore the earlier login's Secret or credentialssecret.", login(was), login(now))
-}
-
-// waitForCredentials reports a login problem only the user can fix, on Ready and Synced.
-func (c *call) waitForCredentials(reason, message string) {
-	c.setSynced(metav1.ConditionFalse, reason, message)
-	c.setReady(metav1.ConditionFalse, reason, "Waiting for an OTC login; see the Synced condition.")
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
@@ -56,52 +58,187 @@ const (
 // Keys of a user's Secret besides host, port, username and password.
 const KeyDatabase = "database"
 
-// databases applies the spec's databases, users and grants over SQL while the instance is ACTIVE,
-// and only when the desired state differs from the one last applied or the drift check is due.
-// It never changes the cloud, so it never stops the call. Its outcome is the DatabasesReady
-// condition; Synced stays about the instance.
-func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, err error) {
-	rec := c.st.DatabasesAndUsers
-	if len(c.spec.Databases) == 0 && len(c.spec.Users) == 0 &&
-		(rec == nil || (len(rec.Users) == 0 && (!c.spec.Prunedatabases || len(rec.Databases) == 0))) {
+// databasesInput is all that the databases decision reads: the spec, what status remembers of
+// the last apply, the instance's status and the connection, the Secrets the users' passwords come
+// from, the clock, and what the plan asked for: generated passwords and the apply's answer.
+type databasesInput struct {
+	spec *v1alpha1.RdsSpec
+	// object is the Rds object's name, which the user Secrets' names start with.
+	object string
+	// rec is status.databasesAndUsers; readySet says DatabasesReady is set already.
+	rec      *v1alpha1.DatabasesStatus
+	readySet bool
+	// instStatus is the instance's status in OTC.
+	instStatus string
+	// host, port and rootPassword are the connection's; host is "" without one.
+	host         string
+	port         int
+	rootPassword secret.Value
+	// related holds the Secrets the users' passwordsecretref name; secrets the observed children.
+	related map[string]*corev1.Secret
+	secrets map[string]*corev1.Secret
+	// fresh holds a generated password for each user the plan asked one for (generate), by the
+	// user's index; nil until generated.
+	fresh map[int]secret.Value
+	now   metav1.Time
+	// driftCheck is how often the state is applied again although nothing changed.
+	driftCheck time.Duration
+	// answer is what the apply answered; nil until it was made.
+	answer *applyAnswer
+}
+
+// applyAnswer is the answer of an apply (DatabasesConfig.Apply).
+type applyAnswer struct {
+	res dbusers.Result
+	err error
+}
+
+// userAccount is a user Secret to render: its name, the user it is for and the password it holds.
+type userAccount struct {
+	secret   string
+	user     v1alpha1.User
+	password secret.Value
+}
+
+// databasesPlan is the decision of the databases step. A plan that asks for something (generate,
+// apply) is made again with it; only a plan without them is applied.
+type databasesPlan struct {
+	// ready is the DatabasesReady outcome; nil keeps the condition as it is, unless dropReady
+	// removes it.
+	ready     *outcome
+	dropReady bool
+	// record is status.databasesAndUsers as the step leaves it.
+	record *v1alpha1.DatabasesStatus
+	// accounts are the user Secrets to render, in spec order. children() keeps the observed
+	// Secrets of the others.
+	accounts []userAccount
+	// generate lists the users (by index) whose password is generated and not stored yet: the
+	// step generates them and plans again.
+	generate []int
+	// apply is the desired state to apply; the plan is made again with the answer.
+	apply *dbusers.Desired
+	logs  []logLine
+}
+
+// planDatabases decides the databases step: whether there is anything to apply, whether it can be
+// applied now (MySQL, valid users, the instance ACTIVE with an endpoint, every password known and
+// stored), and whether it must be (the desired state differs from the one last applied, or the
+// drift check is due), and what DatabasesReady says. It calls nothing.
+func planDatabases(in databasesInput) databasesPlan {
+	rec, spec := in.rec, in.spec
+	p := databasesPlan{record: rec}
+	if len(spec.Databases) == 0 && len(spec.Users) == 0 &&
+		(rec == nil || (len(rec.Users) == 0 && (!spec.Prunedatabases || len(rec.Databases) == 0))) {
 		// Nothing declared, and nothing left to drop. The record keeps the databases created
 		// (prunedatabases may be set later) but forgets the fingerprint, so that declaring the
 		// same state again applies it again.
-		c.reapplyDatabases()
-		removeCondition(&c.st, v1alpha1.ConditionDatabasesReady)
-		return false, nil
+		p.record = forgetApplied(rec)
+		p.dropReady = true
+		return p
 	}
-	if c.spec.Datastoretype != v1alpha1.EngineMySQL {
-		c.setDatabasesReady(metav1.ConditionFalse, ReasonEngineNotSupported,
-			fmt.Sprintf("Databases and users are not supported yet for %s, only for MySQL; nothing was applied.", c.spec.Datastoretype))
-		return false, nil
+	if spec.Datastoretype != v1alpha1.EngineMySQL {
+		p.ready = ptr.To(databasesNotReady(ReasonEngineNotSupported,
+			fmt.Sprintf("Databases and users are not supported yet for %s, only for MySQL; nothing was applied.", spec.Datastoretype), waitsForUser))
+		return p
 	}
-	if problems := validateUsers(c.spec); len(problems) > 0 {
+	if problems := validateUsers(spec); len(problems) > 0 {
 		// Nothing is generated, stored or executed for a spec whose databases or users are invalid.
-		c.setDatabasesReady(metav1.ConditionFalse, ReasonInvalidSpec, joinSentences(problems))
-		return false, nil
+		p.ready = ptr.To(databasesNotReady(ReasonInvalidSpec, joinSentences(problems), waitsForUser))
+		return p
 	}
-	if inst.Status != cloud.StatusActive || c.conn == nil || c.conn.host == "" || c.conn.port == 0 {
+	if in.instStatus != cloud.StatusActive || in.host == "" || in.port == 0 {
 		// The condition keeps what the last apply said; user Secrets are echoed by children().
-		if getCondition(&c.st, v1alpha1.ConditionDatabasesReady) == nil {
-			c.setDatabasesReady(metav1.ConditionFalse, ReasonWaitingForInstance, "The databases and users are applied once the instance is ACTIVE.")
+		if !in.readySet {
+			p.ready = ptr.To(databasesNotReady(ReasonWaitingForInstance, "The databases and users are applied once the instance is ACTIVE.", settled))
 		}
-		return false, nil
+		return p
 	}
 
-	passwords, ok, err := c.userPasswords()
-	if err != nil || !ok {
-		return false, err
+	passwords, ready := userPasswords(in, &p)
+	if len(p.generate) > 0 || ready != nil {
+		p.ready = ready
+		return p
 	}
-	d, _ := desiredDatabases(c.spec, func(i int) secret.Value { return passwords[i] }) // validated
+	d, _ := desiredDatabases(spec, func(i int) secret.Value { return passwords[i] }) // validated
 	// The digests in status are keyed with the root password, which readers of status lack.
-	d.DigestKey = c.conn.password
+	d.DigestKey = in.rootPassword
 	fingerprint := dbusers.Fingerprint(d)
-	if rec != nil && rec.Fingerprint == fingerprint && rec.LastApplied != nil && c.now.Sub(rec.LastApplied.Time) < c.r.cfg.Databases.DriftCheck {
-		c.setDatabasesReady(metav1.ConditionTrue, ReasonApplied, "The databases and users match the spec.")
-		return false, nil
+	if rec != nil && rec.Fingerprint == fingerprint && rec.LastApplied != nil && in.now.Sub(rec.LastApplied.Time) < in.driftCheck {
+		p.ready = ptr.To(databasesApplied())
+		return p
+	}
+	if in.answer == nil {
+		p.apply = &d
+		return p
 	}
 
+	res, err := in.answer.res, in.answer.err
+	if len(res.Changes) > 0 {
+		p.logs = append(p.logs, logLine{slog.LevelInfo, "applied databases and users", []any{"changes", res.Changes}})
+	}
+	next := databasesRecord(in.object, res.Managed)
+	if rec != nil {
+		next.Fingerprint, next.LastApplied = rec.Fingerprint, rec.LastApplied
+	}
+	if err == nil {
+		next.Fingerprint, next.LastApplied = fingerprint, in.now.DeepCopy()
+	}
+	p.record = next
+	if err != nil {
+		p.logs = append(p.logs, logLine{slog.LevelWarn, "applying databases and users failed", []any{"error", err.Error()}})
+		p.ready = ptr.To(databasesOutcome(err))
+		return p
+	}
+	p.ready = ptr.To(databasesApplied())
+	return p
+}
+
+// databases is the databases step: it plans, generates the passwords the plan asks for and plans
+// again, applies the desired state over SQL when the plan says so and plans on the answer, and
+// renders the plan: status, DatabasesReady and the user Secrets. It runs while the instance is
+// ACTIVE and never changes the cloud, so it never stops the call; Synced stays about the instance.
+func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, err error) {
+	in := databasesInput{
+		spec: c.spec, object: c.parent.Name, rec: c.st.DatabasesAndUsers,
+		readySet:   getCondition(&c.st, v1alpha1.ConditionDatabasesReady) != nil,
+		instStatus: inst.Status, related: c.req.Related, secrets: c.req.Secrets,
+		now: c.now, driftCheck: c.r.cfg.Databases.DriftCheck,
+	}
+	if c.conn != nil {
+		in.host, in.port, in.rootPassword = c.conn.host, c.conn.port, c.conn.password
+	}
+	p := planDatabases(in)
+	if len(p.generate) > 0 {
+		in.fresh = map[int]secret.Value{}
+		for _, i := range p.generate {
+			u := c.spec.Users[i]
+			gen, err := c.generatePassword("user\x00" + u.Name + "\x00" + dbusers.NormalizeHost(u.Host))
+			if err != nil {
+				return false, err
+			}
+			in.fresh[i] = secret.New(gen)
+		}
+		p = planDatabases(in)
+	}
+	if p.apply != nil {
+		in.answer = c.applyDatabases(ctx, *p.apply, in.rec)
+		p = planDatabases(in)
+	}
+	c.logAll(ctx, p.logs)
+	c.st.DatabasesAndUsers = p.record
+	for _, a := range p.accounts {
+		c.extra = append(c.extra, c.userSecret(a.secret, a.user, a.password))
+	}
+	if p.dropReady {
+		removeCondition(&c.st, v1alpha1.ConditionDatabasesReady)
+	}
+	c.tellAll(p.ready)
+	return false, nil
+}
+
+// applyDatabases makes the server match the desired state, the act of this step (SQL, not cloud),
+// as root over the connection, under the apply's own deadline. rec is what was applied before.
+func (c *call) applyDatabases(ctx context.Context, d dbusers.Desired, rec *v1alpha1.DatabasesStatus) *applyAnswer {
 	conn := dbusers.Conn{
 		Host: c.conn.host, Port: c.conn.port, User: rootUser(c.spec.Datastoretype), Password: c.conn.password,
 		Timeout: c.r.cfg.CallTimeout,
@@ -109,70 +246,70 @@ func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	actx, cancel := context.WithTimeout(ctx, c.r.cfg.Databases.Timeout)
 	defer cancel()
 	res, err := c.r.cfg.Databases.Apply(actx, conn, d, managedState(rec))
-	if len(res.Changes) > 0 {
-		c.log.Info("applied databases and users", "changes", res.Changes)
-	}
-	next := c.databasesRecord(res.Managed)
-	if rec != nil {
-		next.Fingerprint, next.LastApplied = rec.Fingerprint, rec.LastApplied
-	}
-	if err == nil {
-		next.Fingerprint, next.LastApplied = fingerprint, c.now.DeepCopy()
-	}
-	c.st.DatabasesAndUsers = next
-	if err != nil {
-		c.databasesError(err)
-		return false, nil
-	}
-	c.setDatabasesReady(metav1.ConditionTrue, ReasonApplied, "The databases and users match the spec.")
-	return false, nil
+	return &applyAnswer{res: res, err: err}
 }
 
 // reapplyDatabases forgets when the databases and users were applied last, keeping what was
 // created, so that the next call that can apply them does.
 func (c *call) reapplyDatabases() {
-	if rec := c.st.DatabasesAndUsers; rec != nil {
-		rec.Fingerprint, rec.LastApplied = "", nil
-	}
+	c.st.DatabasesAndUsers = forgetApplied(c.st.DatabasesAndUsers)
 }
 
-// databasesError sorts a failed apply into a stable condition and a retry, never later than an
-// earlier step of the call asked for. Messages from the server are kept only for refused
+// forgetApplied is a copy of rec without when it was applied last.
+func forgetApplied(rec *v1alpha1.DatabasesStatus) *v1alpha1.DatabasesStatus {
+	if rec == nil {
+		return nil
+	}
+	rec = rec.DeepCopy()
+	rec.Fingerprint, rec.LastApplied = "", nil
+	return rec
+}
+
+// databasesApplied is DatabasesReady once the server matches the spec.
+func databasesApplied() outcome {
+	return outcome{cond: v1alpha1.ConditionDatabasesReady, status: metav1.ConditionTrue, reason: ReasonApplied,
+		message: "The databases and users match the spec.", class: settled}
+}
+
+// databasesNotReady is a DatabasesReady=False outcome.
+func databasesNotReady(reason, message string, cl class) outcome {
+	return outcome{cond: v1alpha1.ConditionDatabasesReady, status: metav1.ConditionFalse, reason: reason, message: message, class: cl}
+}
+
+// databasesOutcome sorts a failed apply into a stable DatabasesReady and a retry, never later
+// than an earlier step of the call asked for. Messages from the server are kept only for refused
 // statements: they depend only on the statement (dbusers never lets a password into them).
-func (c *call) databasesError(err error) {
-	c.log.Warn("applying databases and users failed", "error", err.Error())
+func databasesOutcome(err error) outcome {
 	switch {
 	case errors.Is(err, dbusers.ErrInvalid):
-		c.setDatabasesReady(metav1.ConditionFalse, ReasonInvalidSpec, "The databases and users cannot be applied: "+err.Error()+".")
+		return databasesNotReady(ReasonInvalidSpec, "The databases and users cannot be applied: "+err.Error()+".", waitsForUser)
 	case errors.Is(err, dbusers.ErrUnauthorized):
-		c.setDatabasesReady(metav1.ConditionFalse, ReasonDatabaseLoginRefused,
-			"The database server refused the root login with the password of the connection Secret; the apply will be retried.")
+		return databasesNotReady(ReasonDatabaseLoginRefused,
+			"The database server refused the root login with the password of the connection Secret; the apply will be retried.", settled)
 	case errors.Is(err, dbusers.ErrUnreachable):
-		c.setDatabasesReady(metav1.ConditionFalse, ReasonDatabaseUnreachable,
-			"The database server could not be reached in time; the apply will be retried.")
-		c.askClass(retry)
+		return databasesNotReady(ReasonDatabaseUnreachable,
+			"The database server could not be reached in time; the apply will be retried.", retry)
 	case errors.Is(err, dbusers.ErrRefused):
-		c.setDatabasesReady(metav1.ConditionFalse, ReasonStatementRefused,
-			"The database server refused a change ("+err.Error()+"); the apply will be retried.")
-	default:
-		c.setDatabasesReady(metav1.ConditionFalse, ReasonDatabaseUnreachable,
-			"Applying the databases and users failed unexpectedly; the apply will be retried.")
-		c.askClass(retry)
+		return databasesNotReady(ReasonStatementRefused,
+			"The database server refused a change ("+err.Error()+"); the apply will be retried.", settled)
 	}
+	return databasesNotReady(ReasonDatabaseUnreachable,
+		"Applying the databases and users failed unexpectedly; the apply will be retried.", retry)
 }
 
-// userPasswords returns each spec user's password, and renders every user's Secret into
-// c.extra. ok is false when a password cannot be used yet: a referenced Secret is missing, or a
-// generated password is on its way to its Secret.
+// userPasswords finds each spec user's password and lists the user Secrets to render in p (every
+// user with a password). It returns the DatabasesReady outcome when a password cannot be used yet:
+// a referenced Secret is missing, or a generated password is on its way to its Secret. A user
+// whose password is generated and not stored yet, and has no fresh one, is listed in p.generate.
 //
 // NOTE: a generated password is used in SQL only once its Secret is observed in a later call:
 // one that lived only in this call's memory would be lost with a lost response, leaving an
 // account nobody knows the password of.
-func (c *call) userPasswords() (passwords []secret.Value, ok bool, err error) {
+func userPasswords(in databasesInput, p *databasesPlan) (passwords []secret.Value, wait *outcome) {
 	var missing []string
 	storing := false
-	for i, u := range c.spec.Users {
-		name := UserSecretName(c.parent.Name, u.Name, u.Host)
+	for i, u := range in.spec.Users {
+		name := UserSecretName(in.object, u.Name, u.Host)
 		var pw secret.Value
 		switch ref := u.Passwordsecretref; {
 		case u.Password != "":
@@ -182,7 +319,7 @@ func (c *call) userPasswords() (passwords []secret.Value, ok bool, err error) {
 			if key == "" {
 				key = KeyPassword
 			}
-			s := c.req.Related[ref.Name]
+			s := in.related[ref.Name]
 			switch {
 			case s == nil:
 				missing = append(missing, fmt.Sprintf("The Secret %q named in users[%d].passwordsecretref was not found.", ref.Name, i))
@@ -193,31 +330,30 @@ func (c *call) userPasswords() (passwords []secret.Value, ok bool, err error) {
 			}
 		default:
 			var stored bool
-			if pw, stored = observedPassword(c.req.Secrets[name]); !stored {
-				gen, err := c.generatePassword("user\x00" + u.Name + "\x00" + dbusers.NormalizeHost(u.Host))
-				if err != nil {
-					return nil, false, err
+			if pw, stored = observedPassword(in.secrets[name]); !stored {
+				fresh, ok := in.fresh[i]
+				if !ok {
+					p.generate = append(p.generate, i)
 				}
-				pw, storing = secret.New(gen), true
+				pw, storing = fresh, true
 			}
 		}
 		passwords = append(passwords, pw)
 		if !pw.Empty() {
-			c.extra = append(c.extra, c.userSecret(name, u, pw))
+			p.accounts = append(p.accounts, userAccount{secret: name, user: u, password: pw})
 		}
 	}
 	switch {
+	case len(p.generate) > 0:
+		p.accounts = nil
+		return nil, nil
 	case len(missing) > 0:
-		c.setDatabasesReady(metav1.ConditionFalse, ReasonUserPasswordSecretMissing, joinSentences(missing))
-		c.askClass(retry)
-		return nil, false, nil
+		return nil, ptr.To(databasesNotReady(ReasonUserPasswordSecretMissing, joinSentences(missing), retry))
 	case storing:
-		c.setDatabasesReady(metav1.ConditionFalse, ReasonStoringUserPasswords,
-			"Storing generated user passwords in their Secrets before setting them.")
-		c.askClass(storingSecret)
-		return nil, false, nil
+		return nil, ptr.To(databasesNotReady(ReasonStoringUserPasswords,
+			"Storing generated user passwords in their Secrets before setting them.", storingSecret))
 	}
-	return passwords, true, nil
+	return passwords, nil
 }
 
 // userSecret renders the child Secret with one account's connection details. database is the
@@ -295,18 +431,14 @@ func managedState(rec *v1alpha1.DatabasesStatus) dbusers.ManagedState {
 }
 
 // databasesRecord is the status record of a managed state (without fingerprint and time).
-func (c *call) databasesRecord(m dbusers.ManagedState) *v1alpha1.DatabasesStatus {
+func databasesRecord(object string, m dbusers.ManagedState) *v1alpha1.DatabasesStatus {
 	rec := &v1alpha1.DatabasesStatus{Databases: slices.Clone(m.Databases)}
 	for _, u := range m.Users {
 		rec.Users = append(rec.Users, v1alpha1.ManagedDatabaseUser{
-			Name: u.Name, Host: u.Host, Secret: UserSecretName(c.parent.Name, u.Name, u.Host), PasswordDigest: u.PasswordDigest,
+			Name: u.Name, Host: u.Host, Secret: UserSecretName(object, u.Name, u.Host), PasswordDigest: u.PasswordDigest,
 		})
 	}
 	return rec
-}
-
-func (c *call) setDatabasesReady(status metav1.ConditionStatus, reason, message string) {
-	c.setCondition(v1alpha1.ConditionDatabasesReady, status, reason, message)
 }
 
 // userSecretRules names the Secrets of the users' passwordsecretref for the customize hook.

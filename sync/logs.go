@@ -1,9 +1,11 @@
 package sync
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
@@ -78,6 +81,102 @@ func validateLogs(r *v1alpha1.LogsRequest, engine string) []string {
 	return problems
 }
 
+// logsInput is all that the logs decision reads: spec.logs and status.logs, the observed Jobs and
+// Secrets, the object (for the Job's name and the kubectl command), the instance's engine, the
+// clock and the configuration of log Jobs.
+type logsInput struct {
+	want  *v1alpha1.LogsRequest // spec.logs
+	prior *v1alpha1.LogsStatus  // status.logs
+	// jobs and secrets are the observed children.
+	jobs    map[string]*batchv1.Job
+	secrets map[string]*corev1.Secret
+	// object, namespace, uid and generation are the Rds object's.
+	object, namespace, uid string
+	generation             int64
+	// instance is the id of the instance this call observed, "" if none (finalize, a failed
+	// observation); engine is its engine.
+	instance, engine string
+	now              metav1.Time
+	// deleting says the object is being deleted: a running Job is followed, none starts.
+	deleting bool
+	// jobImage, retention, deadline and capabilityTTL are Config's JobImage, LogsRetention,
+	// LogsJobDeadline and LogsCapabilityTTL; sealing says a key to seal capabilities is there.
+	jobImage                           string
+	retention, deadline, capabilityTTL time.Duration
+	sealing                            bool
+}
+
+// logsPlan is the decision of the logs step.
+type logsPlan struct {
+	// logs is status.logs as the step leaves it.
+	logs *v1alpha1.LogsStatus
+	// synced is the Synced outcome of a request that is refused, if any.
+	synced *outcome
+	// ask is the class whose resync the step asks for, if any; within asks to be called again
+	// within that long (a finished Job's retention), if positive.
+	ask    *class
+	within time.Duration
+	// children are the log children to render (planLogChildren).
+	children logChildrenPlan
+	events   []logLine
+}
+
+// logChildrenPlan says which log children to return: the Job's Secret sealed anew (seal), else the
+// observed one (echo, nil if none); and the Job.
+type logChildrenPlan struct {
+	seal bool
+	echo *corev1.Secret
+	job  bool
+}
+
+// planLogs decides the logs step: it accepts a new log request, starts its Job once the Job's
+// capability is stored, follows the Job to its end and keeps it for the retention. It calls
+// nothing.
+func planLogs(in logsInput) logsPlan {
+	p := logsPlan{logs: in.prior.DeepCopy()}
+	p.decide(in)
+	p.children = planLogChildren(in, p.logs)
+	return p
+}
+
+// decide is planLogs without the children.
+func (p *logsPlan) decide(in logsInput) {
+	if want := in.want; !in.deleting && want != nil && (p.logs == nil || p.logs.Request != want.Request) {
+		if problems := validateLogs(want, in.engine); len(problems) > 0 {
+			// NOTE: Ready is always set by now (report), so Synced alone says it, as invalid would.
+			p.synced = ptr.To(notSynced(ReasonInvalidSpec, joinSentences(problems), waitsForUser))
+			return
+		}
+		if in.jobImage == "" {
+			p.synced = ptr.To(notSynced(ReasonLogsUnavailable,
+				"The controller has no image for log Jobs; its operator must set --job-image.", waitsForUser))
+			return
+		}
+		if !in.sealing {
+			p.synced = ptr.To(notSynced(ReasonLogsUnavailable, msgNoLogsKey, waitsForUser))
+			return
+		}
+		p.logs = acceptLogs(in, want)
+		p.events = append(p.events, logLine{slog.LevelInfo, "log request accepted", []any{"request", want.Request, "job", p.logs.Job}})
+	}
+	ls := p.logs
+	if ls == nil {
+		return
+	}
+	switch ls.State {
+	case v1alpha1.LogsStarting:
+		if in.deleting {
+			ls.Message = "The object is being deleted, so the log Job does not start."
+			return
+		}
+		p.start(in, ls)
+	case v1alpha1.LogsRunning:
+		p.follow(in, ls)
+	case v1alpha1.LogsSucceeded, v1alpha1.LogsFailed:
+		p.retain(in, ls)
+	}
+}
+
 // logsStep runs the logs step after the instance steps, whether or not one of them stopped the
 // call: it needs no root password, makes no cloud call and changes nothing on the instance, so a
 // restore or a day-2 change that holds the other steps for a long time, or an adopted instance
@@ -89,35 +188,9 @@ func (c *call) logsStep(inst *cloud.Instance) {
 // logs starts a new log request and follows the Job of the latest one.
 func (c *call) logs(inst *cloud.Instance) {
 	c.logsInstance = inst.ID
-	if want := c.spec.Logs; want != nil && (c.st.Logs == nil || c.st.Logs.Request != want.Request) {
-		if problems := validateLogs(want, inst.Engine); len(problems) > 0 {
-			c.invalid(joinSentences(problems))
-			return
-		}
-		if c.r.cfg.JobImage == "" {
-			c.setSynced(metav1.ConditionFalse, ReasonLogsUnavailable,
-				"The controller has no image for log Jobs; its operator must set --job-image.")
-			return
-		}
-		if c.r.caps == nil {
-			c.setSynced(metav1.ConditionFalse, ReasonLogsUnavailable, msgNoLogsKey)
-			return
-		}
-		c.st.Logs = c.acceptLogs(want, inst.Engine)
-		c.log.Info("log request accepted", "request", want.Request, "job", c.st.Logs.Job)
-	}
-	ls := c.st.Logs
-	if ls == nil {
-		return
-	}
-	switch ls.State {
-	case v1alpha1.LogsStarting:
-		c.startLogs(ls)
-	case v1alpha1.LogsRunning:
-		c.followLogs(ls)
-	case v1alpha1.LogsSucceeded, v1alpha1.LogsFailed:
-		c.retainLogs(ls)
-	}
+	in := c.logsInput()
+	in.engine = inst.Engine
+	c.applyLogs(planLogs(in))
 }
 
 // msgNoLogsKey: without a stable secret the replicas share no key to seal capabilities with.
@@ -127,25 +200,39 @@ const msgNoLogsKey = "The controller has no stable key to seal log Job capabilit
 // to its end and kept for its retention (logChildren returns it), but no Job starts and no
 // capability is issued.
 func (c *call) finalizeLogs() {
-	ls := c.st.Logs
-	if ls == nil {
-		return
-	}
-	switch ls.State {
-	case v1alpha1.LogsStarting:
-		ls.Message = "The object is being deleted, so the log Job does not start."
-	case v1alpha1.LogsRunning:
-		c.followLogs(ls)
-	case v1alpha1.LogsSucceeded, v1alpha1.LogsFailed:
-		c.retainLogs(ls)
+	in := c.logsInput()
+	in.deleting = true
+	c.applyLogs(planLogs(in))
+}
+
+// logsInput is the logs decision's input of this call, without the instance's engine.
+func (c *call) logsInput() logsInput {
+	cfg := c.r.cfg
+	return logsInput{
+		want: c.spec.Logs, prior: c.st.Logs, jobs: c.req.Jobs, secrets: c.req.Secrets,
+		object: c.parent.Name, namespace: c.parent.Namespace, uid: string(c.parent.UID), generation: c.parent.Generation,
+		instance: c.logsInstance, now: c.now,
+		jobImage: cfg.JobImage, retention: cfg.LogsRetention, deadline: cfg.LogsJobDeadline, capabilityTTL: cfg.LogsCapabilityTTL,
+		sealing: c.r.caps != nil,
 	}
 }
 
+// applyLogs writes what a logs plan decided into the answer; logChildren renders its children.
+func (c *call) applyLogs(p logsPlan) {
+	c.st.Logs = p.logs
+	c.logAll(context.Background(), p.events)
+	c.tellAll(p.synced)
+	if p.ask != nil {
+		c.askClass(*p.ask)
+	}
+	c.ask(p.within)
+}
+
 // acceptLogs is the status of a new request, with the options it runs with.
-func (c *call) acceptLogs(want *v1alpha1.LogsRequest, engine string) *v1alpha1.LogsStatus {
+func acceptLogs(in logsInput, want *v1alpha1.LogsRequest) *v1alpha1.LogsStatus {
 	ls := &v1alpha1.LogsStatus{
 		Request: want.Request,
-		Job:     logsJobName(c.parent.Name, string(c.parent.UID), c.parent.Generation, want.Request),
+		Job:     logsJobName(in.object, in.uid, in.generation, want.Request),
 		State:   v1alpha1.LogsStarting,
 		Since:   want.Since,
 		Lines:   want.Lines,
@@ -159,7 +246,7 @@ func (c *call) acceptLogs(want *v1alpha1.LogsRequest, engine string) *v1alpha1.L
 	}
 	if len(ls.Types) == 0 {
 		ls.Types = []string{v1alpha1.LogTypeError}
-		if engine != v1alpha1.EngineSQLServer {
+		if in.engine != v1alpha1.EngineSQLServer {
 			ls.Types = append(ls.Types, v1alpha1.LogTypeSlow)
 		}
 	}
@@ -169,39 +256,39 @@ func (c *call) acceptLogs(want *v1alpha1.LogsRequest, engine string) *v1alpha1.L
 
 const msgLogsStarting = "The log Job starts once its capability is stored."
 
-// startLogs moves on when the Job's Secret is observed with a capability that outlives the Job's
+// start moves on when the Job's Secret is observed with a capability that outlives the Job's
 // deadline, and otherwise (re)sets the capability's expiry so that the Secret this call renders
 // holds one that does.
-func (c *call) startLogs(ls *v1alpha1.LogsStatus) {
-	if c.r.caps == nil { // a replica started without the key
-		c.setSynced(metav1.ConditionFalse, ReasonLogsUnavailable, msgNoLogsKey)
+func (p *logsPlan) start(in logsInput, ls *v1alpha1.LogsStatus) {
+	if !in.sealing { // a replica started without the key
+		p.synced = ptr.To(notSynced(ReasonLogsUnavailable, msgNoLogsKey, waitsForUser))
 		return
 	}
-	if observed := c.observedLogsSecret(ls); observed != nil && c.now.Add(c.r.cfg.LogsJobDeadline).Before(c.logsSecretExpires(observed, ls)) {
+	if observed := observedLogsSecret(in.secrets, ls); observed != nil && in.now.Add(in.deadline).Before(logsSecretExpires(observed, ls)) {
 		ls.State = v1alpha1.LogsRunning
-		ls.Message = c.logsCommand(ls)
-		c.followLogs(ls)
+		ls.Message = logsCommand(in.namespace, ls)
+		p.follow(in, ls)
 		return
 	}
-	c.askClass(storingSecret)
+	p.ask = ptr.To(storingSecret)
 	// NOTE: a capability costs no cloud call and is a function of status.logs: renewing it is only
 	// a new expiry. It is renewed when it would expire before the Job could end (its Secret never
 	// arrived in time, or the call that accepted the request was long ago); the Secret of the last
 	// expiry may still be on its way, and two calls answer the same one.
 	// A recorded expiry beyond the capability's lifetime from now was not written by a call (a
 	// forged status): it is replaced too.
-	if exp := ls.CredentialExpires; exp == nil || !c.now.Add(c.r.cfg.LogsJobDeadline).Before(exp.Time) ||
-		exp.After(c.now.Add(c.r.cfg.LogsCapabilityTTL+capabilitySkew)) {
-		next := metav1.NewTime(c.now.Add(c.r.cfg.LogsCapabilityTTL))
+	if exp := ls.CredentialExpires; exp == nil || !in.now.Add(in.deadline).Before(exp.Time) ||
+		exp.After(in.now.Add(in.capabilityTTL+capabilitySkew)) {
+		next := metav1.NewTime(in.now.Add(in.capabilityTTL))
 		ls.CredentialExpires = &next
-		c.log.Info("log Job capability issued", "job", ls.Job, "expires", next.Time)
+		p.events = append(p.events, logLine{slog.LevelInfo, "log Job capability issued", []any{"job", ls.Job, "expires", next.Time}})
 	}
 	ls.Message = msgLogsStarting
 }
 
 // logsSecretExpires is when the capability in an observed log Secret expires: as its annotation
 // says, or else as status.logs recorded.
-func (c *call) logsSecretExpires(s *corev1.Secret, ls *v1alpha1.LogsStatus) time.Time {
+func logsSecretExpires(s *corev1.Secret, ls *v1alpha1.LogsStatus) time.Time {
 	if t, err := time.Parse(time.RFC3339, s.Annotations[AnnotationCapabilityExpires]); err == nil {
 		return t
 	}
@@ -211,11 +298,11 @@ func (c *call) logsSecretExpires(s *corev1.Secret, ls *v1alpha1.LogsStatus) time
 	return time.Time{}
 }
 
-// followLogs records the end of the Job once it is observed.
-func (c *call) followLogs(ls *v1alpha1.LogsStatus) {
-	c.askClass(retry)
+// follow records the end of the Job once it is observed.
+func (p *logsPlan) follow(in logsInput, ls *v1alpha1.LogsStatus) {
+	p.ask = ptr.To(retry)
 	state := ""
-	if job := c.req.Jobs[ls.Job]; job != nil {
+	if job := in.jobs[ls.Job]; job != nil {
 		for _, cond := range job.Status.Conditions {
 			switch {
 			case cond.Status != corev1.ConditionTrue:
@@ -225,7 +312,7 @@ func (c *call) followLogs(ls *v1alpha1.LogsStatus) {
 				state = v1alpha1.LogsFailed
 			}
 		}
-	} else if exp := ls.CredentialExpires; exp != nil && !c.now.Time.Before(exp.Add(c.r.cfg.LogsJobDeadline)) {
+	} else if exp := ls.CredentialExpires; exp != nil && !in.now.Time.Before(exp.Add(in.deadline)) {
 		// The Job was never seen (refused by a quota, say) and could no longer run with its
 		// capability: give up rather than keep its Secret for ever.
 		state = v1alpha1.LogsFailed
@@ -234,75 +321,89 @@ func (c *call) followLogs(ls *v1alpha1.LogsStatus) {
 		return
 	}
 	ls.State = state
-	finished := c.now
+	finished := in.now
 	ls.Finished = &finished
-	c.log.Info("log Job finished", "job", ls.Job, "state", state)
-	c.retainLogs(ls)
+	p.events = append(p.events, logLine{slog.LevelInfo, "log Job finished", []any{"job", ls.Job, "state", state}})
+	p.retain(in, ls)
 }
 
-// retainLogs says where the output is while the Job is kept, and asks to be called when it goes.
-func (c *call) retainLogs(ls *v1alpha1.LogsStatus) {
-	if !c.logsJobKept(ls) {
+// retain says where the output is while the Job is kept, and asks to be called when it goes.
+func (p *logsPlan) retain(in logsInput, ls *v1alpha1.LogsStatus) {
+	if !logsJobKept(in, ls) {
 		ls.Message = "The log Job is gone; set a new logs.request to read the logs again."
 		return
 	}
-	ls.Message = c.logsCommand(ls)
+	ls.Message = logsCommand(in.namespace, ls)
 	if ls.State == v1alpha1.LogsFailed {
 		ls.Message = "The log Job failed; its log says why: " + ls.Message + "."
 	}
-	if left := ls.Finished.Add(c.r.cfg.LogsRetention).Sub(c.now.Time); left > 0 {
-		c.ask(left + time.Second)
+	if left := ls.Finished.Add(in.retention).Sub(in.now.Time); left > 0 {
+		p.within = left + time.Second
 	}
 }
 
 // logsJobKept reports whether a finished Job is still returned: while it is observed and within
 // the retention. Once gone it is never returned again, or Metacontroller would run it again.
-func (c *call) logsJobKept(ls *v1alpha1.LogsStatus) bool {
-	return ls.Finished != nil && c.req.Jobs[ls.Job] != nil && c.now.Time.Before(ls.Finished.Add(c.r.cfg.LogsRetention))
+func logsJobKept(in logsInput, ls *v1alpha1.LogsStatus) bool {
+	return ls.Finished != nil && in.jobs[ls.Job] != nil && in.now.Time.Before(ls.Finished.Add(in.retention))
 }
 
-func (c *call) logsCommand(ls *v1alpha1.LogsStatus) string {
-	return fmt.Sprintf("kubectl logs -n %s job/%s", c.parent.Namespace, ls.Job)
+func logsCommand(namespace string, ls *v1alpha1.LogsStatus) string {
+	return fmt.Sprintf("kubectl logs -n %s job/%s", namespace, ls.Job)
 }
 
-// logChildren are the log Job and its Secret as status.logs says they should be.
+// planLogChildren decides the log Job and its Secret as status.logs (ls) says they should be. It
+// reads only ls and the observed children, so every call decides them, even one that failed to
+// observe the instance, and finalize.
+func planLogChildren(in logsInput, ls *v1alpha1.LogsStatus) logChildrenPlan {
+	var p logChildrenPlan
+	if ls == nil {
+		return p
+	}
+	switch ls.State {
+	case v1alpha1.LogsStarting, v1alpha1.LogsRunning:
+		// NOTE: only a call that observed the instance renders the capability, for the instance it
+		// observed; any other (a failed observation, finalize) echoes the observed Secret.
+		p.seal = in.instance != "" && ls.CredentialExpires != nil && in.sealing
+		p.echo = observedLogsSecret(in.secrets, ls)
+		p.job = ls.State == v1alpha1.LogsRunning
+	case v1alpha1.LogsSucceeded, v1alpha1.LogsFailed:
+		p.job = logsJobKept(in, ls)
+	}
+	return p
+}
+
+// logChildren renders the log children planLogChildren decides: the Secret with a capability
+// sealed anew, or the observed one if sealing fails or is not this call's; and the Job.
 func (c *call) logChildren() []any {
 	ls := c.st.Logs
 	if ls == nil {
 		return nil
 	}
+	p := planLogChildren(c.logsInput(), ls)
 	var out []any
-	switch ls.State {
-	case v1alpha1.LogsStarting, v1alpha1.LogsRunning:
-		// NOTE: only a call that observed the instance renders the capability, for the instance it
-		// observed; any other (a failed observation, finalize) echoes the observed Secret.
-		var rendered *corev1.Secret
-		if c.logsInstance != "" && ls.CredentialExpires != nil && c.r.caps != nil {
-			var err error
-			if rendered, err = c.logsSecret(ls); err != nil {
-				c.log.Error("cannot seal the log Job's capability", "job", ls.Job, "error", err.Error())
-			}
+	var rendered *corev1.Secret
+	if p.seal {
+		var err error
+		if rendered, err = c.logsSecret(ls); err != nil {
+			c.log.Error("cannot seal the log Job's capability", "job", ls.Job, "error", err.Error())
 		}
-		if rendered != nil {
-			out = append(out, rendered)
-		} else if s := c.observedLogsSecret(ls); s != nil {
-			out = append(out, echoLogsSecret(c.parent, s))
-		}
-		if ls.State == v1alpha1.LogsRunning {
-			out = append(out, c.logsJob(ls))
-		}
-	case v1alpha1.LogsSucceeded, v1alpha1.LogsFailed:
-		if c.logsJobKept(ls) {
-			out = append(out, c.logsJob(ls))
-		}
+	}
+	if rendered != nil {
+		out = append(out, rendered)
+	} else if p.echo != nil {
+		out = append(out, echoLogsSecret(c.parent, p.echo))
+	}
+	if p.job {
+		out = append(out, c.logsJob(ls))
 	}
 	return out
 }
 
 // observedLogsSecret is the Job's Secret if it is observed with a capability in it (a Secret of
 // an earlier version, with an AK/SK, is not).
-func (c *call) observedLogsSecret(ls *v1alpha1.LogsStatus) *corev1.Secret {
-	s := c.req.Secrets[logsSecretName(ls.Job)]
+func observedLogsSecret(secrets map[string]*corev1.Secret, ls *v1alpha1.LogsStatus) *corev1.Secret {
+	s := secrets[logsSecretName(ls.Job)]
 	if s == nil || len(s.Data[logsapi.EnvToken]) == 0 {
 		return nil
 	}

@@ -1,0 +1,257 @@
+package sync
+
+import (
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
+	"github.com/mcsps/rds-lambda-controller/sync/secret"
+)
+
+// TestPlanDatabases decides the databases step from plain inputs: no cloud, no fake, no SQL server.
+func TestPlanDatabases(t *testing.T) {
+	now := metav1.NewTime(t0)
+	root := secret.New("A12345678+")
+	appSecret := UserSecretName("my-rds-single", "app1", "10.9.3.%")
+	app := usersSpec().Users[0]
+	gen := usersSpec().Users[1]
+	stored := secret.New("stored-Gen-pw1")
+	fresh := secret.New("fresh-Gen-pw1")
+	accounts := func(genPassword secret.Value) []userAccount {
+		return []userAccount{{secret: appSecret, user: app, password: secret.New("app1-Secret")}, {secret: genSecret, user: gen, password: genPassword}}
+	}
+	// desired is the state usersSpec asks for, with gen's stored password.
+	desired := dbusers.Desired{
+		Databases: []string{"project1"},
+		Users: []dbusers.UserSpec{
+			{Name: "app1", Host: "10.9.3.%", Password: secret.New("app1-Secret"), Grants: []dbusers.Grant{{Database: "project1", Privileges: []string{"ALL"}}}},
+			{Name: "gen", Password: stored, Grants: []dbusers.Grant{{Database: "project1", Privileges: []string{"SELECT"}}}},
+		},
+		DigestKey: root,
+	}
+	fingerprint := dbusers.Fingerprint(desired)
+	managed := dbusers.ManagedState{Databases: []string{"project1"}, Users: []dbusers.ManagedUser{{Name: "app1", Host: "10.9.3.%", PasswordDigest: "d1"}}}
+	appliedAt := metav1.NewTime(t0.Add(-time.Minute))
+	// record is what status remembers after an apply of desired a minute ago.
+	record := func() *v1alpha1.DatabasesStatus {
+		rec := databasesRecord("my-rds-single", managed)
+		rec.Fingerprint, rec.LastApplied = fingerprint, &appliedAt
+		return rec
+	}
+
+	// input is a call of usersSpec on an ACTIVE instance with an endpoint, gen's password stored,
+	// nothing applied yet; each edit changes what a case is about.
+	input := func(edits ...func(*databasesInput)) databasesInput {
+		spec := usersSpec()
+		in := databasesInput{
+			spec: &spec, object: "my-rds-single", instStatus: cloud.StatusActive,
+			host: "192.168.0.10", port: 3306, rootPassword: root,
+			related: map[string]*corev1.Secret{},
+			secrets: map[string]*corev1.Secret{genSecret: {Data: map[string][]byte{KeyPassword: []byte(stored.Reveal())}}},
+			now:     now, driftCheck: time.Hour,
+		}
+		for _, edit := range edits {
+			edit(&in)
+		}
+		return in
+	}
+	nothing := func(in *databasesInput) { in.spec.Databases, in.spec.Users = nil, nil }
+	remembered := func(in *databasesInput) { in.rec = record() }
+	readySet := func(in *databasesInput) { in.readySet = true }
+	inState := func(status string) func(*databasesInput) { return func(in *databasesInput) { in.instStatus = status } }
+	notStored := func(in *databasesInput) { delete(in.secrets, genSecret) }
+	generated := func(in *databasesInput) { in.fresh = map[int]secret.Value{1: fresh} }
+	answered := func(res dbusers.Result, err error) func(*databasesInput) {
+		return func(in *databasesInput) { in.answer = &applyAnswer{res: res, err: err} }
+	}
+	applied := ptr.To(databasesApplied())
+	unreachable := errors.Join(dbusers.ErrUnreachable)
+
+	tests := []struct {
+		name string
+		in   databasesInput
+		want databasesPlan
+	}{
+		{
+			name: "nothing declared, nothing remembered: no condition",
+			in:   input(nothing),
+			want: databasesPlan{dropReady: true},
+		},
+		{
+			name: "nothing declared: the record keeps the databases but forgets the fingerprint",
+			in: input(nothing, remembered, func(in *databasesInput) {
+				in.rec.Users = nil
+			}),
+			want: databasesPlan{dropReady: true, record: &v1alpha1.DatabasesStatus{Databases: []string{"project1"}}},
+		},
+		{
+			name: "nothing declared but an account to drop: applied",
+			in:   input(nothing, remembered, answered(dbusers.Result{}, nil)),
+			want: databasesPlan{ready: applied, record: &v1alpha1.DatabasesStatus{Fingerprint: dbusers.Fingerprint(dbusers.Desired{DigestKey: root}), LastApplied: &now}},
+		},
+		{
+			name: "not MySQL",
+			in:   input(func(in *databasesInput) { in.spec.Datastoretype = v1alpha1.EnginePostgreSQL }),
+			want: databasesPlan{ready: ptr.To(databasesNotReady(ReasonEngineNotSupported,
+				"Databases and users are not supported yet for PostgreSQL, only for MySQL; nothing was applied.", waitsForUser))},
+		},
+		{
+			name: "an invalid GRANT: nothing is generated, stored or executed",
+			in: input(notStored, func(in *databasesInput) {
+				in.spec.Users[0].Privileges = []string{"GRANT ALL ON *.* TO 'root'@'%'"}
+			}),
+			want: databasesPlan{ready: ptr.To(databasesNotReady(ReasonInvalidSpec,
+				validateUsersMessage(t, func(s *v1alpha1.RdsSpec) { s.Users[0].Privileges = []string{"GRANT ALL ON *.* TO 'root'@'%'"} }), waitsForUser))},
+		},
+		{
+			name: "the instance is not ACTIVE: wait",
+			in:   input(inState("BACKING UP")),
+			want: databasesPlan{ready: ptr.To(databasesNotReady(ReasonWaitingForInstance, "The databases and users are applied once the instance is ACTIVE.", settled))},
+		},
+		{
+			name: "the instance is not ACTIVE: the condition keeps what the last apply said",
+			in:   input(inState("BACKING UP"), readySet, remembered),
+			want: databasesPlan{record: record()},
+		},
+		{
+			name: "no endpoint yet: wait",
+			in:   input(func(in *databasesInput) { in.host = "" }),
+			want: databasesPlan{ready: ptr.To(databasesNotReady(ReasonWaitingForInstance, "The databases and users are applied once the instance is ACTIVE.", settled))},
+		},
+		{
+			name: "a password to generate: generate it first",
+			in:   input(notStored),
+			want: databasesPlan{generate: []int{1}},
+		},
+		{
+			name: "a generated password is stored before it is used",
+			in:   input(notStored, generated),
+			want: databasesPlan{accounts: accounts(fresh), ready: ptr.To(databasesNotReady(ReasonStoringUserPasswords,
+				"Storing generated user passwords in their Secrets before setting them.", storingSecret))},
+		},
+		{
+			name: "a referenced password Secret is missing: retry soon, the other users' Secrets are rendered",
+			in: input(func(in *databasesInput) {
+				in.spec.Users[1].Passwordsecretref = &v1alpha1.SecretKeyRef{Name: "gen-pw"}
+			}),
+			want: databasesPlan{accounts: accounts(secret.Value{})[:1], ready: ptr.To(databasesNotReady(ReasonUserPasswordSecretMissing,
+				`The Secret "gen-pw" named in users[1].passwordsecretref was not found.`, retry))},
+		},
+		{
+			name: "a referenced password Secret without the key",
+			in: input(func(in *databasesInput) {
+				in.spec.Users[1].Passwordsecretref = &v1alpha1.SecretKeyRef{Name: "gen-pw", Key: "pw"}
+				in.related["gen-pw"] = &corev1.Secret{Data: map[string][]byte{KeyPassword: []byte("x")}}
+			}),
+			want: databasesPlan{accounts: accounts(secret.Value{})[:1], ready: ptr.To(databasesNotReady(ReasonUserPasswordSecretMissing,
+				`The Secret "gen-pw" named in users[1].passwordsecretref has no key "pw".`, retry))},
+		},
+		{
+			name: "every password known, nothing applied yet: apply",
+			in:   input(),
+			want: databasesPlan{accounts: accounts(stored), apply: &desired},
+		},
+		{
+			name: "the state applied a minute ago: nothing to do",
+			in:   input(remembered),
+			want: databasesPlan{accounts: accounts(stored), record: record(), ready: applied},
+		},
+		{
+			name: "the drift check is due: apply again",
+			in:   input(remembered, func(in *databasesInput) { in.now = metav1.NewTime(appliedAt.Add(time.Hour)) }),
+			want: databasesPlan{accounts: accounts(stored), record: record(), apply: &desired},
+		},
+		{
+			name: "a changed spec: apply again",
+			in:   input(remembered, func(in *databasesInput) { in.spec.Databases = append(in.spec.Databases, "project2") }),
+			want: databasesPlan{accounts: accounts(stored), record: record(), apply: &dbusers.Desired{
+				Databases: []string{"project1", "project2"}, Users: desired.Users, DigestKey: root,
+			}},
+		},
+		{
+			name: "applied: the record, the fingerprint and the time",
+			in:   input(answered(dbusers.Result{Managed: managed, Changes: []string{"created database project1"}}, nil)),
+			want: databasesPlan{accounts: accounts(stored), ready: applied,
+				record: &v1alpha1.DatabasesStatus{Databases: []string{"project1"}, Fingerprint: fingerprint, LastApplied: &now,
+					Users: []v1alpha1.ManagedDatabaseUser{{Name: "app1", Host: "10.9.3.%", Secret: appSecret, PasswordDigest: "d1"}}},
+				logs: []logLine{{slog.LevelInfo, "applied databases and users", []any{"changes", []string{"created database project1"}}}},
+			},
+		},
+		{
+			name: "a failed apply keeps the fingerprint applied before, and retries soon",
+			in: input(remembered, func(in *databasesInput) { in.spec.Databases = append(in.spec.Databases, "project2") },
+				answered(dbusers.Result{Managed: managed}, unreachable)),
+			want: databasesPlan{accounts: accounts(stored), record: record(),
+				ready: ptr.To(databasesOutcome(unreachable)),
+				logs:  []logLine{{slog.LevelWarn, "applying databases and users failed", []any{"error", unreachable.Error()}}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, planDatabases(tt.in))
+		})
+	}
+}
+
+// validateUsersMessage is the InvalidSpec message of usersSpec with edit.
+func validateUsersMessage(t *testing.T, edit func(*v1alpha1.RdsSpec)) string {
+	t.Helper()
+	spec := usersSpec()
+	edit(&spec)
+	problems := validateUsers(&spec)
+	assert.NotEmpty(t, problems)
+	return joinSentences(problems)
+}
+
+// TestDatabasesOutcome maps each failure of an apply to a stable DatabasesReady and its class.
+func TestDatabasesOutcome(t *testing.T) {
+	refused := &dbusers.StatementError{Change: "create database project2", Number: 1044, Message: "Access denied"}
+	tests := []struct {
+		name string
+		err  error
+		want outcome
+	}{
+		{
+			name: "the spec cannot be applied: the user must change it",
+			err:  &dbusers.ValidationError{Problems: []string{"user root is reserved"}},
+			want: databasesNotReady(ReasonInvalidSpec, "The databases and users cannot be applied: invalid database spec: user root is reserved.", waitsForUser),
+		},
+		{
+			name: "the root login is refused",
+			err:  errors.Join(dbusers.ErrUnauthorized),
+			want: databasesNotReady(ReasonDatabaseLoginRefused,
+				"The database server refused the root login with the password of the connection Secret; the apply will be retried.", settled),
+		},
+		{
+			name: "the server cannot be reached: retry soon",
+			err:  errors.Join(dbusers.ErrUnreachable),
+			want: databasesNotReady(ReasonDatabaseUnreachable, "The database server could not be reached in time; the apply will be retried.", retry),
+		},
+		{
+			name: "a refused statement names the change, never a password",
+			err:  refused,
+			want: databasesNotReady(ReasonStatementRefused,
+				"The database server refused a change (create database project2: server error 1044: Access denied); the apply will be retried.", settled),
+		},
+		{
+			name: "anything else: retry soon, with no text of the error",
+			err:  errors.New("driver: bad connection 10.0.0.1"),
+			want: databasesNotReady(ReasonDatabaseUnreachable, "Applying the databases and users failed unexpectedly; the apply will be retried.", retry),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, databasesOutcome(tt.err))
+		})
+	}
+}
