@@ -81,6 +81,7 @@ func (c *call) answer(ctx context.Context, a action) *actAnswer {
 // id, and decided anew, before any change is sent. So a change is only ever made on a fresh
 // observation that still asks for it.
 func (c *call) act(ctx context.Context, a action) (res acted, err error) {
+	c.attempted = true
 	err = c.cloudCall(ctx, func(ctx context.Context) (err error) {
 		jobID := &res.jobID
 		switch a.kind {

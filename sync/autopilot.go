@@ -199,7 +199,7 @@ func planStoragePolicy(in autopilotStepInput, p autopilotStepPlan, policy cloud.
 	}
 	p.autopilot.Storage = &v1alpha1.AutopilotStorage{LimitGB: policy.LimitGB, TriggerFreePercent: policy.TriggerFreePercent}
 	p.logs = []logLine{{slog.LevelInfo, "autopilot set storage autoscaling", []any{"instance", in.inst.ID, "limitGB", policy.LimitGB}}}
-	p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, "Autopilot set OTC's storage autoscaling.", inFlight).owning())
+	p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, "Autopilot set OTC's storage autoscaling.", inFlight).made())
 	return p
 }
 
@@ -227,7 +227,7 @@ func planAutopilotOff(in autopilotStepInput) autopilotStepPlan {
 		return p
 	}
 	ap.Storage = nil
-	p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, "Autopilot is off: OTC's storage autoscaling was switched off.", inFlight).owning())
+	p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, "Autopilot is off: OTC's storage autoscaling was switched off.", inFlight).made())
 	return p
 }
 

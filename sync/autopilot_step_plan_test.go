@@ -113,7 +113,7 @@ func TestPlanAutopilotStep(t *testing.T) {
 		autopilot: &v1alpha1.AutopilotStatus{Storage: storage, Next: setting},
 		condition: autopilotCondition(metav1.ConditionTrue, ReasonAutopilotChanging, "Autopilot sets OTC's storage autoscaling."),
 		logs:      []logLine{{slog.LevelInfo, "autopilot set storage autoscaling", []any{"instance", "inst-1", "limitGB", 80}}},
-		synced:    ptr.To(syncedOK(ReasonReconcileSuccess, "Autopilot set OTC's storage autoscaling.", inFlight).owning()),
+		synced:    ptr.To(syncedOK(ReasonReconcileSuccess, "Autopilot set OTC's storage autoscaling.", inFlight).made()),
 		resync:    autopilotResync, stop: true,
 	}
 
@@ -143,7 +143,7 @@ func TestPlanAutopilotStep(t *testing.T) {
 			name: "off: the policy switched off",
 			in:   in(off, ap(v1alpha1.AutopilotStatus{Next: nativeRules, Storage: storage}), answer(nil)),
 			want: autopilotStepPlan{dropCondition: true, autopilot: &v1alpha1.AutopilotStatus{}, stop: true,
-				synced: ptr.To(syncedOK(ReasonReconcileSuccess, "Autopilot is off: OTC's storage autoscaling was switched off.", inFlight).owning())},
+				synced: ptr.To(syncedOK(ReasonReconcileSuccess, "Autopilot is off: OTC's storage autoscaling was switched off.", inFlight).made())},
 		},
 		{
 			name: "off: a lost answer keeps the policy in status, to be switched off again",

@@ -121,7 +121,7 @@ func planDay2(in day2Input) day2Plan {
 	if len(changes) == 0 {
 		switch {
 		case op != nil && progress[op.Type] != "":
-			p.outcome = inProgress(op) // problems may be old values OTC still reports: judge them afterwards
+			p.outcome = ptr.To(inProgress(op).underway()) // problems may be old values OTC still reports: judge them afterwards
 		case op != nil:
 		case len(problems) > 0:
 			p.outcome = refuse(problems)
@@ -151,7 +151,7 @@ func planDay2(in day2Input) day2Plan {
 		return p
 	case op != nil:
 		if progress[op.Type] != "" {
-			p.outcome = inProgress(op)
+			p.outcome = ptr.To(inProgress(op).underway())
 		}
 		return p
 	case !usable(inst.Status):
@@ -163,7 +163,10 @@ func planDay2(in day2Input) day2Plan {
 	for _, ch := range changes {
 		if ch.flavor != nil || ch.grownFlavor {
 			if in.flavors == nil {
-				return day2Plan{needFlavors: true}
+				// The records found so far stand whatever the list says: a failed read must not
+				// delay the write-ahead of managed tags or a one-shot record.
+				return day2Plan{needFlavors: true, managedTags: p.managedTags,
+					upgradeRequest: p.upgradeRequest, restartRequest: p.restartRequest, pending: p.pending}
 			}
 			if ch.grownFlavor && autopilotGrown(in.flavors, inst, in.spec.Flavorref) {
 				p.grown = true
@@ -193,6 +196,7 @@ func (c *call) operate(ctx context.Context, inst *cloud.Instance) (stop bool, er
 	}
 	p := planDay2(in)
 	if p.needFlavors {
+		c.recordDay2(p)
 		if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
 			in.flavors, err = c.cloud.ListFlavors(ctx, inst.Engine, inst.Version)
 			return err
@@ -204,18 +208,9 @@ func (c *call) operate(ctx context.Context, inst *cloud.Instance) (stop bool, er
 		}
 		p = planDay2(in)
 	}
-	c.st.ManagedTags = p.managedTags
-	if p.upgradeRequest != "" {
-		c.st.UpgradeRequest = p.upgradeRequest
-	}
-	if p.restartRequest != "" {
-		c.st.RestartRequest = p.restartRequest
-	}
+	c.recordDay2(p)
 	if p.grown {
 		c.keepGrownFlavor(inst)
-	}
-	if p.pending {
-		c.askClass(inFlight)
 	}
 	if p.outcome != nil {
 		c.tell(*p.outcome)
@@ -228,6 +223,21 @@ func (c *call) operate(ctx context.Context, inst *cloud.Instance) (stop bool, er
 		ch.act.password = c.conn.password // NOTE: OTC needs the root password for SQL Server only
 	}
 	return true, c.issue(ctx, inst, ch)
+}
+
+// recordDay2 writes the status records of a day-2 plan: the managed tags and a one-shot request
+// found handled.
+func (c *call) recordDay2(p day2Plan) {
+	c.st.ManagedTags = p.managedTags
+	if p.upgradeRequest != "" {
+		c.st.UpgradeRequest = p.upgradeRequest
+	}
+	if p.restartRequest != "" {
+		c.st.RestartRequest = p.restartRequest
+	}
+	if p.pending {
+		c.askClass(inFlight)
+	}
 }
 
 // issue makes the change and records it. A change whose answer was lost (OTC may have acted) is
@@ -247,10 +257,10 @@ func (c *call) issue(ctx context.Context, inst *cloud.Instance, ch change) error
 	}
 	c.log.Info("issued day-2 change", "instance", inst.ID, "operation", describe(ch), "job", jobID)
 	if ch.op != "" {
-		c.tell(*inProgress(c.st.Operation))
+		c.tell(inProgress(c.st.Operation).made())
 		return nil
 	}
-	c.tell(syncedOK(ReasonReconcileSuccess, "The change was made in OTC.", inFlight).owning())
+	c.tell(syncedOK(ReasonReconcileSuccess, "The change was made in OTC.", inFlight).made())
 	return nil
 }
 
@@ -290,8 +300,8 @@ func outcomeUnknown(err error) bool {
 }
 
 // inProgress is the Synced outcome while a day-2 operation runs.
-func inProgress(op *v1alpha1.Operation) *outcome {
-	return ptr.To(syncedOK(ReasonChangeInProgress, fmt.Sprintf(progress[op.Type]+", asked by generation %d.", op.Target, op.Generation), inFlight).owning())
+func inProgress(op *v1alpha1.Operation) outcome {
+	return syncedOK(ReasonChangeInProgress, fmt.Sprintf(progress[op.Type]+", asked by generation %d.", op.Target, op.Generation), inFlight)
 }
 
 // refuse reports the differences the hook does not act on. They stay until the spec changes.

@@ -129,7 +129,7 @@ func TestPlanDay2(t *testing.T) {
 			status: func(st, _ *v1alpha1.RdsStatus) {
 				st.Operation = &v1alpha1.Operation{Type: OpResize, Target: "rds.mysql.c2.large", Generation: 2}
 			},
-			want: day2Plan{outcome: ptr.To(syncedOK(ReasonChangeInProgress, "Resizing to rds.mysql.c2.large, asked by generation 2.", inFlight).owning())},
+			want: day2Plan{outcome: ptr.To(syncedOK(ReasonChangeInProgress, "Resizing to rds.mysql.c2.large, asked by generation 2.", inFlight).underway())},
 		},
 		{
 			name: "a deletion leaves the instance to finalize",

@@ -310,7 +310,13 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 	if ok, err := c.credentials(ctx); !ok || err != nil { // credentials.go: c.cloud from here on
 		// NOTE: the create is issued only once the connection Secret is stored (create): without
 		// an instance id and that Secret, nothing was ever created that could be left behind.
-		return err == nil && c.st.ID == "" && c.observedSecret() == nil, err
+		done := err == nil && c.st.ID == "" && c.observedSecret() == nil
+		if !done {
+			// A deletion under way that waits for its login looks again soon: the user who
+			// deletes an object waits for it to go.
+			c.askClass(retry)
+		}
+		return done, err
 	}
 	in := finalizeInput{
 		spec: c.spec, st: &c.st, me: c.me, object: c.parent.Namespace + "/" + c.parent.Name, generation: c.parent.Generation,

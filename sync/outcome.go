@@ -41,10 +41,19 @@ type outcome struct {
 	reason  string
 	message string
 	class   class
-	// owns marks the Synced outcome of the call's one change, or of an operation under way: it
-	// is what the call reports, whatever other steps find (call.setCondition).
-	owns bool
+	// about marks an outcome about the call's own change (made) or an operation under way
+	// (underway); it ranks the outcome in Synced (syncedRank).
+	about about
 }
+
+// about is what an outcome reports beyond its status.
+type about int
+
+const (
+	aboutState    about = iota // what a step found
+	aboutUnderway              // an operation an earlier call started, still under way
+	aboutMade                  // this call's one change, made or refused
+)
 
 // syncedOK is a Synced=True outcome.
 func syncedOK(reason, message string, cl class) outcome {
@@ -73,8 +82,12 @@ func (r *Reconciler) resyncOf(cl class) time.Duration {
 	return r.cfg.ResyncSteady
 }
 
-// owning returns the outcome marked as the one that owns Synced for the call.
-func (o outcome) owning() outcome { o.owns = true; return o }
+// made marks the outcome of this call's one change: what the call did to the cloud is what it
+// reports in Synced.
+func (o outcome) made() outcome { o.about = aboutMade; return o }
+
+// underway marks the outcome of an operation an earlier call started.
+func (o outcome) underway() outcome { o.about = aboutUnderway; return o }
 
 // tell records an outcome: its condition, and its class's resync.
 func (c *call) tell(o outcome) {
@@ -86,25 +99,28 @@ func (c *call) tell(o outcome) {
 }
 
 // The ranks of Synced outcomes. Synced has one owner per call: the first outcome of the highest
-// rank. A problem someone must fix or a failure (False) outranks the call's change or an operation
-// under way, which outranks a wait or a step that found nothing to change; among equals the
-// earlier step, in the fixed order of the steps, keeps it. So which outcome shows never depends on
-// who wrote last, and no step hides a problem another found: status.operation still tells the
-// change under way.
+// rank. What the call did to the cloud (its one change, or OTC's refusal of it) outranks a problem
+// someone must fix or a failure (False), which outranks an operation under way, which outranks a
+// wait or a step that found nothing to change; among equals the earlier step, in the fixed order
+// of the steps, keeps it. So which outcome shows never depends on who wrote last, no wait hides a
+// problem, and status.operation still tells an operation under way while a problem shows.
 const (
-	rankNone    = -2 // nothing said yet in this call
-	rankDefault = -1 // "The instance matches the spec.": any outcome replaces it
-	rankWaiting = 0  // True: nothing to change, or waiting for the instance
-	rankChange  = 1  // the call's change, or an operation under way
-	rankProblem = 2  // False: a problem someone must fix, or a failure
+	rankNone     = -2 // nothing said yet in this call
+	rankDefault  = -1 // "The instance matches the spec.": any outcome replaces it
+	rankWaiting  = 0  // True: nothing to change, or waiting for the instance
+	rankUnderway = 1  // an operation an earlier call started
+	rankProblem  = 2  // False: a problem someone must fix, or a failure
+	rankMade     = 3  // this call's one change, made or refused
 )
 
 func syncedRank(o outcome) int {
 	switch {
+	case o.about == aboutMade:
+		return rankMade
 	case o.status != metav1.ConditionTrue:
 		return rankProblem
-	case o.owns:
-		return rankChange
+	case o.about == aboutUnderway:
+		return rankUnderway
 	}
 	return rankWaiting
 }

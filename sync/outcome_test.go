@@ -11,11 +11,13 @@ import (
 )
 
 // TestSyncedHasOneOwnerPerCall: whatever order the steps tell their outcomes in, Synced is the
-// first of the highest rank (problem > the call's change > wait > the default), and the resync is
-// the shortest any outcome asked for.
+// first of the highest rank (the call's change > problem > operation under way > wait > the
+// default), and the resync is the shortest any outcome asked for.
 func TestSyncedHasOneOwnerPerCall(t *testing.T) {
 	waitRestore := syncedOK(ReasonRestoreWaiting, "The restore waits.", settled)
-	change := syncedOK(ReasonChangeInProgress, "Resizing.", inFlight).owning()
+	change := syncedOK(ReasonChangeInProgress, "Resizing.", inFlight).made()
+	underway := syncedOK(ReasonChangeInProgress, "Resizing.", inFlight).underway()
+	refusedChange := notSynced(ReasonCloudRefused, "OTC refused the request.", waitsForUser).made()
 	invalid := notSynced(ReasonInvalidSpec, "logs.since is invalid.", settled)
 	refused := notSynced(ReasonFlavorUnavailable, "The flavor is sold out.", settled)
 	busy := syncedOK(ReasonInstanceBusy, "The instance is busy.", retry)
@@ -28,7 +30,10 @@ func TestSyncedHasOneOwnerPerCall(t *testing.T) {
 		{"nothing told: the default", nil, ReasonReconcileSuccess, 5 * time.Minute},
 		{"a wait replaces the default", []outcome{waitRestore}, ReasonRestoreWaiting, 5 * time.Minute},
 		{"the call's change outranks an earlier wait", []outcome{waitRestore, change}, ReasonChangeInProgress, 10 * time.Second},
-		{"a problem found after the change still shows", []outcome{change, invalid}, ReasonInvalidSpec, 10 * time.Second},
+		{"the call's change shows over a problem another step found", []outcome{invalid, change}, ReasonChangeInProgress, 10 * time.Second},
+		{"OTC's refusal of the call's change shows over an earlier problem", []outcome{refused, refusedChange}, ReasonCloudRefused, 5 * time.Minute},
+		{"a problem found while an operation is under way shows", []outcome{underway, invalid}, ReasonInvalidSpec, 10 * time.Second},
+		{"an operation under way outranks a wait", []outcome{waitRestore, underway}, ReasonChangeInProgress, 10 * time.Second},
 		{"a wait after the change does not hide it", []outcome{change, busy}, ReasonChangeInProgress, 10 * time.Second},
 		{"of two problems the earlier step's shows", []outcome{refused, invalid}, ReasonFlavorUnavailable, 5 * time.Minute},
 	}

@@ -192,8 +192,11 @@ type call struct {
 	listed bool
 	// fresh makes the call read its instance fresh by id, never from the shared view.
 	fresh bool
-	// syncedRank is the rank of the Synced outcome this call told so far (setCondition).
+	// syncedRank is the rank of the Synced outcome this call told so far (outcome.go).
 	syncedRank int
+	// attempted says the call sent its one change (act): a cloud error from here on is OTC's
+	// answer to it, and is what the call reports (cloudError).
+	attempted bool
 
 	// conn is the connection Secret to return; nil means echo the observed one, if any.
 	conn *connection
@@ -303,7 +306,7 @@ func (c *call) sync(ctx context.Context) error {
 	if adopted {
 		// The adoption's tags were this call's change. A password problem stays reported.
 		if !stopped {
-			c.tell(syncedOK(ReasonReconcileSuccess, "The instance was adopted: its ownership tags now name this object.", inFlight).owning())
+			c.tell(syncedOK(ReasonReconcileSuccess, "The instance was adopted: its ownership tags now name this object.", inFlight).made())
 		}
 		c.askClass(inFlight)
 		stopped = true
@@ -496,13 +499,13 @@ func (c *call) claimInstance(ctx context.Context, inst *cloud.Instance, obs *obs
 	_, err := c.act(ctx, ch.act)
 	switch {
 	case errors.Is(err, cloud.ErrBusy):
-		c.tell(syncedOK(ReasonInstanceBusy, "The instance is busy; the "+ch.target+" will be written when OTC accepts them.", retry))
+		c.tell(syncedOK(ReasonInstanceBusy, "The instance is busy; the "+ch.target+" will be written when OTC accepts them.", retry).made())
 		return true, nil
 	case err != nil:
 		return true, c.cloudError(err)
 	}
 	c.log.Info("wrote ownership tags", "instance", inst.ID, "change", ch.target)
-	c.tell(syncedOK(ReasonReconcileSuccess, "The "+ch.target+" were issued to OTC.", inFlight).owning())
+	c.tell(syncedOK(ReasonReconcileSuccess, "The "+ch.target+" were issued to OTC.", inFlight).made())
 	return true, nil
 }
 
@@ -964,7 +967,7 @@ func (c *call) waitForUser(reason, message string) {
 
 func (c *call) pending(reason, message string) {
 	c.tell(notReady(reason, message, inFlight))
-	c.tell(syncedOK(ReasonReconcileSuccess, "The change was issued to OTC.", inFlight).owning())
+	c.tell(syncedOK(ReasonReconcileSuccess, "The change was issued to OTC.", inFlight).made())
 }
 
 // synced is the Synced condition of a call that found nothing to say: every outcome a step tells
@@ -988,6 +991,9 @@ func (c *call) cloudError(err error) error {
 	o, throttled := cloudOutcome(ce)
 	if throttled != nil {
 		return throttled
+	}
+	if c.attempted {
+		o = o.made() // OTC's answer to the call's one change
 	}
 	c.tell(o)
 	return nil

@@ -175,7 +175,7 @@ func followRestore(in restoreInput, p restorePlan) (_ restorePlan, done bool) {
 	case in.inst.Status == cloud.StatusRestoring, prev.JobID == "" && in.op != nil:
 		// The answer of a lost restore had no job to ask: a busy instance is taken as restoring.
 		p.operation = &op
-		p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, message, inFlight).owning()) // an operation under way
+		p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, message, inFlight).underway())
 		p.stop = true
 		return p, true
 	case prev.JobID == "":
@@ -193,7 +193,7 @@ func followRestore(in restoreInput, p restorePlan) (_ restorePlan, done bool) {
 	case errors.Is(err, cloud.ErrNotFound) || (err == nil && job.Status == cloud.JobRunning):
 		// NOTE: OTC does not know a job during its first second.
 		p.operation = &op
-		p.ready, p.synced = restoring(message)
+		p.ready, p.synced = restoring(message, outcome.underway)
 		p.stop = true
 		return p, true
 	case err != nil:
@@ -295,15 +295,15 @@ func restoreAnswered(in restoreInput, p restorePlan, want string) restorePlan {
 	p.reapplyDatabases = true
 	p.restore = &v1alpha1.RestoreStatus{Time: want, Result: v1alpha1.RestoreIssued, JobID: jobID}
 	p.operation = &v1alpha1.Operation{Type: OpRestore, JobID: jobID, Generation: in.generation, Target: want}
-	p.ready, p.synced = restoring("The instance is being restored to " + want + ".")
+	p.ready, p.synced = restoring("The instance is being restored to "+want+".", outcome.made)
 	return p
 }
 
 // restoring is the outcome while a restore runs, as pending reports it: Ready False with the
-// message, Synced True, owned by the restore (the call's change, or an operation under way).
-func restoring(message string) (ready, synced *outcome) {
+// message, Synced True, about the restore this call made (made) or one under way (underway).
+func restoring(message string, about func(outcome) outcome) (ready, synced *outcome) {
 	return ptr.To(notReady(ReasonRestoring, message, inFlight)),
-		ptr.To(syncedOK(ReasonReconcileSuccess, "The change was issued to OTC.", inFlight).owning())
+		ptr.To(about(syncedOK(ReasonReconcileSuccess, "The change was issued to OTC.", inFlight)))
 }
 
 // withResult is a copy of the record with another result.

@@ -31,7 +31,8 @@ func TestPlanRestore(t *testing.T) {
 	earlier := &v1alpha1.RestoreStatus{Time: "2026-11-22T08:00:00Z", Result: v1alpha1.RestoreIssued, JobID: "job-e"}
 	resizeOp := &v1alpha1.Operation{Type: OpResize, JobID: "job-x", Target: "rds.mysql.n1.large.2"}
 	running := "The instance is being restored to " + restoreAt + "."
-	restoringReady, restoringSynced := restoring(running)
+	restoringReady, restoringSynced := restoring(running, outcome.made) // the restore this call made
+	_, runningSynced := restoring(running, outcome.underway)            // a restore an earlier call made
 	busy := &cloud.Error{Kind: cloud.KindBusy, Code: "DBS.200019"}
 	lost := &cloud.Error{Kind: cloud.KindUnavailable, Op: "RestoreInPlace", Message: "connection closed before the answer"}
 	refusedErr := &cloud.Error{Kind: cloud.KindInvalid, Code: "DBS.200001", Message: "Parameter error."}
@@ -214,13 +215,13 @@ func TestPlanRestore(t *testing.T) {
 		"RESTORING: the call stops": {
 			reason: "while OTC shows RESTORING nothing else is done, and the job is not read",
 			in:     in(following(restoreOp), status(cloud.StatusRestoring)),
-			want:   restorePlan{restore: issued, operation: restoreOp, stop: true, synced: ptr.To(syncedOK(ReasonReconcileSuccess, running, inFlight).owning())},
+			want:   restorePlan{restore: issued, operation: restoreOp, stop: true, synced: ptr.To(syncedOK(ReasonReconcileSuccess, running, inFlight).underway())},
 		},
 		"lost answer, instance busy: taken as restoring": {
 			reason: "no job to ask: a busy instance is taken as restoring",
 			in:     in(following(lostOp), rec(restoreHandled(restoreAt, v1alpha1.RestoreIssued)), status(cloud.StatusModifying)),
 			want: restorePlan{restore: restoreHandled(restoreAt, v1alpha1.RestoreIssued), operation: lostOp, stop: true,
-				synced: ptr.To(syncedOK(ReasonReconcileSuccess, running, inFlight).owning())},
+				synced: ptr.To(syncedOK(ReasonReconcileSuccess, running, inFlight).underway())},
 		},
 		"lost answer, instance ACTIVE again: over, result stays Issued": {
 			reason: "report ended the operation; the databases are applied again",
@@ -235,12 +236,12 @@ func TestPlanRestore(t *testing.T) {
 		"job running": {
 			reason: "OTC may list ACTIVE before RESTORING",
 			in:     in(following(restoreOp), job(cloud.JobRunning, nil)),
-			want:   restorePlan{restore: issued, operation: restoreOp, stop: true, ready: restoringReady, synced: restoringSynced},
+			want:   restorePlan{restore: issued, operation: restoreOp, stop: true, ready: restoringReady, synced: runningSynced},
 		},
 		"job not known yet": {
 			reason: "OTC does not know a job during its first second",
 			in:     in(following(restoreOp), job("", cloud.ErrNotFound)),
-			want:   restorePlan{restore: issued, operation: restoreOp, stop: true, ready: restoringReady, synced: restoringSynced},
+			want:   restorePlan{restore: issued, operation: restoreOp, stop: true, ready: restoringReady, synced: runningSynced},
 		},
 		"job unreadable: the operation stays": {
 			reason: "a failed read says nothing of the restore",
