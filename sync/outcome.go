@@ -28,10 +28,6 @@ const (
 	storingSecret
 )
 
-func (cl class) String() string {
-	return [...]string{"settled", "inFlight", "retry", "waitsForUser", "storingSecret"}[cl]
-}
-
 // outcome is one finding of a call, the only shape in which a decision reports: the condition it
 // sets, its reason (a Reason constant, named as its value), a stable sentence (no ids, times or
 // counters, so that the same state writes the same status), and its class.

@@ -256,6 +256,10 @@ func (r *Reconciler) Sync(ctx context.Context, req *hook.Request) (*hook.SyncRes
 	return &hook.SyncResponse{Status: &c.st, Children: children, ResyncAfterSeconds: c.resync.Seconds()}, nil
 }
 
+// sync runs the steps of a sync call in their fixed order. Each observes what it needs, decides
+// with a pure function (a plan), makes at most the plan's one action and renders the plan into the
+// answer (docs/architecture.md, "How a call decides"). A step that acted stops the call, so a call
+// makes at most one change.
 func (c *call) sync(ctx context.Context) error {
 	c.forgetCreateFailed()
 	if problems := Validate(c.spec); len(problems) > 0 {
