@@ -46,7 +46,7 @@ func TestClaimChange(t *testing.T) {
 		act: action{kind: actDeleteTags, instance: "a", keys: []string{TagReleasedBy}}},
 		claimChange(inst, claim{Kind: Ours, StaleRelease: true}, me))
 	for _, kind := range []Ownership{OursUntagged, Unowned} {
-		assert.Equal(t, &change{target: "ownership tags", act: action{kind: actSetTags, instance: "a", tags: me.tags()}},
+		assert.Equal(t, &change{target: "write of the ownership tags", act: action{kind: actSetTags, instance: "a", tags: me.tags()}},
 			claimChange(inst, claim{Kind: kind}, me), kind.String())
 	}
 }

@@ -48,7 +48,7 @@ type about int
 const (
 	aboutState    about = iota // what a step found
 	aboutUnderway              // an operation an earlier call started, still under way
-	aboutMade                  // this call's one change, made or refused
+	aboutMade                  // this call's one change, made or refused by OTC
 )
 
 // syncedOK is a Synced=True outcome.
@@ -95,26 +95,31 @@ func (c *call) tell(o outcome) {
 }
 
 // The ranks of Synced outcomes. Synced has one owner per call: the first outcome of the highest
-// rank. What the call did to the cloud (its one change, or OTC's refusal of it) outranks a problem
-// someone must fix or a failure (False), which outranks an operation under way, which outranks a
-// wait or a step that found nothing to change; among equals the earlier step, in the fixed order
-// of the steps, keeps it. So which outcome shows never depends on who wrote last, no wait hides a
-// problem, and status.operation still tells an operation under way while a problem shows.
+// rank. A problem (False) outranks any good news, so that no change, operation or wait hides what
+// someone must fix; among problems, OTC's refusal of this call's own change comes first, since it
+// is what the call just learned. Among the rest, the call's change outranks an operation under way,
+// which outranks a wait. Among equals the earlier step, in the fixed order of the steps, keeps it.
+// So which outcome shows never depends on who wrote last; status.operation still tells an
+// operation under way while a problem shows.
 const (
 	rankNone     = -2 // nothing said yet in this call
 	rankDefault  = -1 // "The instance matches the spec.": any outcome replaces it
 	rankWaiting  = 0  // True: nothing to change, or waiting for the instance
-	rankUnderway = 1  // an operation an earlier call started
-	rankProblem  = 2  // False: a problem someone must fix, or a failure
-	rankMade     = 3  // this call's one change, made or refused
+	rankUnderway = 1  // True: an operation an earlier call started
+	rankMade     = 2  // True: this call's one change
+	rankProblem  = 3  // False: a problem someone must fix, or a failure
+	rankRefused  = 4  // False: OTC refused this call's one change
 )
 
 func syncedRank(o outcome) int {
+	problem := o.status != metav1.ConditionTrue
 	switch {
+	case problem && o.about == aboutMade:
+		return rankRefused
+	case problem:
+		return rankProblem
 	case o.about == aboutMade:
 		return rankMade
-	case o.status != metav1.ConditionTrue:
-		return rankProblem
 	case o.about == aboutUnderway:
 		return rankUnderway
 	}

@@ -11,8 +11,8 @@ import (
 )
 
 // TestSyncedHasOneOwnerPerCall: whatever order the steps tell their outcomes in, Synced is the
-// first of the highest rank (the call's change > problem > operation under way > wait > the
-// default), and the resync is the shortest any outcome asked for.
+// first of the highest rank (OTC's refusal of the call's change > problem > the call's change >
+// operation under way > wait > the default), and the resync is the shortest any outcome asked for.
 func TestSyncedHasOneOwnerPerCall(t *testing.T) {
 	waitRestore := syncedOK(ReasonRestoreWaiting, "The restore waits.", settled)
 	change := syncedOK(ReasonChangeInProgress, "Resizing.", inFlight).made()
@@ -30,7 +30,7 @@ func TestSyncedHasOneOwnerPerCall(t *testing.T) {
 		{"nothing told: the default", nil, ReasonReconcileSuccess, 5 * time.Minute},
 		{"a wait replaces the default", []outcome{waitRestore}, ReasonRestoreWaiting, 5 * time.Minute},
 		{"the call's change outranks an earlier wait", []outcome{waitRestore, change}, ReasonChangeInProgress, 10 * time.Second},
-		{"the call's change shows over a problem another step found", []outcome{invalid, change}, ReasonChangeInProgress, 10 * time.Second},
+		{"a problem another step found shows over the call's change", []outcome{invalid, change}, ReasonInvalidSpec, 10 * time.Second},
 		{"OTC's refusal of the call's change shows over an earlier problem", []outcome{refused, refusedChange}, ReasonCloudRefused, 5 * time.Minute},
 		{"a problem found while an operation is under way shows", []outcome{underway, invalid}, ReasonInvalidSpec, 10 * time.Second},
 		{"an operation under way outranks a wait", []outcome{waitRestore, underway}, ReasonChangeInProgress, 10 * time.Second},

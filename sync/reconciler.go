@@ -195,7 +195,7 @@ type call struct {
 	// syncedRank is the rank of the Synced outcome this call told so far (outcome.go).
 	syncedRank int
 	// attempted says the call sent its one change (act): a cloud error from here on is OTC's
-	// answer to it, and is what the call reports (cloudError).
+	// answer to it (cloudError).
 	attempted bool
 
 	// conn is the connection Secret to return; nil means echo the observed one, if any.
@@ -481,7 +481,7 @@ func claimChange(inst *cloud.Instance, cl claim, me owner) *change {
 	case cl.Kind == Ours:
 		return &change{target: "removal of the earlier owner's release tag", act: action{kind: actDeleteTags, instance: inst.ID, keys: []string{TagReleasedBy}}}
 	}
-	return &change{target: "ownership tags", act: action{kind: actSetTags, instance: inst.ID, tags: me.tags()}}
+	return &change{target: "write of the ownership tags", act: action{kind: actSetTags, instance: inst.ID, tags: me.tags()}}
 }
 
 // claimInstance makes this object's instance carry its ownership tags before anything else happens
@@ -503,13 +503,13 @@ func (c *call) claimInstance(ctx context.Context, inst *cloud.Instance, obs *obs
 	_, err := c.act(ctx, ch.act)
 	switch {
 	case errors.Is(err, cloud.ErrBusy):
-		c.tell(syncedOK(ReasonInstanceBusy, "The instance is busy; the "+ch.target+" will be written when OTC accepts them.", retry).made())
+		c.tell(syncedOK(ReasonInstanceBusy, "The instance is busy; the "+ch.target+" will be made when OTC accepts it.", retry))
 		return true, nil
 	case err != nil:
 		return true, c.cloudError(err)
 	}
 	c.log.Info("wrote ownership tags", "instance", inst.ID, "change", ch.target)
-	c.tell(syncedOK(ReasonReconcileSuccess, "The "+ch.target+" were issued to OTC.", inFlight).made())
+	c.tell(syncedOK(ReasonReconcileSuccess, "OTC was asked for the "+ch.target+".", inFlight).made())
 	return true, nil
 }
 
@@ -996,8 +996,10 @@ func (c *call) cloudError(err error) error {
 	if throttled != nil {
 		return throttled
 	}
-	if c.attempted {
-		o = o.made() // OTC's answer to the call's one change
+	if c.attempted && o.class != retry {
+		// OTC's answer to the call's one change. A retry (busy, no answer) says nothing about the
+		// change: it ranks as what it is, a wait or a failure.
+		o = o.made()
 	}
 	c.tell(o)
 	return nil

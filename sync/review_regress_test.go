@@ -102,3 +102,45 @@ func TestManagedTagsRecordedWhenFlavorReadFails(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"team"}, resp.Status.ManagedTags, "the key is recorded ahead although the flavor read failed")
 }
+
+// An instance of this object whose tags need a change (claimInstance) while its generated root
+// password's Secret is gone (PasswordSecretMissing): the password problem shows, not the tag write.
+func TestTagWriteDoesNotHideAPasswordProblem(t *testing.T) {
+	inst := activeInstance()
+	delete(inst.Tags, TagReleasedBy)
+	inst.Tags[TagReleasedBy] = "someone" // Ours, but with an earlier owner's release tag: DeleteTags
+	f := &cloudtest.Fake{
+		GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { c := *inst; return &c, nil },
+	}
+	f.DeleteTagsFn = func(context.Context, string, []string) error { return nil }
+	spec := sampleSpec()
+	spec.Password = "" // generated
+	st := v1alpha1.RdsStatus{ID: "inst-1", PasswordGenerated: true, Restore: &v1alpha1.RestoreStatus{Result: v1alpha1.RestoreSkipped}}
+	resp, err := newReconciler(f).Sync(context.Background(), request(spec, st)) // no connection Secret observed
+	require.NoError(t, err)
+	synced := condition(t, resp.Status, v1alpha1.ConditionSynced)
+	assert.Equal(t, ReasonPasswordSecretMissing, synced.Reason, "the password problem stays reported, as with adoption")
+}
+
+// The same while OTC answers the tag write with "busy" (a long backup): every call shows the
+// password problem only the user can fix, not the wait.
+func TestBusyTagWriteDoesNotHideAPasswordProblem(t *testing.T) {
+	inst := activeInstance()
+	inst.Status = "BACKING UP"
+	inst.Tags[TagReleasedBy] = "someone"
+	f := &cloudtest.Fake{
+		GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { c := *inst; return &c, nil },
+	}
+	f.DeleteTagsFn = func(context.Context, string, []string) error { return &cloud.Error{Kind: cloud.KindBusy} }
+	spec := sampleSpec()
+	spec.Password = ""
+	st := v1alpha1.RdsStatus{ID: "inst-1", PasswordGenerated: true, Restore: &v1alpha1.RestoreStatus{Result: v1alpha1.RestoreSkipped}}
+	req := request(spec, st)
+	for i := range 3 {
+		resp, err := newReconciler(f).Sync(context.Background(), req)
+		require.NoError(t, err)
+		synced := condition(t, resp.Status, v1alpha1.ConditionSynced)
+		assert.Equal(t, ReasonPasswordSecretMissing, synced.Reason, "call %d", i)
+		req = fedBack(t, req, resp)
+	}
+}

@@ -64,7 +64,11 @@ func (o *Object) Apply(a *Answer) error {
 	o.Jobs = applyChildren(o, "Job", o.Jobs, desired[hook.JobGroup], recreate)
 
 	status := mustJSONMap(a.Status)
-	status["observedGeneration"] = o.Generation()
+	gen := o.sentGeneration
+	if gen == 0 {
+		gen = o.Generation()
+	}
+	status["observedGeneration"] = gen // the generation the hook was shown, as Metacontroller writes it
 	o.Parent["status"] = status
 
 	if a.Finalized && o.Deleting() {

@@ -61,6 +61,10 @@ type Object struct {
 
 	gone    bool
 	changes Changes
+	// sentGeneration is the parent's generation in the last request built (Body): Metacontroller
+	// writes it as status.observedGeneration with the answer, whatever the object's generation
+	// is by then. 0 before any request: the object's own.
+	sentGeneration int64
 }
 
 // New returns the stored object for this parent, with no children. The parent must carry its

@@ -184,6 +184,19 @@ func TestApplyStatus(t *testing.T) {
 		"replaced whole: the flavor the answer no longer returns is gone")
 }
 
+// An edit while the hook works (or a stale answer applied after an edit) does not make the next
+// request look as if the new spec had been seen: observedGeneration is the generation the hook was
+// shown, as Metacontroller writes it.
+func TestObservedGenerationIsTheRequests(t *testing.T) {
+	o := newObject() // generation 3
+	req, err := o.Request()
+	require.NoError(t, err)
+	o.Edit(func(spec map[string]any) { spec["volumesize"] = 50 }) // generation 4 while the hook works
+	st := v1alpha1.RdsStatus{ID: "inst-1", ObservedGeneration: req.Parent.Generation}
+	require.NoError(t, o.ApplyResponse(&hook.SyncResponse{Status: &st}))
+	assert.EqualValues(t, 3, o.Status().ObservedGeneration)
+}
+
 func TestErrorsChangeNothing(t *testing.T) {
 	cases := map[string]struct {
 		reason string

@@ -48,6 +48,7 @@ func (o *Object) Body() ([]byte, error) {
 	}
 	req := maps.Clone(envelope)
 	req["parent"] = o.Parent
+	o.sentGeneration = o.Generation()
 	req["children"] = map[string]any{hook.SecretGroup: keyed(o, o.Secrets), hook.JobGroup: keyed(o, o.Jobs)}
 	req["related"] = map[string]any{}
 	if len(o.Related) > 0 {
