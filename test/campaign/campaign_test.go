@@ -277,8 +277,15 @@ func (r *run) metacontrollerCall() {
 		_, first, mutated, faults := r.call(req, true)
 		_, second, mutatedAgain, faultsAgain := r.call(req, false)
 		if first != nil && second != nil && !mutated && faults+faultsAgain == 0 {
-			if !bytes.Equal(first, second) && !r.staleView(first, second) {
-				r.fail("two identical requests without a fault gave different answers:\n%s\n%s", first, second)
+			if !bytes.Equal(first, second) {
+				if !r.staleView(first, second) {
+					r.fail("two identical requests without a fault gave different answers:\n%s\n%s", first, second)
+				}
+				// The first was decided on an older listing: a third identical request, on the
+				// listing the second saw, must be answered as the second was.
+				if _, third, _, faultsThird := r.call(req, false); third != nil && faultsThird == 0 && !bytes.Equal(second, third) {
+					r.fail("after the view's newer listing, two identical requests gave different answers:\n%s\n%s", second, third)
+				}
 			}
 			if mutatedAgain {
 				r.fail("the repeated identical request made a change in OTC")
