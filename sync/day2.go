@@ -178,6 +178,11 @@ func planDay2(in day2Input) day2Plan {
 			}
 		}
 		p.change = &ch
+		if len(problems) > 0 {
+			// The change is made; the differences the hook will not act on are still told, and
+			// outrank it in Synced (outcome.go).
+			p.outcome = refuse(problems)
+		}
 		return p
 	}
 	if len(problems) > 0 {

@@ -207,10 +207,12 @@ func TestPlanDay2(t *testing.T) {
 				`datastoreversion "5.7" is not of the instance's major version 8.0.28: create a new Rds to change the major version.`, settled))},
 		},
 		{
-			name: "the first difference is made, a later refused one waits: one change per call",
+			name: "the first difference is made, and a refused one is still told: one change per call",
 			spec: func(s *v1alpha1.RdsSpec) { s.Volumesize = 60; s.Datastoreversion = "5.7" },
 			want: day2Plan{change: &change{op: OpStorage, target: "60GB", whenFull: true,
-				act: action{kind: actEnlargeVolume, instance: "inst-1", size: 60}}},
+				act: action{kind: actEnlargeVolume, instance: "inst-1", size: 60}},
+				outcome: wontAct(ReasonUnsupportedChange,
+					`datastoreversion "5.7" is not of the instance's major version 8.0.28: create a new Rds to change the major version.`)},
 		},
 	}
 	for _, tc := range tests {

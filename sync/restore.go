@@ -279,7 +279,7 @@ func restoreAnswered(in restoreInput, p restorePlan, want string) restorePlan {
 		// OTC answered and refused: nothing happened, and the same request would be refused again.
 		p.logs = append(p.logs, logLine{slog.LevelWarn, "restore refused", []any{"instance", in.inst.ID, "error", err.Error()}})
 		p.restore = &v1alpha1.RestoreStatus{Time: want, Result: v1alpha1.RestoreRefused}
-		p.synced = restoreOutcome(in.spec, p.restore)
+		p.synced = ptr.To(restoreOutcome(in.spec, p.restore).made()) // OTC's refusal of the call's change
 		return p
 	case kind != cloud.KindUnavailable && kind != cloud.KindUnknown:
 		// Busy, throttled, unauthorized: OTC answered and did nothing; the next call tries again.

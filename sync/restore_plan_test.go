@@ -181,7 +181,7 @@ func TestPlanRestore(t *testing.T) {
 			want: restorePlan{restore: restoreHandled(restoreAt, v1alpha1.RestoreRefused), stop: true,
 				logs: []logLine{{slog.LevelWarn, "restore refused", []any{"instance", "inst-1", "error", refusedErr.Error()}}},
 				synced: ptr.To(notSynced(ReasonRestoreRefused,
-					"OTC refused the restore to "+restoreAt+", so nothing was restored. Set another backuprestoretime or remove it.", waitsForUser))},
+					"OTC refused the restore to "+restoreAt+", so nothing was restored. Set another backuprestoretime or remove it.", waitsForUser).made())},
 		},
 		"not found is a refusal": {
 			reason: "NotFound and Conflict are answers that nothing happened",
@@ -189,7 +189,7 @@ func TestPlanRestore(t *testing.T) {
 			want: restorePlan{restore: restoreHandled(restoreAt, v1alpha1.RestoreRefused), stop: true,
 				logs: []logLine{{slog.LevelWarn, "restore refused", []any{"instance", "inst-1", "error", cloud.ErrNotFound.Error()}}},
 				synced: ptr.To(notSynced(ReasonRestoreRefused,
-					"OTC refused the restore to "+restoreAt+", so nothing was restored. Set another backuprestoretime or remove it.", waitsForUser))},
+					"OTC refused the restore to "+restoreAt+", so nothing was restored. Set another backuprestoretime or remove it.", waitsForUser).made())},
 		},
 		"busy: tried again": {
 			reason: "OTC answered that it did nothing: the request stays open",

@@ -144,3 +144,27 @@ func TestBusyTagWriteDoesNotHideAPasswordProblem(t *testing.T) {
 		req = fedBack(t, req, resp)
 	}
 }
+
+// A difference the hook will not act on (an HA instance whose spec says Single) is told while
+// another day-2 change is made, also when OTC answers that change "busy" on every call.
+func TestBusyDay2ChangeDoesNotHideAnUnsupportedChange(t *testing.T) {
+	inst := haInstance()
+	f := &cloudtest.Fake{
+		GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { c := *inst; return &c, nil },
+	}
+	f.UpdateBackupPolicyFn = func(context.Context, string, cloud.BackupStrategy) error {
+		return &cloud.Error{Kind: cloud.KindBusy}
+	}
+	spec := sampleSpec()
+	spec.Backupstarttime, spec.Backupkeepdays = "03:15-04:15", 30
+	st := v1alpha1.RdsStatus{ID: "inst-1", Restore: &v1alpha1.RestoreStatus{Result: v1alpha1.RestoreSkipped}}
+	req := request(spec, st, storedSecret("A12345678+"))
+	for i := range 3 {
+		resp, err := newReconciler(f).Sync(context.Background(), req)
+		require.NoError(t, err)
+		synced := condition(t, resp.Status, v1alpha1.ConditionSynced)
+		t.Logf("call %d: Synced %s %s %q", i, synced.Status, synced.Reason, synced.Message)
+		assert.Equal(t, ReasonUnsupportedChange, synced.Reason, "call %d", i)
+		req = fedBack(t, req, resp)
+	}
+}

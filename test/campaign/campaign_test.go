@@ -278,7 +278,7 @@ func (r *run) metacontrollerCall() {
 		_, second, mutatedAgain, faultsAgain := r.call(req, false)
 		if first != nil && second != nil && !mutated && faults+faultsAgain == 0 {
 			if !bytes.Equal(first, second) {
-				if !r.staleView(first, second) {
+				if !r.staleView(req, first, second) {
 					r.fail("two identical requests without a fault gave different answers:\n%s\n%s", first, second)
 				}
 				// The first was decided on an older listing: a third identical request, on the
@@ -303,17 +303,17 @@ func (r *run) metacontrollerCall() {
 	}
 }
 
-// call sends one request and checks every promise around it. With apply, a 200 answer becomes
-// the new observation. It returns the HTTP status, the answer's body on 200, whether a mutating
-// OTC call was made, and how many faults fired.
 // staleView reports whether two answers to identical requests differ only because the first was
 // decided on an older listing of the shared view than the second (docs/view.md: a steady object
 // may be served a listing up to --view-max-age old, and OTC changes instances by itself, as its
 // storage autoscaling does): the instance the first answer reports is not the one OTC has now,
-// and the second's is.
-func (r *run) staleView(first, second []byte) bool {
+// and the second's is; and the request's status was steady, the only case in which a call may
+// read the view at all.
+func (r *run) staleView(req *request, first, second []byte) bool {
 	var a, b hook.SyncResponse
-	if json.Unmarshal(first, &a) != nil || json.Unmarshal(second, &b) != nil || a.Status == nil || b.Status == nil {
+	var in hook.Request
+	if json.Unmarshal(first, &a) != nil || json.Unmarshal(second, &b) != nil || a.Status == nil || b.Status == nil ||
+		json.Unmarshal(req.body, &in) != nil || !steady(&in.Parent) {
 		return false
 	}
 	now, ok := r.w.sim.Instance(b.Status.ID)
@@ -328,6 +328,28 @@ func (r *run) staleView(first, second []byte) bool {
 	return ok && a.Status.ID == b.Status.ID && observed(a.Status) != current && observed(b.Status) == current
 }
 
+// steady reports whether an object's status lets a call read the shared view (sync/observe_view.go,
+// viewMaxAge): Ready and Synced True, nothing in flight, the spec observed.
+func steady(p *v1alpha1.Rds) bool {
+	st := &p.Status
+	if st.Operation != nil || st.Status == "" || st.ObservedGeneration != p.Generation || p.DeletionTimestamp != nil {
+		return false
+	}
+	for _, typ := range []string{v1alpha1.ConditionReady, v1alpha1.ConditionSynced} {
+		found := false
+		for _, c := range st.Conditions {
+			found = found || (c.Type == typ && c.Status == "True")
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// call sends one request and checks every promise around it. With apply, a 200 answer becomes
+// the new observation. It returns the HTTP status, the answer's body on 200, whether a mutating
+// OTC call was made, and how many faults fired.
 func (r *run) call(req *request, apply bool) (int, []byte, bool, int) {
 	r.t.Helper()
 	r.callNumber++
