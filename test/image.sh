@@ -120,7 +120,7 @@ in_namespace() {
 	podman build -q --pull=never -t "$image" "$WORK/context" >/dev/null || die "podman build failed"
 	local config
 	config=$(podman image inspect --format '{{.Config.User}} {{json .Config.Entrypoint}} {{json .Config.Cmd}}' "$image")
-	[[ $config == '65532:65532 ["/rds-hooks"] ["--listen=:8080","--logs-listen=:8081"]' ]] ||
+	[[ $config == '65532:65532 ["/rds-hooks"] ["--listen=:8080","--logs-listen=:8081","--resync-pending=4s"]' ]] ||
 		die "image config is '$config', not the Dockerfile's"
 
 	local b out
