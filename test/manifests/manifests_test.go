@@ -138,7 +138,7 @@ func TestDeploymentIsHardened(t *testing.T) {
 
 	require.Len(t, pod.Containers, 1)
 	c := pod.Containers[0]
-	assert.Equal(t, []string{"--listen=:8080", "--logs-listen=:8081"}, c.Args)
+	assert.Equal(t, []string{"--listen=:8080", "--logs-listen=:8081", "--resync-pending=4s"}, c.Args)
 	sc := c.SecurityContext
 	require.NotNil(t, sc)
 	require.NotNil(t, sc.RunAsNonRoot)
