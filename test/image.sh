@@ -133,19 +133,32 @@ in_namespace() {
 	done
 	log "--version and --help of ${BINARIES[*]} work in the image"
 
-	port=$(free_port)
-	logsport=$(free_port)
-	while [[ $logsport == "$port" ]]; do logsport=$(free_port); done
-	log "running the hooks as a pod does, on 127.0.0.1:$port (logs port $logsport) against the embedded simulator"
-	podman run -d --name "$name" "${secure[@]}" "$image" --listen="127.0.0.1:$port" --logs-listen="127.0.0.1:$logsport" --cloud=sim >/dev/null ||
-		die "podman run failed"
-	local base=http://127.0.0.1:$port i
-	for i in $(seq 1 150); do
-		curl -sf "$base/readyz" >/dev/null 2>&1 && break
-		[[ $(podman inspect --format '{{.State.Running}}' "$name") == true ]] ||
-			die "the container stopped: $(podman logs "$name" 2>&1 | tail -20)"
-		((i < 150)) || die "/readyz never answered 200: $(podman logs "$name" 2>&1 | tail -20)"
-		sleep 0.2
+	# NOTE: a free port can be taken by another test between free_port and the container's bind
+	# (go test runs packages in parallel): a start that fails on a taken port is tried again on
+	# other ports, twice at most.
+	local base i attempt logs
+	for attempt in 1 2 3; do
+		port=$(free_port)
+		logsport=$(free_port)
+		while [[ $logsport == "$port" ]]; do logsport=$(free_port); done
+		log "running the hooks as a pod does, on 127.0.0.1:$port (logs port $logsport) against the embedded simulator"
+		podman run -d --name "$name" "${secure[@]}" "$image" --listen="127.0.0.1:$port" --logs-listen="127.0.0.1:$logsport" --cloud=sim >/dev/null ||
+			die "podman run failed"
+		base=http://127.0.0.1:$port
+		for i in $(seq 1 150); do
+			curl -sf "$base/readyz" >/dev/null 2>&1 && break 2
+			if [[ $(podman inspect --format '{{.State.Running}}' "$name") != true ]]; then
+				logs=$(podman logs "$name" 2>&1 | tail -20)
+				if ((attempt < 3)) && grep -q 'address already in use' <<<"$logs"; then
+					log "a port was taken meanwhile; again on other ports"
+					podman rm -f -t 0 "$name" >/dev/null 2>&1 || true
+					continue 2
+				fi
+				die "the container stopped: $logs"
+			fi
+			((i < 150)) || die "/readyz never answered 200: $(podman logs "$name" 2>&1 | tail -20)"
+			sleep 0.2
+		done
 	done
 
 	[[ $(curl -s -o /dev/null -w '%{http_code}' "$base/healthz") == 200 ]] || die "/healthz is not 200"
