@@ -38,7 +38,7 @@ type outcome struct {
 	message string
 	class   class
 	// about marks an outcome about the call's own change (made) or an operation under way
-	// (underway); it ranks the outcome in Synced (syncedRank).
+	// (underway), or a fallback; it ranks the outcome in Ready and Synced (rankOf).
 	about about
 }
 
@@ -49,6 +49,7 @@ const (
 	aboutState    about = iota // what a step found
 	aboutUnderway              // an operation an earlier call started, still under way
 	aboutMade                  // this call's one change, made or refused by OTC
+	aboutFallback              // what the call says when no step says more: any other outcome replaces it
 )
 
 // syncedOK is a Synced=True outcome.
@@ -85,25 +86,29 @@ func (o outcome) made() outcome { o.about = aboutMade; return o }
 // underway marks the outcome of an operation an earlier call started.
 func (o outcome) underway() outcome { o.about = aboutUnderway; return o }
 
-// tell records an outcome: its condition, and its class's resync.
+// fallback marks what the call says when no step says more: Synced's "The instance matches the
+// spec.", Ready from the instance's status. Any other outcome of the condition replaces it.
+func (o outcome) fallback() outcome { o.about = aboutFallback; return o }
+
+// tell records an outcome: its condition, and its class's resync. Ready and Synced have one owner
+// per call (rankOf); a later outcome of lower or equal rank does not replace an earlier one.
 func (c *call) tell(o outcome) {
 	c.ask(c.r.resyncOf(o.class))
-	if o.cond == v1alpha1.ConditionSynced && !c.mayTellSynced(syncedRank(o)) {
+	if !c.mayTell(o.cond, rankOf(o)) {
 		return
 	}
 	c.setCondition(o.cond, o.status, o.reason, o.message)
 }
 
-// The ranks of Synced outcomes. Synced has one owner per call: the first outcome of the highest
-// rank. A problem (False) outranks any good news, so that no change, operation or wait hides what
+// The ranks of Ready and Synced outcomes. Each of the two has one owner per call: the first outcome
+// of the highest rank. A problem (False) outranks any good news, so that no change, operation or wait hides what
 // someone must fix; among problems, OTC's refusal of this call's own change comes first, since it
 // is what the call just learned. Among the rest, the call's change outranks an operation under way,
 // which outranks a wait. Among equals the earlier step, in the fixed order of the steps, keeps it.
 // So which outcome shows never depends on who wrote last; status.operation still tells an
 // operation under way while a problem shows.
 const (
-	rankNone     = -2 // nothing said yet in this call
-	rankDefault  = -1 // "The instance matches the spec.": any outcome replaces it
+	rankDefault  = -1 // a fallback: any other outcome replaces it
 	rankWaiting  = 0  // True: nothing to change, or waiting for the instance
 	rankUnderway = 1  // True: an operation an earlier call started
 	rankMade     = 2  // True: this call's one change
@@ -111,9 +116,11 @@ const (
 	rankRefused  = 4  // False: OTC refused this call's one change
 )
 
-func syncedRank(o outcome) int {
+func rankOf(o outcome) int {
 	problem := o.status != metav1.ConditionTrue
 	switch {
+	case o.about == aboutFallback:
+		return rankDefault
 	case problem && o.about == aboutMade:
 		return rankRefused
 	case problem:
@@ -126,13 +133,17 @@ func syncedRank(o outcome) int {
 	return rankWaiting
 }
 
-// mayTellSynced reports whether an outcome of this rank becomes the call's Synced, and if so
-// takes the rank.
-func (c *call) mayTellSynced(rank int) bool {
-	if c.syncedRank != rankNone && rank <= c.syncedRank {
+// mayTell reports whether an outcome of this rank becomes the call's condition cond, and if so
+// takes the rank. Only Ready and Synced are ranked: every other condition has one step that
+// writes it.
+func (c *call) mayTell(cond string, rank int) bool {
+	if cond != v1alpha1.ConditionReady && cond != v1alpha1.ConditionSynced {
+		return true
+	}
+	if prev, ok := c.ranks[cond]; ok && rank <= prev {
 		return false
 	}
-	c.syncedRank = rank
+	c.ranks[cond] = rank
 	return true
 }
 

@@ -50,3 +50,28 @@ func TestSyncedHasOneOwnerPerCall(t *testing.T) {
 		})
 	}
 }
+
+// TestReadyHasOneOwnerPerCall: the instance's state is Ready's fallback, which a step's Ready about
+// its change replaces; of two such outcomes the first of the higher rank stays.
+func TestReadyHasOneOwnerPerCall(t *testing.T) {
+	state := notReady("Modifying", "The instance is MODIFYING in OTC.", inFlight).fallback()
+	restoring := notReady(ReasonRestoring, "The instance is being restored.", inFlight).made()
+	creating := notReady(ReasonCreating, "The instance is being created.", inFlight)
+	for name, tc := range map[string]struct {
+		told []outcome
+		want string
+	}{
+		"the instance's state when no step says more": {[]outcome{state}, "Modifying"},
+		"a step's Ready replaces the state":           {[]outcome{state, restoring}, ReasonRestoring},
+		"the state never replaces a step's Ready":     {[]outcome{restoring, state}, ReasonRestoring},
+		"of two, the first of the higher rank":        {[]outcome{creating, restoring}, ReasonRestoring},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := New(Config{}).begin(context.Background(), request(sampleSpec(), v1alpha1.RdsStatus{}))
+			for _, o := range tc.told {
+				c.tell(o)
+			}
+			assert.Equal(t, tc.want, getCondition(&c.st, v1alpha1.ConditionReady).Reason)
+		})
+	}
+}

@@ -192,8 +192,8 @@ type call struct {
 	listed bool
 	// fresh makes the call read its instance fresh by id, never from the shared view.
 	fresh bool
-	// syncedRank is the rank of the Synced outcome this call told so far (outcome.go).
-	syncedRank int
+	// ranks are the ranks of the Ready and Synced outcomes this call told so far (outcome.go).
+	ranks map[string]int
 	// attempted says the call sent its one change (act): a cloud error from here on is OTC's
 	// answer to it (cloudError).
 	attempted bool
@@ -219,7 +219,7 @@ func (r *Reconciler) begin(ctx context.Context, req *hook.Request) *call {
 		resync: r.cfg.ResyncSteady,
 		cloud:  r.cfg.Cloud,
 
-		syncedRank: rankNone,
+		ranks: map[string]int{},
 	}
 	c.st.ObservedGeneration = c.parent.Generation
 	c.me = owner{Cluster: r.cfg.ClusterID, Namespace: c.parent.Namespace, Name: c.parent.Name, UID: string(c.parent.UID), Created: c.parent.CreationTimestamp.Time}
@@ -773,7 +773,7 @@ func (c *call) forgetCreateFailed() {
 	if ready == nil || ready.Reason != ReasonCreateFailed || c.st.ID != "" || c.parent.Status.ObservedGeneration == c.parent.Generation {
 		return
 	}
-	c.tell(notReady(ReasonCreating, "The instance is not created yet; see the Synced condition.", settled))
+	c.tell(notReady(ReasonCreating, "The instance is not created yet; see the Synced condition.", settled).fallback())
 }
 
 func createOpts(spec *v1alpha1.RdsSpec, name string, network cloud.Network, pw secret.Value) cloud.CreateInstanceOpts {
@@ -887,7 +887,7 @@ func connectionOf(engine string, inst *cloud.Instance, observed secret.Value, st
 func (c *call) report(inst *cloud.Instance) {
 	var ready outcome
 	c.st, ready = reported(c.st, inst)
-	c.tell(ready)
+	c.tell(ready.fallback()) // a step's Ready about its change replaces the instance's state
 }
 
 // reported is the status with what OTC says of the instance, and the Ready outcome its status
@@ -975,10 +975,9 @@ func (c *call) pending(reason, message string) {
 }
 
 // synced is the Synced condition of a call that found nothing to say: every outcome a step tells
-// replaces it (syncedRank).
+// replaces it.
 func (c *call) synced() {
-	c.setSynced(metav1.ConditionTrue, ReasonReconcileSuccess, "The instance matches the spec.")
-	c.syncedRank = rankDefault // replaced by any outcome a step tells
+	c.tell(syncedOK(ReasonReconcileSuccess, "The instance matches the spec.", settled).fallback())
 }
 
 // cloudError sorts a cloud error: throttling goes back to Metacontroller as a 429; everything else
@@ -1041,14 +1040,15 @@ func cloudOutcome(ce *cloud.Error) (outcome, *ThrottledError) {
 }
 
 func (c *call) setReady(status metav1.ConditionStatus, reason, message string) {
-	c.setCondition(v1alpha1.ConditionReady, status, reason, message)
+	if c.mayTell(v1alpha1.ConditionReady, rankOf(outcome{status: status, reason: reason})) { // outcome.go: one owner per call
+		c.setCondition(v1alpha1.ConditionReady, status, reason, message)
+	}
 }
 
 func (c *call) setSynced(status metav1.ConditionStatus, reason, message string) {
-	if !c.mayTellSynced(syncedRank(outcome{status: status, reason: reason})) { // outcome.go: one owner per call
-		return
+	if c.mayTell(v1alpha1.ConditionSynced, rankOf(outcome{status: status, reason: reason})) { // outcome.go: one owner per call
+		c.setCondition(v1alpha1.ConditionSynced, status, reason, message)
 	}
-	c.setCondition(v1alpha1.ConditionSynced, status, reason, message)
 }
 
 // setCondition sets a condition of the answer.
