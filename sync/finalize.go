@@ -352,14 +352,14 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 		in.answer = c.answer(ctx, *p.act)
 		p = planFinalize(in)
 	}
-	return p.finalized, c.renderFinalize(p)
+	return p.finalized, c.renderFinalize(ctx, p)
 }
 
 // renderFinalize writes a final plan into the answer.
-func (c *call) renderFinalize(p finalizePlan) error {
+func (c *call) renderFinalize(ctx context.Context, p finalizePlan) error {
 	c.st.Status, c.st.Operation, c.st.FinalBackup = p.instanceStatus, p.operation, p.finalBackup
 	if p.event != nil {
-		c.logAll(context.Background(), []logLine{*p.event})
+		c.logAll(ctx, []logLine{*p.event})
 	}
 	if p.ready != nil {
 		c.tell(*p.ready)

@@ -100,14 +100,15 @@ func (c *call) tell(o outcome) {
 	c.setCondition(o.cond, o.status, o.reason, o.message)
 }
 
-// The ranks of Ready and Synced outcomes. Each of the two has one owner per call: the first outcome
-// of the highest rank. A problem (False) outranks any good news, so that no change, operation or wait hides what
-// someone must fix; among problems, OTC's refusal of this call's own change comes first, since it
+// The ranks of Ready and Synced outcomes. Each of the two has one owner per call: the first
+// outcome of the highest rank. A problem (False) outranks any good news, so that no change,
+// operation or wait hides what someone must fix; among problems, OTC's refusal of this call's own change comes first, since it
 // is what the call just learned. Among the rest, the call's change outranks an operation under way,
 // which outranks a wait. Among equals the earlier step, in the fixed order of the steps, keeps it.
 // So which outcome shows never depends on who wrote last; status.operation still tells an
 // operation under way while a problem shows.
 const (
+	rankNone     = -2 // nothing told yet in this call
 	rankDefault  = -1 // a fallback: any other outcome replaces it
 	rankWaiting  = 0  // True: nothing to change, or waiting for the instance
 	rankUnderway = 1  // True: an operation an earlier call started
@@ -137,13 +138,19 @@ func rankOf(o outcome) int {
 // takes the rank. Only Ready and Synced are ranked: every other condition has one step that
 // writes it.
 func (c *call) mayTell(cond string, rank int) bool {
-	if cond != v1alpha1.ConditionReady && cond != v1alpha1.ConditionSynced {
+	var told *int
+	switch cond {
+	case v1alpha1.ConditionReady:
+		told = &c.readyRank
+	case v1alpha1.ConditionSynced:
+		told = &c.syncedRank
+	default:
 		return true
 	}
-	if prev, ok := c.ranks[cond]; ok && rank <= prev {
+	if *told != rankNone && rank <= *told {
 		return false
 	}
-	c.ranks[cond] = rank
+	*told = rank
 	return true
 }
 

@@ -192,8 +192,9 @@ type call struct {
 	listed bool
 	// fresh makes the call read its instance fresh by id, never from the shared view.
 	fresh bool
-	// ranks are the ranks of the Ready and Synced outcomes this call told so far (outcome.go).
-	ranks map[string]int
+	// readyRank and syncedRank are the ranks of the Ready and Synced outcomes this call told so
+	// far (outcome.go).
+	readyRank, syncedRank int
 	// attempted says the call sent its one change (act): a cloud error from here on is OTC's
 	// answer to it (cloudError).
 	attempted bool
@@ -219,7 +220,7 @@ func (r *Reconciler) begin(ctx context.Context, req *hook.Request) *call {
 		resync: r.cfg.ResyncSteady,
 		cloud:  r.cfg.Cloud,
 
-		ranks: map[string]int{},
+		readyRank: rankNone, syncedRank: rankNone,
 	}
 	c.st.ObservedGeneration = c.parent.Generation
 	c.me = owner{Cluster: r.cfg.ClusterID, Namespace: c.parent.Namespace, Name: c.parent.Name, UID: string(c.parent.UID), Created: c.parent.CreationTimestamp.Time}
@@ -1037,18 +1038,6 @@ func cloudOutcome(ce *cloud.Error) (outcome, *ThrottledError) {
 		return notSynced(ReasonCloudUnauthorized, "OTC refused the controller's credentials.", waitsForUser), nil
 	}
 	return notSynced(ReasonCloudUnavailable, "OTC did not answer as expected; the call will be retried.", retry), nil
-}
-
-func (c *call) setReady(status metav1.ConditionStatus, reason, message string) {
-	if c.mayTell(v1alpha1.ConditionReady, rankOf(outcome{status: status, reason: reason})) { // outcome.go: one owner per call
-		c.setCondition(v1alpha1.ConditionReady, status, reason, message)
-	}
-}
-
-func (c *call) setSynced(status metav1.ConditionStatus, reason, message string) {
-	if c.mayTell(v1alpha1.ConditionSynced, rankOf(outcome{status: status, reason: reason})) { // outcome.go: one owner per call
-		c.setCondition(v1alpha1.ConditionSynced, status, reason, message)
-	}
 }
 
 // setCondition sets a condition of the answer.

@@ -690,9 +690,9 @@ func (c *call) adopt(ctx context.Context) (inst *cloud.Instance, adopted bool, e
 // refused reports a reference the tenancy rules refuse (InvalidSpec-style: the user must change
 // the spec): a stable Synced and, unless set already, Ready condition, and no cloud change.
 func (c *call) refused(reason, message string) {
-	c.setSynced(metav1.ConditionFalse, reason, message)
+	c.tell(notSynced(reason, message, waitsForUser))
 	if getCondition(&c.st, v1alpha1.ConditionReady) == nil || c.st.ID == "" {
-		c.setReady(metav1.ConditionFalse, reason, "The spec names an instance this object may not use; see the Synced condition.")
+		c.tell(notReady(reason, "The spec names an instance this object may not use; see the Synced condition.", waitsForUser))
 	}
 }
 

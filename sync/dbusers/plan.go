@@ -21,10 +21,6 @@ type account struct{ name, host string }
 func (a account) display() string { return displayAccount(a.name, a.host) }
 func (a account) sql() string     { return quoteAccount(a.name, a.host) }
 
-func compareAccounts(a, b account) int {
-	return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.host, b.host))
-}
-
 // scope is what a grant is on, as the grant tables store it: db is a pattern (wildcards escaped)
 // for a database-level grant (table empty) and a plain name for a table-level grant.
 type scope struct{ db, table string }
