@@ -32,4 +32,4 @@ COPY --from=build /out/ /
 USER 65532:65532
 EXPOSE 8080 8081
 ENTRYPOINT ["/rds-hooks"]
-CMD ["--listen=:8080", "--logs-listen=:8081", "--resync-pending=4s"]
+CMD ["--listen=:8080", "--tls-cert-file=/etc/rds-hooks/tls/tls.crt", "--tls-key-file=/etc/rds-hooks/tls/tls.key", "--hook-tokens=/etc/rds-hooks/token", "--logs-listen=:8081", "--resync-pending=4s"]

@@ -24,7 +24,7 @@ help: ## List the targets.
 		'$(VERSION)' '$(IMAGE)' '$(CONTAINER)' '$(BIN)'
 
 .PHONY: build
-build: ## Build static rds-hooks, rds-logs and otcsim into $(BIN)/, stamped with $(VERSION).
+build: ## Build static rds-hooks, rds-logs, otcsim and rds-hooks-secrets into $(BIN)/, stamped with $(VERSION).
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
 .PHONY: version
@@ -32,8 +32,12 @@ version: ## Print $(VERSION), the version and image tag builds get.
 	@echo $(VERSION)
 
 .PHONY: run
-run: ## Run rds-hooks on $(LISTEN) against the embedded OTC simulator (DB=HOST:PORT: a real MySQL/MariaDB behind every instance).
-	$(GO) run ./cmd/rds-hooks --cloud sim --listen $(LISTEN)$(if $(DB), --sim-endpoint $(DB))
+run: ## Run rds-hooks on $(LISTEN) (plain HTTP, no authentication: a laptop only) against the embedded OTC simulator (DB=HOST:PORT: a real MySQL/MariaDB behind every instance).
+	$(GO) run ./cmd/rds-hooks --cloud sim --insecure-no-auth --listen $(LISTEN)$(if $(DB), --sim-endpoint $(DB))
+
+.PHONY: hook-secrets
+hook-secrets: ## Print new Secrets rds-hooks-tls and rds-hooks-token (make hook-secrets | kubectl create -f -; docs/tenancy.md).
+	@$(GO) run ./cmd/rds-hooks-secrets
 
 .PHONY: sim
 sim: ## Run the OTC API simulator alone on 127.0.0.1:8790 (prints the OS_* exports).

@@ -122,6 +122,7 @@ func BenchmarkLargeBodies(b *testing.B) {
 						defer wg.Done()
 						w := httptest.NewRecorder()
 						req := httptest.NewRequest(http.MethodPost, "/sync", bytes.NewReader(body))
+						req.Header.Set("Authorization", "Bearer "+testToken)
 						h.srv.ServeHTTP(w, req)
 						if w.Code != http.StatusOK {
 							b.Errorf("status %d: %s", w.Code, w.Body.String())

@@ -25,6 +25,12 @@ type LogsReader interface {
 	ReadLogs(ctx context.Context, token string, req logsapi.Request) (*logsapi.Response, error)
 }
 
+// CapabilityChecker is a LogsReader that can tell a capability it would serve without reading
+// anything (sync.Reconciler.CheckCapability); the port then asks it before it reads a body.
+type CapabilityChecker interface {
+	CheckCapability(token string) error
+}
+
 // LogsOptions configure the logs port's handler.
 type LogsOptions struct {
 	Reader  LogsReader
@@ -103,14 +109,42 @@ func (s *LogsServer) read(c *gin.Context) {
 	start := time.Now()
 	outcome := "ok"
 	defer func() { s.opts.Metrics.observeLogsRead(outcome, time.Since(start)) }()
+	bodyRead := false
 	fail := func(status int, out, msg string) {
 		outcome = out
+		if !bodyRead {
+			c.Header("Connection", "close") // else the server reads the body on, as slowly as it comes
+		}
 		// NOTE: never the token or the body; the client's address helps to trace a refused Job.
 		s.opts.Logger.Warn("log read refused", "outcome", out, "status", status, "client", c.ClientIP(), "reason", msg)
 		c.AbortWithStatusJSON(status, logsapi.Error{Error: msg})
 	}
 
+	// NOTE: any pod may reach this port. The capability, in the header, is checked before the body
+	// is read, and the body waits for its turn (bodies), so a client without a capability costs
+	// its headers only, and one that trickles its body holds no slot of the Jobs.
+	token, ok := strings.CutPrefix(c.GetHeader("Authorization"), "Bearer ")
+	if !ok || token == "" {
+		fail(http.StatusUnauthorized, "unauthorized", "no capability: send the log Job's token as Authorization: Bearer <token>")
+		return
+	}
+	if check, ok := s.opts.Reader.(CapabilityChecker); ok {
+		var expired *rdssync.CapabilityExpiredError
+		switch err := check.CheckCapability(token); {
+		case err == nil:
+		case errors.Is(err, rdssync.ErrLogsUnavailable):
+			fail(http.StatusServiceUnavailable, "unavailable", err.Error())
+			return
+		case errors.As(err, &expired):
+			fail(http.StatusUnauthorized, "expired", err.Error())
+			return
+		default:
+			fail(http.StatusUnauthorized, "unauthorized", rdssync.ErrCapabilityInvalid.Error())
+			return
+		}
+	}
 	body, err := s.readBody(c)
+	bodyRead = err == nil
 	if errors.Is(err, errBodiesBusy) {
 		c.Header("Retry-After", "2")
 		fail(http.StatusServiceUnavailable, "busy", "the hooks are serving other log reads; try again shortly")
@@ -136,16 +170,8 @@ func (s *LogsServer) read(c *gin.Context) {
 		fail(http.StatusBadRequest, "bad_request", "type must be error or slow")
 		return
 	}
-	token := req.Token
-	if h := c.GetHeader("Authorization"); h != "" {
-		var ok bool
-		if token, ok = strings.CutPrefix(h, "Bearer "); !ok {
-			fail(http.StatusUnauthorized, "unauthorized", "the Authorization header must be Bearer <capability>")
-			return
-		}
-	}
-	if token == "" {
-		fail(http.StatusUnauthorized, "unauthorized", "no capability: send the log Job's token as Authorization: Bearer <token>")
+	if req.Token != "" && req.Token != token {
+		fail(http.StatusBadRequest, "bad_request", "the body names another capability than the Authorization header")
 		return
 	}
 

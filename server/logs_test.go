@@ -51,7 +51,9 @@ func TestLogsPort(t *testing.T) {
 		retryAfter string
 	}{
 		"read":             {reason: "the capability in the header", fn: ok, auth: "Bearer SECRET-TOKEN-1", body: body, want: 200, wantBody: `"content":"<b>"`, wantToken: "SECRET-TOKEN-1"},
-		"token in body":    {reason: "or in the body", fn: ok, body: `{"token":"SECRET-TOKEN-2","instance":"i1","type":"slow"}`, want: 200, wantToken: "SECRET-TOKEN-2"},
+		"token in body":    {reason: "only in the header, which is checked before the body is read", fn: ok, body: `{"token":"SECRET-TOKEN-2","instance":"i1","type":"slow"}`, want: 401},
+		"token in both":    {reason: "an older Job sends it in both", fn: ok, auth: "Bearer SECRET-TOKEN-2", body: `{"token":"SECRET-TOKEN-2","instance":"i1","type":"slow"}`, want: 200, wantToken: "SECRET-TOKEN-2"},
+		"two tokens":       {reason: "the body cannot name another capability", fn: ok, auth: "Bearer SECRET-TOKEN-2", body: `{"token":"SECRET-TOKEN-3","instance":"i1","type":"slow"}`, want: 400},
 		"no token":         {reason: "nothing without a capability", fn: ok, body: body, want: 401, wantBody: "no capability"},
 		"not bearer":       {reason: "only Bearer", fn: ok, auth: "Basic dTpw", body: body, want: 401},
 		"bad type":         {reason: "error or slow", fn: ok, auth: "Bearer t", body: `{"instance":"i1","type":"all"}`, want: 400},
@@ -161,6 +163,7 @@ func TestLogsPortSlowBodyTakesNoSlot(t *testing.T) {
 	done := make(chan int)
 	go func() {
 		req := httptest.NewRequest(http.MethodPost, "/v1/logs", slow)
+		req.Header.Set("Authorization", "Bearer t")
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
 		done <- w.Code
@@ -173,4 +176,51 @@ func TestLogsPortSlowBodyTakesNoSlot(t *testing.T) {
 	assert.Equal(t, http.StatusOK, w.Code, "a Job's read is served while another client holds back its body: "+w.Body.String())
 	close(slow.release)
 	assert.Equal(t, http.StatusBadRequest, <-done)
+}
+
+// checkingReader is a LogsReader that can tell its capabilities (sync.Reconciler).
+type checkingReader struct {
+	fakeReader
+	check func(token string) error
+}
+
+func (c *checkingReader) CheckCapability(token string) error { return c.check(token) }
+
+// TestLogsPortChecksTheCapabilityFirst: a request whose capability the hooks would not serve is
+// answered from its headers: its body is never read, so holding it back costs nothing.
+func TestLogsPortChecksTheCapabilityFirst(t *testing.T) {
+	reader := &checkingReader{fakeReader: fakeReader{fn: func(context.Context, logsapi.Request) (*logsapi.Response, error) {
+		return &logsapi.Response{}, nil
+	}}, check: func(token string) error {
+		switch token {
+		case "good":
+			return nil
+		case "old":
+			return &rdssync.CapabilityExpiredError{At: time.Unix(0, 0)}
+		}
+		return rdssync.ErrCapabilityInvalid
+	}}
+	h := server.NewLogs(server.LogsOptions{Reader: reader, MaxInFlight: 1})
+	for token, want := range map[string]string{"forged": "not valid", "old": "expired", "": "no capability"} {
+		body := &blockingBody{read: make(chan struct{}, 1), release: make(chan struct{})}
+		req := httptest.NewRequest(http.MethodPost, "/v1/logs", body)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		assert.Equal(t, http.StatusUnauthorized, w.Code, token)
+		assert.Contains(t, w.Body.String(), want, token)
+		select {
+		case <-body.read:
+			t.Errorf("the body of a request with capability %q was read", token)
+		default:
+		}
+		close(body.release)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/v1/logs", strings.NewReader(`{"instance":"i1","type":"error"}`))
+	req.Header.Set("Authorization", "Bearer good")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	assert.Equal(t, http.StatusOK, w.Code, w.Body.String())
 }

@@ -4,9 +4,9 @@ package server
 func (s *Server) routes() {
 	e := s.engine
 	e.Use(s.recovery())
-	e.POST("/sync", s.limit("sync"), s.sync())
-	e.POST("/finalize", s.limit("finalize"), s.finalize())
-	e.POST("/customize", s.limit("customize"), s.customize)
+	e.POST("/sync", s.authenticate("sync"), s.sync())
+	e.POST("/finalize", s.authenticate("finalize"), s.finalize())
+	e.POST("/customize", s.authenticate("customize"), s.customize())
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 	e.GET("/metrics", s.metrics())

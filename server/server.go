@@ -10,8 +10,10 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -36,26 +38,44 @@ type customizer interface {
 	Customize(req *hook.CustomizeRequest) *hook.CustomizeResponse
 }
 
+// Authenticator says whether a hook call presents Metacontroller's credential: the value of its
+// Authorization header (*hookauth.Tokens).
+type Authenticator interface {
+	Check(authorization string) bool
+}
+
 // Options configure the handler.
 type Options struct {
 	Reconciler Reconciler
 	Logger     *slog.Logger
 	Metrics    *Metrics
 	Gatherer   prometheus.Gatherer
+	// Auth admits the hook calls (sync, finalize, customize) that present Metacontroller's
+	// credential; the others get 401 before their body is read. Without Auth every hook call gets
+	// 401, unless Insecure.
+	Auth Authenticator
+	// Insecure serves the hooks to any caller, without a credential: for a laptop (make run), never
+	// a cluster.
+	Insecure bool
 	// HookTimeout bounds one hook call; it must stay under Metacontroller's webhook timeout (10 s
 	// by default). Default 8s.
 	HookTimeout time.Duration
+	// BodyTimeout bounds the reading of a hook call's body: a caller that trickles it is answered
+	// 408 and holds no slot meanwhile. Default 3s.
+	BodyTimeout time.Duration
 	// MaxBodyBytes limits request bodies. Default 8 MiB.
 	MaxBodyBytes int64
-	// MaxInFlight is how many hook calls are served at once (reading, decoding and reconciling).
-	// It bounds memory: each call may hold a body of MaxBodyBytes and its decoded form. Default 8.
+	// MaxInFlight is how many hook calls are served (reconciled) at once. Default 8.
 	MaxInFlight int
-	// MaxInFlightBytes bounds the bodies of the hook calls served at once, by their announced
-	// size (MaxBodyBytes when unknown): many small calls run side by side, few large ones.
-	// Default 32 MiB; never less than MaxBodyBytes.
+	// MaxInFlightPerNamespace is how many of them the objects of one namespace may hold at once.
+	// Default half of MaxInFlight, rounded up.
+	MaxInFlightPerNamespace int
+	// MaxInFlightBytes bounds the bodies of the hook calls read or served at once, by their
+	// announced size (MaxBodyBytes when unknown): many small calls run side by side, few large
+	// ones. Default 32 MiB; never less than MaxBodyBytes.
 	MaxInFlightBytes int64
-	// InFlightWait is how long a hook call waits for a free slot before it answers 429 with
-	// Retry-After: 1. Default 2s.
+	// InFlightWait is how long a hook call waits for room for its body, and then for a slot, before
+	// it answers 429 with Retry-After: 1. Default 2s.
 	InFlightWait time.Duration
 }
 
@@ -64,8 +84,8 @@ type Server struct {
 	opts     Options
 	engine   *gin.Engine
 	draining atomic.Bool
-	inflight chan struct{}       // a token per hook call being served
-	bodies   *semaphore.Weighted // the body bytes of the calls being served
+	slots    *fairSlots          // the hook calls being served, by namespace
+	bodies   *semaphore.Weighted // the body bytes of the calls being read or served
 }
 
 // New builds the handler.
@@ -82,6 +102,12 @@ func New(opts Options) *Server {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = 8
 	}
+	if opts.MaxInFlightPerNamespace <= 0 {
+		opts.MaxInFlightPerNamespace = (opts.MaxInFlight + 1) / 2
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = 3 * time.Second
+	}
 	if opts.InFlightWait <= 0 {
 		opts.InFlightWait = 2 * time.Second
 	}
@@ -96,7 +122,8 @@ func New(opts Options) *Server {
 	gin.SetMode(gin.ReleaseMode)
 	s := &Server{
 		opts: opts, engine: gin.New(),
-		inflight: make(chan struct{}, opts.MaxInFlight), bodies: semaphore.NewWeighted(opts.MaxInFlightBytes),
+		slots:  newFairSlots(opts.MaxInFlight, opts.MaxInFlightPerNamespace),
+		bodies: semaphore.NewWeighted(opts.MaxInFlightBytes),
 	}
 	s.engine.ContextWithFallback = true
 	s.routes()
@@ -139,42 +166,82 @@ func (s *Server) recovery() gin.HandlerFunc {
 	})
 }
 
-// limit serves at most MaxInFlight hook calls, with at most MaxInFlightBytes of bodies, at once,
-// before their bodies are read: a call that finds no room within InFlightWait answers 429 with
-// Retry-After: 1, which Metacontroller retries without an Event or a backoff. Memory then stays
-// bounded however many calls arrive.
-func (s *Server) limit(hook string) gin.HandlerFunc {
+// authenticate answers 401 to a hook call without Metacontroller's credential, before anything
+// else: its body is not read, no slot is taken, nothing is called. The log names the caller's
+// address, never what it presented.
+func (s *Server) authenticate(hook string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		start := time.Now()
-		// HookTimeout counts from the call's arrival: time spent waiting here is part of it.
-		call, cancelCall := context.WithTimeout(c.Request.Context(), s.opts.HookTimeout)
-		defer cancelCall()
-		c.Request = c.Request.WithContext(call)
-		ctx, cancel := context.WithTimeout(call, s.opts.InFlightWait)
-		defer cancel()
-		select {
-		case s.inflight <- struct{}{}:
-		case <-ctx.Done():
-			s.busy(c, hook, time.Since(start))
+		if s.opts.Insecure || (s.opts.Auth != nil && s.opts.Auth.Check(c.GetHeader("Authorization"))) {
+			c.Next()
 			return
 		}
-		defer func() { <-s.inflight }()
-		size := c.Request.ContentLength
-		if size < 0 || size > s.opts.MaxBodyBytes {
-			size = s.opts.MaxBodyBytes // unknown, or refused with 413 once read
-		}
-		if err := s.bodies.Acquire(ctx, size); err != nil {
-			s.busy(c, hook, time.Since(start))
-			return
-		}
-		defer s.bodies.Release(size)
-		c.Next()
+		s.opts.Metrics.observeHook(hook, "unauthorized", 0)
+		s.opts.Logger.Warn("hook call refused: no valid credential", "hook", hook, "client", c.Request.RemoteAddr,
+			"authorization", presented(c.GetHeader("Authorization")))
+		c.Header("WWW-Authenticate", `Bearer realm="rds-hooks"`)
+		// NOTE: the body stays unread; without this the server would read on to keep the
+		// connection, as slowly as the caller sends it, before it answers.
+		c.Header("Connection", "close")
+		c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": "unauthorized: only Metacontroller may call the hooks"})
 	}
+}
+
+// presented says what kind of credential a refused call sent, never its value.
+func presented(h string) string {
+	switch {
+	case h == "":
+		return "none"
+	case strings.HasPrefix(h, "Bearer "):
+		return "wrong bearer token"
+	default:
+		return "not a bearer token"
+	}
+}
+
+// body reads a hook call's body in turn: room for it among MaxInFlightBytes (waiting at most
+// InFlightWait, then 429), then the bytes under BodyTimeout (then 408). The call's deadline,
+// HookTimeout, counts from its arrival: the time spent here is part of it.
+func (s *Server) body(c *gin.Context, hook string, start time.Time) (body []byte, release func(), ok bool) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.InFlightWait)
+	defer cancel()
+	size := c.Request.ContentLength
+	if size < 0 || size > s.opts.MaxBodyBytes {
+		size = s.opts.MaxBodyBytes // unknown, or refused with 413 once read
+	}
+	if err := s.bodies.Acquire(ctx, size); err != nil {
+		c.Header("Connection", "close") // the body stays unread (authenticate)
+		s.busy(c, hook, time.Since(start))
+		return nil, nil, false
+	}
+	release = func() { s.bodies.Release(size) }
+	rc := http.NewResponseController(c.Writer)
+	// NOTE: a server that cannot set deadlines (httptest's recorder) still has its ReadTimeout.
+	if rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout)) == nil {
+		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	}
+	body, ok = s.readBody(c)
+	if !ok {
+		release()
+		return nil, nil, false
+	}
+	return body, release, true
+}
+
+// slot waits for a slot of the namespace's share, at most InFlightWait, then answers 429.
+func (s *Server) slot(c *gin.Context, hook, namespace string, start time.Time) (func(), bool) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.InFlightWait)
+	defer cancel()
+	release, ok := s.slots.acquire(ctx, namespace)
+	if !ok {
+		s.busy(c, hook, time.Since(start))
+	}
+	return release, ok
 }
 
 func (s *Server) busy(c *gin.Context, hook string, waited time.Duration) {
 	s.opts.Metrics.observeHook(hook, "busy", waited)
-	s.opts.Logger.Warn("too many hook calls in flight; asking Metacontroller to retry", "hook", hook, "maxInFlight", s.opts.MaxInFlight)
+	s.opts.Logger.Warn("too many hook calls in flight; asking Metacontroller to retry", "hook", hook,
+		"maxInFlight", s.opts.MaxInFlight, "maxInFlightPerNamespace", s.opts.MaxInFlightPerNamespace)
 	c.Header("Retry-After", "1")
 	c.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{"error": "too many calls in flight"})
 }
@@ -188,46 +255,70 @@ func (s *Server) readBody(c *gin.Context) ([]byte, bool) {
 	body := buf.Bytes()
 	if err != nil {
 		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		var netErr net.Error
+		switch {
+		case errors.As(err, &tooLarge):
 			// NOTE: Metacontroller sends the parent and all its children; a refused call is retried
 			// forever, so say so in the log (without the body: it holds Secrets).
 			s.opts.Logger.Warn("request body too large", "path", c.Request.URL.Path,
 				"limitBytes", s.opts.MaxBodyBytes, "contentLength", c.Request.ContentLength)
 			c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge, gin.H{"error": "request body exceeds " + strconv.FormatInt(s.opts.MaxBodyBytes, 10) + " bytes"})
-			return nil, false
+		case errors.As(err, &netErr) && netErr.Timeout():
+			s.opts.Logger.Warn("request body not sent in time", "path", c.Request.URL.Path, "bodyTimeout", s.opts.BodyTimeout.String(), "client", c.Request.RemoteAddr)
+			c.Header("Connection", "close")
+			c.AbortWithStatusJSON(http.StatusRequestTimeout, gin.H{"error": "request body not sent within " + s.opts.BodyTimeout.String()})
+		default:
+			s.opts.Logger.Warn("could not read request body", "path", c.Request.URL.Path, "error", err.Error())
+			c.AbortWithStatusJSON(http.StatusBadRequest, gin.H{"error": "could not read request body"})
 		}
-		s.opts.Logger.Warn("could not read request body", "path", c.Request.URL.Path, "error", err.Error())
-		c.AbortWithStatusJSON(http.StatusBadRequest, gin.H{"error": "could not read request body"})
 		return nil, false
 	}
 	return body, true
 }
 
-// hookCall is the shared shape of sync and finalize: decode, reconcile under a deadline, encode.
-func (s *Server) hookCall(name string, run func(ctx context.Context, req *hook.Request) (any, error)) gin.HandlerFunc {
+// served is a decoded hook call: the namespace whose share it takes, and how to answer it.
+type served struct {
+	namespace string
+	log       *slog.Logger
+	run       func(ctx context.Context) (any, error)
+}
+
+// hookCall is the one way through a hook call: authenticated already (authenticate), its body read
+// in turn, decoded, a slot of its namespace's share taken, the answer made under the deadline and
+// encoded.
+func (s *Server) hookCall(name string, decode func(body []byte) (served, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		outcome := "ok"
-		defer func() { s.opts.Metrics.observeHook(name, outcome, time.Since(start)) }()
+		call, cancelCall := context.WithTimeout(c.Request.Context(), s.opts.HookTimeout)
+		defer cancelCall()
+		c.Request = c.Request.WithContext(call)
 
-		body, ok := s.readBody(c)
+		body, releaseBody, ok := s.body(c, name, start)
 		if !ok {
-			outcome = "bad_request"
+			if c.Writer.Status() != http.StatusTooManyRequests {
+				s.opts.Metrics.observeHook(name, "bad_request", time.Since(start))
+			}
 			return
 		}
-		req, err := hook.DecodeRequest(body)
+		defer releaseBody()
+		call1, err := decode(body)
 		if err != nil {
-			outcome = "bad_request"
+			s.opts.Metrics.observeHook(name, "bad_request", time.Since(start))
 			s.opts.Logger.Warn("bad hook request", "hook", name, "error", err.Error())
 			c.AbortWithStatusJSON(http.StatusBadRequest, gin.H{"error": err.Error()})
 			return
 		}
-		p := &req.Parent
-		log := s.opts.Logger.With("hook", name, "rds", p.Namespace+"/"+p.Name, "uid", string(p.UID), "generation", p.Generation)
-		ctx, cancel := context.WithTimeout(rdssync.WithLogger(c.Request.Context(), log), s.opts.HookTimeout)
-		defer cancel()
+		releaseSlot, ok := s.slot(c, name, call1.namespace, start)
+		if !ok {
+			return
+		}
+		defer releaseSlot()
+		defer func() { s.opts.Metrics.observeHook(name, outcome, time.Since(start)) }()
 
-		resp, err := run(ctx, req)
+		log := call1.log
+		ctx := rdssync.WithLogger(c.Request.Context(), log)
+		resp, err := call1.run(ctx)
 		var throttled *rdssync.ThrottledError
 		switch {
 		case errors.As(err, &throttled):
@@ -262,40 +353,49 @@ func (s *Server) hookCall(name string, run func(ctx context.Context, req *hook.R
 	}
 }
 
+// parentCall decodes a sync or finalize call.
+func (s *Server) parentCall(name string, run func(ctx context.Context, req *hook.Request) (any, error)) gin.HandlerFunc {
+	return s.hookCall(name, func(body []byte) (served, error) {
+		req, err := hook.DecodeRequest(body)
+		if err != nil {
+			return served{}, err
+		}
+		p := &req.Parent
+		log := s.opts.Logger.With("hook", name, "rds", p.Namespace+"/"+p.Name, "uid", string(p.UID), "generation", p.Generation)
+		return served{namespace: p.Namespace, log: log, run: func(ctx context.Context) (any, error) { return run(ctx, req) }}, nil
+	})
+}
+
 func (s *Server) sync() gin.HandlerFunc {
-	return s.hookCall("sync", func(ctx context.Context, req *hook.Request) (any, error) {
+	return s.parentCall("sync", func(ctx context.Context, req *hook.Request) (any, error) {
 		return s.opts.Reconciler.Sync(ctx, req)
 	})
 }
 
 func (s *Server) finalize() gin.HandlerFunc {
-	return s.hookCall("finalize", func(ctx context.Context, req *hook.Request) (any, error) {
+	return s.parentCall("finalize", func(ctx context.Context, req *hook.Request) (any, error) {
 		return s.opts.Reconciler.Finalize(ctx, req)
 	})
 }
 
-func (s *Server) customize(c *gin.Context) {
-	start := time.Now()
-	body, ok := s.readBody(c)
-	if !ok {
-		s.opts.Metrics.observeHook("customize", "bad_request", time.Since(start))
-		return
-	}
-	req, err := hook.DecodeCustomizeRequest(body)
-	if err != nil {
-		s.opts.Metrics.observeHook("customize", "bad_request", time.Since(start))
-		s.opts.Logger.Warn("bad hook request", "hook", "customize", "error", err.Error())
-		c.AbortWithStatusJSON(http.StatusBadRequest, gin.H{"error": err.Error()})
-		return
-	}
-	answer := rdssync.Customize
-	if cz, ok := s.opts.Reconciler.(customizer); ok {
-		answer = cz.Customize
-	}
-	// An invalid spec is reported by the sync call; here it asks only for what its valid references
-	// name, which the finalize call may still need (customize.go in this package).
-	resp := answer(req)
-	resp.RelatedResources = validRules(resp.RelatedResources)
-	c.JSON(http.StatusOK, resp)
-	s.opts.Metrics.observeHook("customize", "ok", time.Since(start))
+func (s *Server) customize() gin.HandlerFunc {
+	return s.hookCall("customize", func(body []byte) (served, error) {
+		req, err := hook.DecodeCustomizeRequest(body)
+		if err != nil {
+			return served{}, err
+		}
+		answer := rdssync.Customize
+		if cz, ok := s.opts.Reconciler.(customizer); ok {
+			answer = cz.Customize
+		}
+		p := &req.Parent
+		log := s.opts.Logger.With("hook", "customize", "rds", p.Namespace+"/"+p.Name, "uid", string(p.UID))
+		return served{namespace: p.Namespace, log: log, run: func(context.Context) (any, error) {
+			// An invalid spec is reported by the sync call; here it asks only for what its valid
+			// references name, which the finalize call may still need (customize.go in this package).
+			resp := answer(req)
+			resp.RelatedResources = validRules(resp.RelatedResources)
+			return resp, nil
+		}}, nil
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcsps/rds-lambda-controller/internal/hookauth"
 	"github.com/mcsps/rds-lambda-controller/server"
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
@@ -42,6 +44,7 @@ func newHarness(t testing.TB, r server.Reconciler, options ...func(*server.Optio
 		Logger:     slog.New(slog.NewJSONHandler(logs, nil)),
 		Metrics:    server.NewMetrics(reg),
 		Gatherer:   reg,
+		Auth:       testTokens(t),
 	}
 	for _, o := range options {
 		o(&opts)
@@ -54,8 +57,22 @@ func (h *harness) post(path string, body []byte) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+testToken)
 	h.srv.ServeHTTP(w, req)
 	return w
+}
+
+// testToken is Metacontroller's credential in the tests of this package.
+const testToken = "metacontroller-test-token-0123456789abcdef"
+
+// testTokens accepts testToken, read from a file as the Deployment's Secret volume is.
+func testTokens(t testing.TB) *hookauth.Tokens {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(path, []byte(testToken+"\n"), 0o600))
+	tokens, err := hookauth.NewTokens(path, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	return tokens
 }
 
 // emptyCloud is a cloud with no instances at all.

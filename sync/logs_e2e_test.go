@@ -37,7 +37,7 @@ type logsCluster struct {
 func (k *logsCluster) sync(t *testing.T) {
 	t.Helper()
 	if k.overHTTP {
-		hooks := httptest.NewServer(server.New(server.Options{Reconciler: k.r}))
+		hooks := httptest.NewServer(server.New(server.Options{Reconciler: k.r, Insecure: true /* an authenticated Metacontroller */}))
 		defer hooks.Close()
 		x, err := k.mc.Post(nil, hooks.URL)
 		require.NoError(t, err)

@@ -51,26 +51,10 @@ func (e *LogsCloudError) Error() string {
 // credentials the issuing call used, with the same window, paging and bounds as rds-logs always
 // had. It makes no change to the cloud and reads nothing else.
 func (r *Reconciler) ReadLogs(ctx context.Context, token string, req logsapi.Request) (*logsapi.Response, error) {
-	if r.caps == nil {
-		return nil, ErrLogsUnavailable
-	}
-	capa, err := r.caps.open(token)
+	now := r.cfg.Now().UTC()
+	capa, err := r.openCapability(token, now)
 	if err != nil {
 		return nil, err
-	}
-	if capa.Creds != nil && capa.Creds.Namespace != capa.Namespace {
-		return nil, errCapabilityInvalid // never another namespace's credentials
-	}
-	now := r.cfg.Now().UTC()
-	if !now.Before(capa.expires()) {
-		return nil, &CapabilityExpiredError{At: capa.expires()}
-	}
-	// NOTE: a capability is rendered from status.logs, which whoever may write the object's status
-	// can forge: one wider than any request may ask for, or with more time left than a capability
-	// is issued for (capabilitySkew allows for replicas' clocks), reads nothing.
-	if since, err := time.ParseDuration(capa.Since); err != nil || since > logsapi.MaxSince || capa.Lines > logsapi.MaxLines ||
-		capa.expires().After(now.Add(r.cfg.LogsCapabilityTTL+capabilitySkew)) {
-		return nil, errCapabilityInvalid
 	}
 	q, err := capa.query(req, now, r.cfg.LogsCapabilityTTL)
 	if err != nil {

@@ -13,7 +13,10 @@
 #
 # It runs the image with podman as the pod runs it: user 65532, read-only root filesystem, every
 # capability dropped, no new privileges; on the host network, on a free port of 127.0.0.1, against
-# the embedded OTC simulator (--cloud sim). It checks /healthz, /readyz, one /sync and /metrics,
+# the embedded OTC simulator (--cloud sim), with the image's own arguments (the Deployment's) and
+# the hooks' Secrets, made by the image's rds-hooks-secrets, mounted where the Deployment mounts
+# them. It checks that the port is HTTPS with that certificate, that /sync without Metacontroller's
+# token answers 401 and reaches no OTC call, /healthz, /readyz, one /sync with it and /metrics,
 # reads the process's uid, capabilities and root mount from /proc, runs --version and --help of
 # every binary, and stops the server with SIGTERM. Podman and runc are installed with apt-get when
 # missing; where that fails, the test fails loudly (it never skips).
@@ -35,7 +38,7 @@ die() {
 	exit 1
 }
 
-BINARIES=(rds-hooks rds-logs otcsim)
+BINARIES=(rds-hooks rds-logs otcsim rds-hooks-secrets)
 
 # containerfile prints the Dockerfile's final stage, rebuilt on scratch from the context's bin/
 # and ca-certificates.crt. Any instruction it cannot reproduce fails the test.
@@ -120,7 +123,7 @@ in_namespace() {
 	podman build -q --pull=never -t "$image" "$WORK/context" >/dev/null || die "podman build failed"
 	local config
 	config=$(podman image inspect --format '{{.Config.User}} {{json .Config.Entrypoint}} {{json .Config.Cmd}}' "$image")
-	[[ $config == '65532:65532 ["/rds-hooks"] ["--listen=:8080","--logs-listen=:8081","--resync-pending=4s"]' ]] ||
+	[[ $config == '65532:65532 ["/rds-hooks"] ["--listen=:8080","--tls-cert-file=/etc/rds-hooks/tls/tls.crt","--tls-key-file=/etc/rds-hooks/tls/tls.key","--hook-tokens=/etc/rds-hooks/token","--logs-listen=:8081","--resync-pending=4s"]' ]] ||
 		die "image config is '$config', not the Dockerfile's"
 
 	local b out
@@ -133,6 +136,15 @@ in_namespace() {
 	done
 	log "--version and --help of ${BINARIES[*]} work in the image"
 
+	# The hooks' Secrets, made by the image's own generator, as the kubelet mounts them for the
+	# pod's user (the Deployment's fsGroup).
+	local ca token args
+	podman run --rm "${secure[@]}" --user=0:0 -v "$WORK:/work" --entrypoint /rds-hooks-secrets "$image" \
+		--host=127.0.0.1 --out-dir=/work/secrets || die "rds-hooks-secrets failed in the image"
+	chown -R 65532:65532 "$WORK/secrets"
+	ca=$WORK/secrets/rds-hooks-tls/ca.crt token=$(<"$WORK/secrets/rds-hooks-token/token")
+	mapfile -t args < <(podman image inspect --format '{{range .Config.Cmd}}{{println .}}{{end}}' "$image" | grep -v '^$' | grep -v '^--logs-listen=')
+
 	# NOTE: a free port can be taken by another test between free_port and the container's bind
 	# (go test runs packages in parallel): a start that fails on a taken port is tried again on
 	# other ports, twice at most.
@@ -142,11 +154,16 @@ in_namespace() {
 		logsport=$(free_port)
 		while [[ $logsport == "$port" ]]; do logsport=$(free_port); done
 		log "running the hooks as a pod does, on 127.0.0.1:$port (logs port $logsport) against the embedded simulator"
-		podman run -d --name "$name" "${secure[@]}" "$image" --listen="127.0.0.1:$port" --logs-listen="127.0.0.1:$logsport" --cloud=sim >/dev/null ||
+		# The image's own arguments (its CMD, the Deployment's args) with the listen addresses
+		# moved to this port and the simulator as the cloud; the Secrets mounted where the
+		# Deployment mounts them.
+		podman run -d --name "$name" "${secure[@]}" \
+			-v "$WORK/secrets/rds-hooks-tls:/etc/rds-hooks/tls:ro" -v "$WORK/secrets/rds-hooks-token:/etc/rds-hooks/token:ro" \
+			"$image" "${args[@]/#--listen=:8080/--listen=127.0.0.1:$port}" --logs-listen="127.0.0.1:$logsport" --cloud=sim >/dev/null ||
 			die "podman run failed"
-		base=http://127.0.0.1:$port
+		base=https://127.0.0.1:$port
 		for i in $(seq 1 150); do
-			curl -sf "$base/readyz" >/dev/null 2>&1 && break 2
+			curl -sf --cacert "$ca" "$base/readyz" >/dev/null 2>&1 && break 2
 			if [[ $(podman inspect --format '{{.State.Running}}' "$name") != true ]]; then
 				logs=$(podman logs "$name" 2>&1 | tail -20)
 				if ((attempt < 3)) && grep -q 'address already in use' <<<"$logs"; then
@@ -161,17 +178,34 @@ in_namespace() {
 		done
 	done
 
-	[[ $(curl -s -o /dev/null -w '%{http_code}' "$base/healthz") == 200 ]] || die "/healthz is not 200"
-	[[ $(curl -s -o /dev/null -w '%{http_code}' "$base/readyz") == 200 ]] || die "/readyz is not 200"
+	[[ $(curl -s --cacert "$ca" -o /dev/null -w '%{http_code}' "$base/healthz") == 200 ]] || die "/healthz is not 200"
+	[[ $(curl -s --cacert "$ca" -o /dev/null -w '%{http_code}' "$base/readyz") == 200 ]] || die "/readyz is not 200"
+	[[ $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz") == 400 ]] || die "the hooks' port answers plain HTTP"
+	curl -s -o /dev/null "$base/readyz" 2>/dev/null && die "the hooks' certificate verifies without their CA"
+	local code before after
+	otc_calls() { curl -s --cacert "$ca" "$base/metrics" | grep '^rds_hooks_otc_calls_total' || true; }
+	before=$(otc_calls)
+	for auth in none "Authorization: Bearer not-the-token-0123456789abcdefghijklmnop" "Authorization: Basic $token"; do
+		local header=()
+		[[ $auth == none ]] || header=(-H "$auth")
+		code=$(curl -s --cacert "$ca" -o /dev/null -w '%{http_code}' -XPOST "$base/sync" "${header[@]}" -H 'Content-Type: application/json' \
+			--data-binary @test/testdata/curl/sync-create.json || true) # the body is not read: curl may see the connection close
+		[[ $code == 401 ]] || die "POST /sync with credential '${auth%% *}' answered $code, not 401"
+	done
+	after=$(otc_calls)
+	[[ $before == "$after" ]] || die "a refused call reached OTC: before: $before; after: $after"
+	podman logs "$name" 2>&1 | grep -q "$token" && die "the token is in the log"
+	log "without Metacontroller's token: 401 and no OTC call"
 	local answer
-	answer=$(curl -sf -XPOST "$base/sync" -H 'Content-Type: application/json' --data-binary @test/testdata/curl/sync-create.json) ||
+	answer=$(curl -sf --cacert "$ca" -XPOST "$base/sync" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+		--data-binary @test/testdata/curl/sync-create.json) ||
 		die "POST /sync failed: $(podman logs "$name" 2>&1 | tail -20)"
 	grep -q '"name":"my-rds-single-connection"' <<<"$answer" ||
 		die "/sync did not answer the connection Secret: ${answer:0:500}"
 	grep -q '"conditions":' <<<"$answer" || die "/sync answered no status conditions: ${answer:0:500}"
-	curl -sf "$base/metrics" | grep -q '^rds_hooks_hook_duration_seconds_count{hook="sync",outcome="ok"} 1$' ||
+	curl -sf --cacert "$ca" "$base/metrics" | grep -q '^rds_hooks_hook_duration_seconds_count{hook="sync",outcome="ok"} 1$' ||
 		die "/metrics does not count the sync call"
-	log "/healthz, /readyz, /sync and /metrics answer"
+	log "/healthz, /readyz, /sync (with the token) and /metrics answer over TLS"
 
 	# What the kernel says about the process, not what podman was asked for.
 	local pid status
@@ -190,7 +224,6 @@ in_namespace() {
 	log "the process runs as 65532:65532 with no capabilities, no new privileges, on a read-only root"
 
 	podman stop -t 20 "$name" >/dev/null || die "podman stop failed"
-	local code
 	code=$(podman inspect --format '{{.State.ExitCode}}' "$name")
 	[[ $code == 0 ]] || die "after SIGTERM the hooks exited $code: $(podman logs "$name" 2>&1 | tail -20)"
 	podman logs "$name" 2>&1 | grep -q '"msg":"stopped"' || die "the hooks did not log a clean stop"
@@ -265,6 +298,6 @@ tmp_dir = "$WORK/tmp"
 network_config_dir = "$WORK/networks"
 EOF
 
-unshare --mount --propagation private -- bash "$0" --in-namespace "$WORK" "$VERSION" ||
+unshare --mount --propagation private -- bash ${IMAGE_SH_TRACE:+-x} "$0" --in-namespace "$WORK" "$VERSION" ||
 	die "(the reason is above)"
 log "the image is proven ($((SECONDS - start)) s)"

@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,6 +30,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/mcsps/rds-lambda-controller/internal/hookauth"
 	"github.com/mcsps/rds-lambda-controller/internal/version"
 	"github.com/mcsps/rds-lambda-controller/server"
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
@@ -79,6 +81,13 @@ type config struct {
 	passwordKey   string
 	version       bool
 	maxInFlight   int
+	maxPerNS      int
+	maxConns      int
+
+	// Hook authentication (docs/tenancy.md).
+	tlsCert, tlsKey string
+	hookTokens      string
+	insecureNoAuth  bool
 
 	// Namespace credentials (docs/credentials.md).
 	nsCredentials string
@@ -145,6 +154,12 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	str(&c.nsAuthURLs, "namespace-credentials-auth-urls", "", "comma-separated identity endpoints a namespace's OS_AUTH_URL may name (default: the controller's own)")
 	dur(&c.nsIdle, "namespace-credentials-idle", otc.DefaultPoolIdle, "how long a namespace's logged-in OTC client is kept unused")
 	fs.IntVar(&c.maxInFlight, "max-inflight", 8, "hook calls served at once (with at most 32 MiB of bodies); more wait up to 2s, then get 429 Retry-After: 1")
+	fs.IntVar(&c.maxPerNS, "max-inflight-per-namespace", 0, "of --max-inflight, how many the objects of one namespace may hold at once (default half, rounded up)")
+	fs.IntVar(&c.maxConns, "max-conns-per-client", 32, "connections one client address may hold open to each port; more are closed at once")
+	str(&c.tlsCert, "tls-cert-file", "", "PEM serving certificate of the hooks (re-read when it changes); with --tls-key-file and --hook-tokens, required unless --insecure-no-auth")
+	str(&c.tlsKey, "tls-key-file", "", "PEM private key of --tls-cert-file")
+	str(&c.hookTokens, "hook-tokens", "", "file, or directory of files, each holding one bearer token a hook call may present (Metacontroller's; re-read when they change)")
+	fs.BoolVar(&c.insecureNoAuth, "insecure-no-auth", false, "serve the hooks over plain HTTP to any caller, without a credential: for a laptop (make run), never a cluster")
 	c.logLevel = slog.LevelInfo
 	fs.TextVar(&c.logLevel, "log-level", c.logLevel, "log level: DEBUG, INFO, WARN or ERROR")
 	c.simEndpoints = otcsim.EndpointFlags{}
@@ -200,6 +215,19 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	}
 	if c.maxInFlight < 1 {
 		return c, fmt.Errorf("--max-inflight must be at least 1, not %d", c.maxInFlight)
+	}
+	if c.maxPerNS < 0 || c.maxPerNS > c.maxInFlight {
+		return c, fmt.Errorf("%s must be between 1 and --max-inflight (%d), or 0 for half of it, not %d", setting("max-inflight-per-namespace"), c.maxInFlight, c.maxPerNS)
+	}
+	if c.maxConns < 1 {
+		return c, fmt.Errorf("%s must be at least 1, not %d", setting("max-conns-per-client"), c.maxConns)
+	}
+	switch auth := c.tlsCert != "" || c.tlsKey != "" || c.hookTokens != ""; {
+	case c.insecureNoAuth && auth:
+		return c, fmt.Errorf("%s contradicts %s, %s and %s: choose one", setting("insecure-no-auth"), setting("tls-cert-file"), setting("tls-key-file"), setting("hook-tokens"))
+	case !c.insecureNoAuth && (c.tlsCert == "" || c.tlsKey == "" || c.hookTokens == ""):
+		return c, errors.New("the hooks answer only Metacontroller: set " + setting("tls-cert-file") + ", " + setting("tls-key-file") + " and " +
+			setting("hook-tokens") + " (go run ./cmd/rds-hooks-secrets makes them; docs/tenancy.md), or --insecure-no-auth to serve them to anyone on a laptop")
 	}
 	if c.clusterID == "" && c.cloud == cloudSim {
 		c.clusterID = "local"
@@ -381,14 +409,35 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ClusterID:         cfg.clusterID,
 		Adoption:          rdssync.AdoptionPolicy(cfg.adoption),
 	})
-	handler := server.New(server.Options{
-		Reconciler:  reconciler,
-		Logger:      logger,
-		Metrics:     metrics,
-		Gatherer:    reg,
-		HookTimeout: cfg.hookTimeout,
-		MaxInFlight: cfg.maxInFlight,
-	})
+	var (
+		tokens  *hookauth.Tokens
+		serving *hookauth.Certificate
+	)
+	if cfg.insecureNoAuth {
+		logger.Warn("THE HOOKS ARE NOT AUTHENTICATED (--insecure-no-auth): anyone who reaches " + cfg.listen +
+			" can create, copy and delete databases; plain HTTP, for a laptop only, never a cluster")
+	} else {
+		if tokens, err = hookauth.NewTokens(cfg.hookTokens, logger); err != nil {
+			return fmt.Errorf("%s: %w", setting("hook-tokens"), err)
+		}
+		if serving, err = hookauth.NewCertificate(cfg.tlsCert, cfg.tlsKey, logger); err != nil {
+			return fmt.Errorf("%s: %w", setting("tls-cert-file"), err)
+		}
+	}
+	opts := server.Options{
+		Reconciler:              reconciler,
+		Logger:                  logger,
+		Metrics:                 metrics,
+		Gatherer:                reg,
+		HookTimeout:             cfg.hookTimeout,
+		MaxInFlight:             cfg.maxInFlight,
+		MaxInFlightPerNamespace: cfg.maxPerNS,
+		Insecure:                cfg.insecureNoAuth,
+	}
+	if tokens != nil {
+		opts.Auth = tokens
+	}
+	handler := server.New(opts)
 
 	l, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
@@ -398,6 +447,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		l.Close()
 		return fmt.Errorf("--logs-listen: %w", err)
+	}
+	l, ll = server.LimitPerClient(l, cfg.maxConns), server.LimitPerClient(ll, cfg.maxConns)
+	if serving != nil {
+		l = tls.NewListener(l, serving.TLSConfig())
 	}
 	const logsReadTimeout = 60 * time.Second
 	logsSrv := &http.Server{
@@ -419,8 +472,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	logger.Info("rds-hooks listening", "addr", l.Addr().String(), "logsAddr", ll.Addr().String())
-	if cfg.cloud == cloudSim {
+	logger.Info("rds-hooks listening", "addr", l.Addr().String(), "logsAddr", ll.Addr().String(),
+		"tls", serving != nil, "authenticated", tokens != nil)
+	if cfg.cloud == cloudSim && cfg.insecureNoAuth {
 		printTryIt(stderr, l.Addr())
 	}
 

@@ -68,7 +68,7 @@ func TestRunWithEmbeddedSimulator(t *testing.T) {
 	stdout, stderr := &testutil.Buffer{}, &testutil.Buffer{}
 	errc := make(chan error, 1)
 	go func() {
-		errc <- run(ctx, []string{"--cloud", "sim", "--listen", addr, "--logs-listen", logsAddr}, noEnv, stdout, stderr)
+		errc <- run(ctx, []string{"--cloud", "sim", "--insecure-no-auth", "--listen", addr, "--logs-listen", logsAddr}, noEnv, stdout, stderr)
 	}()
 	base := "http://" + addr
 	waitReady(t, base, errc)
@@ -110,6 +110,7 @@ func TestRunWithEmbeddedSimulator(t *testing.T) {
 	}
 
 	assert.Contains(t, stderr.String(), "curl -s -XPOST "+base+"/sync", "it tells a person how to try it")
+	assert.Contains(t, stdout.String(), "THE HOOKS ARE NOT AUTHENTICATED (--insecure-no-auth)", "and says loudly what it gives away")
 	assert.Contains(t, stdout.String(), `"msg":"rds-hooks listening"`)
 	assert.NotContains(t, stdout.String(), "A12345678+", "no password in the logs")
 
@@ -126,7 +127,7 @@ func TestRunWithEmbeddedSimulator(t *testing.T) {
 // TestRunRefusesWithoutCredentials: the default is the real OTC; without credentials the binary
 // says so and exits, never falling back to the simulator.
 func TestRunRefusesWithoutCredentials(t *testing.T) {
-	err := run(context.Background(), []string{"--listen", freeAddr(t), "--logs-listen", freeAddr(t), "--cluster-id", "prod-1"}, noEnv, io.Discard, io.Discard)
+	err := run(context.Background(), []string{"--listen", freeAddr(t), "--logs-listen", freeAddr(t), "--cluster-id", "prod-1", "--insecure-no-auth"}, noEnv, io.Discard, io.Discard)
 	require.ErrorIs(t, err, otc.ErrNoCredentials)
 	assert.Contains(t, err.Error(), "OS_AUTH_URL")
 	assert.Contains(t, err.Error(), "--cloud sim")
@@ -138,7 +139,7 @@ func TestLoginErrorNamesTheURL(t *testing.T) {
 	env := map[string]string{
 		"OS_AUTH_URL": authURL, "OS_USERNAME": "u", "OS_PASSWORD": "p", "OS_DOMAIN_NAME": "d", "OS_PROJECT_NAME": "eu-de",
 	}
-	err := run(context.Background(), []string{"--listen", freeAddr(t), "--logs-listen", freeAddr(t), "--cluster-id", "prod-1"}, func(k string) string { return env[k] }, io.Discard, io.Discard)
+	err := run(context.Background(), []string{"--listen", freeAddr(t), "--logs-listen", freeAddr(t), "--cluster-id", "prod-1", "--insecure-no-auth"}, func(k string) string { return env[k] }, io.Discard, io.Discard)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "log in to OTC at "+authURL+": ")
 	assert.NotContains(t, err.Error(), `"p"`, "no password in the message")
@@ -355,6 +356,32 @@ func TestParseFlags(t *testing.T) {
 			env:    map[string]string{"RDS_HOOKS_HOOK_TIMEOUT": "abc", "RDS_HOOKS_VERSION": "false"},
 			check:  func(t *testing.T, c config) { assert.True(t, c.version) },
 		},
+		"no authentication": {
+			reason:  "the hooks answer only Metacontroller: no start without a credential to check",
+			env:     map[string]string{"RDS_HOOKS_HOOK_TOKENS": ""},
+			wantErr: "the hooks answer only Metacontroller: set --tls-cert-file (RDS_HOOKS_TLS_CERT_FILE), --tls-key-file (RDS_HOOKS_TLS_KEY_FILE) and --hook-tokens (RDS_HOOKS_HOOK_TOKENS)",
+		},
+		"no certificate": {
+			reason:  "a token needs TLS, or anyone on the way reads it",
+			env:     map[string]string{"RDS_HOOKS_TLS_CERT_FILE": "", "RDS_HOOKS_TLS_KEY_FILE": ""},
+			wantErr: "--insecure-no-auth to serve them to anyone on a laptop",
+		},
+		"insecure": {
+			reason: "said explicitly, for make run",
+			args:   []string{"--insecure-no-auth"},
+			env:    map[string]string{"RDS_HOOKS_TLS_CERT_FILE": "", "RDS_HOOKS_TLS_KEY_FILE": "", "RDS_HOOKS_HOOK_TOKENS": ""},
+			check:  func(t *testing.T, c config) { assert.True(t, c.insecureNoAuth) },
+		},
+		"insecure and a credential": {
+			reason:  "one or the other, never a guess which wins",
+			args:    []string{"--insecure-no-auth"},
+			wantErr: "--insecure-no-auth (RDS_HOOKS_INSECURE_NO_AUTH) contradicts",
+		},
+		"namespace share": {
+			reason:  "a share larger than the whole is no share",
+			args:    []string{"--max-inflight", "4", "--max-inflight-per-namespace", "5"},
+			wantErr: "--max-inflight-per-namespace (RDS_HOOKS_MAX_INFLIGHT_PER_NAMESPACE) must be between 1 and --max-inflight (4)",
+		},
 		"the job image follows the version": {
 			reason: "a build's default Job image is its own image tag",
 			check: func(t *testing.T, c config) {
@@ -365,6 +392,7 @@ func TestParseFlags(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			env := map[string]string{"RDS_HOOKS_CLUSTER_ID": "test-cluster"}
+			maps.Copy(env, authEnv)
 			maps.Copy(env, tc.env)
 			c, err := parseFlags(tc.args, func(k string) string { return env[k] }, io.Discard)
 			if tc.wantErr != "" {
@@ -378,11 +406,18 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
+// authEnv names a credential for the hooks (parseFlags reads no file).
+var authEnv = map[string]string{
+	"RDS_HOOKS_TLS_CERT_FILE": "/etc/rds-hooks/tls/tls.crt",
+	"RDS_HOOKS_TLS_KEY_FILE":  "/etc/rds-hooks/tls/tls.key",
+	"RDS_HOOKS_HOOK_TOKENS":   "/etc/rds-hooks/token",
+}
+
 // TestEveryVariableIsValidated: each flag's RDS_HOOKS_* variable goes through the flag's parser
 // and a value no flag takes is refused naming the variable. It covers flags added later for free;
 // only free-text flags are exempt.
 func TestEveryVariableIsValidated(t *testing.T) {
-	freeText := map[string]bool{"password-key": true}
+	freeText := map[string]bool{"password-key": true, "tls-cert-file": true, "tls-key-file": true, "hook-tokens": true}
 	var usage bytes.Buffer
 	_, err := parseFlags([]string{"--help"}, noEnv, &usage)
 	require.ErrorIs(t, err, flag.ErrHelp)
@@ -401,6 +436,9 @@ func TestEveryVariableIsValidated(t *testing.T) {
 					return "no such value"
 				case "RDS_HOOKS_CLUSTER_ID": // required with the real cloud
 					return "test-cluster"
+				}
+				if v, ok := authEnv[k]; ok {
+					return v
 				}
 				return ""
 			}, io.Discard)
@@ -438,7 +476,7 @@ func TestRunNamespaceCredentialsRequired(t *testing.T) {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() {
-		errc <- run(ctx, []string{"--cloud", "sim", "--listen", addr, "--logs-listen", freeAddr(t), "--namespace-credentials", "Required"}, noEnv, io.Discard, io.Discard)
+		errc <- run(ctx, []string{"--cloud", "sim", "--listen", addr, "--logs-listen", freeAddr(t), "--namespace-credentials", "Required", "--insecure-no-auth"}, noEnv, io.Discard, io.Discard)
 	}()
 	base := "http://" + addr
 	waitReady(t, base, errc)

@@ -58,7 +58,7 @@ func TestRunBackedByMariaDB(t *testing.T) {
 	stdout := &testutil.Buffer{}
 	errc := make(chan error, 1)
 	go func() {
-		errc <- run(ctx, []string{"--cloud", "sim", "--listen", listen, "--logs-listen", freeAddr(t), "--sim-endpoint", addr}, noEnv, stdout, io.Discard)
+		errc <- run(ctx, []string{"--cloud", "sim", "--listen", listen, "--logs-listen", freeAddr(t), "--sim-endpoint", addr, "--insecure-no-auth"}, noEnv, stdout, io.Discard)
 	}()
 	t.Cleanup(func() {
 		cancel()

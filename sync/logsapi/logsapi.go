@@ -13,7 +13,7 @@ import (
 )
 
 // Path is the only endpoint of the logs port: POST a Request, with the capability as
-// "Authorization: Bearer <token>" (or in Request.Token).
+// "Authorization: Bearer <token>", which the port checks before it reads the body.
 const Path = "/v1/logs"
 
 // The variables of the log Job's Secret (the Job reads it with envFrom).
@@ -41,7 +41,7 @@ const (
 
 // Request reads one log. Every field may only narrow what the capability allows.
 type Request struct {
-	// Token is the capability when it is not sent as the Authorization header.
+	// Token, when set, must be the capability of the Authorization header (older Jobs sent both).
 	Token string `json:"token,omitempty"`
 	// Instance is the instance the Job was told to read (its --instance); it must be the
 	// capability's.

@@ -28,7 +28,7 @@ const root = "../.."
 const versionVar = "github.com/mcsps/rds-lambda-controller/internal/version.Version"
 
 // binaries are the programs of cmd/, each at /<name> in the image.
-var binaries = []string{"otcsim", "rds-hooks", "rds-logs"}
+var binaries = []string{"otcsim", "rds-hooks", "rds-hooks-secrets", "rds-logs"}
 
 // instruction is one Dockerfile instruction: its keyword and the rest of the line.
 type instruction struct{ cmd, args string }

@@ -33,13 +33,29 @@ type compositeController struct {
 		GenerateSelector    bool `json:"generateSelector"`
 		ResyncPeriodSeconds int  `json:"resyncPeriodSeconds"`
 		Hooks               map[string]struct {
-			Version string `json:"version"`
-			Webhook struct {
-				URL     string `json:"url"`
-				Timeout string `json:"timeout"`
-			} `json:"webhook"`
+			Version string  `json:"version"`
+			Webhook webhook `json:"webhook"`
 		} `json:"hooks"`
 	} `json:"spec"`
+}
+
+// webhook is Metacontroller's Webhook as far as we set it (v4.16.0+: caBundle, authorization).
+type webhook struct {
+	URL      string `json:"url"`
+	Timeout  string `json:"timeout"`
+	CABundle *struct {
+		SecretRef *secretKeyRef `json:"secretRef"`
+	} `json:"caBundle"`
+	Authorization *struct {
+		Type      string       `json:"type"`
+		SecretRef secretKeyRef `json:"secretRef"`
+	} `json:"authorization"`
+}
+
+type secretKeyRef struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	Key       string `json:"key"`
 }
 
 // TestCompositeController: Metacontroller watches rdss, owns Secrets (InPlace) and Jobs
@@ -70,8 +86,8 @@ func TestCompositeController(t *testing.T) {
 		assert.Equal(t, "v1", hook.Version, "%s: hook version pinned", name)
 		u, err := url.Parse(hook.Webhook.URL)
 		require.NoError(t, err, name)
-		assert.Equal(t, "http", u.Scheme, name)
-		assert.Equal(t, "rds-hooks.rds-system.svc.cluster.local:8080", u.Host, name)
+		assert.Equal(t, "https", u.Scheme, name)
+		assert.Equal(t, "rds-hooks.rds-system.svc:8080", u.Host, name)
 		assert.Equal(t, "/"+name, u.Path, name)
 		timeout, err := time.ParseDuration(hook.Webhook.Timeout)
 		require.NoError(t, err, name)

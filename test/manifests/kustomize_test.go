@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"bytes"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -187,9 +188,19 @@ type podMonitor struct {
 			MatchLabels map[string]string `json:"matchLabels"`
 		} `json:"selector"`
 		PodMetricsEndpoints []struct {
-			Port     string `json:"port"`
-			Path     string `json:"path"`
-			Interval string `json:"interval"`
+			Port      string `json:"port"`
+			Path      string `json:"path"`
+			Interval  string `json:"interval"`
+			Scheme    string `json:"scheme"`
+			TLSConfig struct {
+				ServerName string `json:"serverName"`
+				CA         struct {
+					Secret struct {
+						Name string `json:"name"`
+						Key  string `json:"key"`
+					} `json:"secret"`
+				} `json:"ca"`
+			} `json:"tlsConfig"`
 		} `json:"podMetricsEndpoints"`
 	} `json:"spec"`
 }
@@ -205,7 +216,7 @@ func TestKustomizeMonitoringComponent(t *testing.T) {
 	assert.Len(t, objects, 10)
 	d, c, _ := hookContainer(t, objects)
 	podLabels := d.Spec.Template.Labels
-	i := slices.IndexFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == "http" })
+	i := slices.IndexFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == "https" })
 	require.GreaterOrEqual(t, i, 0, "the hooks' port, which serves /metrics")
 	metrics := c.Ports[i]
 
@@ -219,6 +230,11 @@ func TestKustomizeMonitoringComponent(t *testing.T) {
 	require.Len(t, pm.Spec.PodMetricsEndpoints, 1)
 	assert.Equal(t, metrics.Name, pm.Spec.PodMetricsEndpoints[0].Port)
 	assert.Equal(t, "/metrics", pm.Spec.PodMetricsEndpoints[0].Path)
+	assert.Equal(t, "https", pm.Spec.PodMetricsEndpoints[0].Scheme)
+	tlsc := pm.Spec.PodMetricsEndpoints[0].TLSConfig
+	assert.Equal(t, "rds-hooks.rds-system.svc", tlsc.ServerName, "a name the serving certificate holds")
+	assert.Equal(t, "rds-hooks-tls", tlsc.CA.Secret.Name)
+	assert.Equal(t, "ca.crt", tlsc.CA.Secret.Key)
 
 	var np networkingv1.NetworkPolicy
 	decode(t, objects, "NetworkPolicy/rds-hooks-prometheus", &np)
@@ -239,4 +255,55 @@ func TestKustomizeMonitoringComponent(t *testing.T) {
 	assert.Equal(t, intstr.FromInt32(metrics.ContainerPort), *rule.Ports[0].Port, "the port that serves /metrics")
 
 	assert.Contains(t, objects, "NetworkPolicy/rds-hooks", "Metacontroller's rule stays")
+}
+
+// TestKustomizeEveryHookIsAuthenticated: as `kubectl kustomize manifests/` renders them, every hook
+// of the CompositeController is called over https on the hooks' Service, verified with a CA bundle
+// and presenting a bearer token, and both come from the Secrets the Deployment mounts: the
+// certificate the hooks serve is the one the CA bundle's Secret holds, and the token Metacontroller
+// sends is one the hooks accept.
+func TestKustomizeEveryHookIsAuthenticated(t *testing.T) {
+	objects := render(t, manifestsDir)
+	var cc compositeController
+	decode(t, objects, "CompositeController/rds-controller", &cc)
+	d, c, _ := hookContainer(t, objects)
+
+	// Which Secret the Deployment mounts where.
+	mounted := map[string]string{} // Secret -> mount path
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.Secret == nil {
+			continue
+		}
+		for _, m := range c.VolumeMounts {
+			if m.Name == v.Name {
+				mounted[v.Secret.SecretName] = m.MountPath
+			}
+		}
+	}
+	args := strings.Join(c.Args, " ")
+
+	require.Len(t, cc.Spec.Hooks, 3)
+	for name, h := range cc.Spec.Hooks {
+		u, err := url.Parse(h.Webhook.URL)
+		require.NoError(t, err)
+		assert.Equal(t, "https", u.Scheme, "%s: over TLS", name)
+		assert.Equal(t, "rds-hooks.rds-system.svc", u.Hostname(), "%s: the hooks' Service, a name the certificate holds", name)
+		assert.Equal(t, "8080", u.Port(), name)
+
+		require.NotNil(t, h.Webhook.CABundle, "%s: a CA bundle", name)
+		require.NotNil(t, h.Webhook.CABundle.SecretRef, name)
+		ca := h.Webhook.CABundle.SecretRef
+		assert.Equal(t, secretKeyRef{Name: "rds-hooks-tls", Namespace: "rds-system", Key: "ca.crt"}, *ca, name)
+		require.Contains(t, mounted, ca.Name, "%s: the hooks serve the certificate of the CA bundle's Secret", name)
+		assert.Contains(t, args, "--tls-cert-file="+mounted[ca.Name]+"/tls.crt", name)
+		assert.Contains(t, args, "--tls-key-file="+mounted[ca.Name]+"/tls.key", name)
+
+		require.NotNil(t, h.Webhook.Authorization, "%s: a credential", name)
+		auth := h.Webhook.Authorization
+		assert.Equal(t, "Bearer", auth.Type, name)
+		assert.Equal(t, secretKeyRef{Name: "rds-hooks-token", Namespace: "rds-system", Key: "token"}, auth.SecretRef, name)
+		require.Contains(t, mounted, auth.SecretRef.Name, "%s: the hooks accept the token Metacontroller sends", name)
+		assert.Contains(t, args, "--hook-tokens="+mounted[auth.SecretRef.Name], name)
+	}
+	assert.NotContains(t, args, "--insecure-no-auth")
 }

@@ -138,7 +138,8 @@ func TestDeploymentIsHardened(t *testing.T) {
 
 	require.Len(t, pod.Containers, 1)
 	c := pod.Containers[0]
-	assert.Equal(t, []string{"--listen=:8080", "--logs-listen=:8081", "--resync-pending=4s"}, c.Args)
+	assert.Equal(t, []string{"--listen=:8080", "--tls-cert-file=/etc/rds-hooks/tls/tls.crt", "--tls-key-file=/etc/rds-hooks/tls/tls.key",
+		"--hook-tokens=/etc/rds-hooks/token", "--logs-listen=:8081", "--resync-pending=4s"}, c.Args)
 	sc := c.SecurityContext
 	require.NotNil(t, sc)
 	require.NotNil(t, sc.RunAsNonRoot)
@@ -157,14 +158,15 @@ func TestDeploymentIsHardened(t *testing.T) {
 
 	require.Len(t, c.Ports, 2)
 	assert.Equal(t, int32(8080), c.Ports[0].ContainerPort)
-	assert.Equal(t, "http", c.Ports[0].Name)
+	assert.Equal(t, "https", c.Ports[0].Name)
 	assert.Equal(t, int32(8081), c.Ports[1].ContainerPort, "the log Jobs' port")
 	assert.Equal(t, "logs", c.Ports[1].Name)
 	for name, probe := range map[string]*corev1.Probe{"/readyz": c.ReadinessProbe, "/healthz": c.LivenessProbe} {
 		require.NotNil(t, probe, name)
 		require.NotNil(t, probe.HTTPGet, name)
 		assert.Equal(t, name, probe.HTTPGet.Path)
-		assert.Equal(t, intstr.FromString("http"), probe.HTTPGet.Port)
+		assert.Equal(t, intstr.FromString("https"), probe.HTTPGet.Port)
+		assert.Equal(t, corev1.URISchemeHTTPS, probe.HTTPGet.Scheme, "the hooks serve only HTTPS")
 	}
 	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 		assert.Contains(t, c.Resources.Requests, res)
