@@ -316,8 +316,8 @@ func TestSyncOwnershipSteps(t *testing.T) {
 				return in
 			},
 			wantCalls:  []string{"GetInstance"},
-			wantReady:  ReasonInstanceNotOwned,
-			wantSynced: ReasonInstanceNotOwned,
+			wantReady:  ReasonInstanceNotFound,
+			wantSynced: ReasonReconcileSuccess,
 		},
 		"released instance carries our name": {
 			reason: "no status.id: the name is taken by a released instance; nothing is created or taken over",
@@ -515,7 +515,9 @@ func TestUntaggedInstanceOlderThanTheObject(t *testing.T) {
 			}
 			assert.Empty(t, wrote, "no tags on an instance that is not ours")
 			assert.Empty(t, resp.Status.ID)
-			assert.Contains(t, condition(t, resp.Status, v1alpha1.ConditionReady).Message, "instanceid inst-1", "how to adopt it")
+			msg := condition(t, resp.Status, v1alpha1.ConditionReady).Message
+			assert.NotContains(t, msg, "inst-1", "an instance not proven the namespace's is never named")
+			assert.Contains(t, msg, "adopt it: set instanceid to its id", "how to adopt it")
 			s := secretChild(t, resp.Children)
 			assert.Nil(t, s.Data[KeyHost], "no connection data of the old instance")
 		})
