@@ -27,8 +27,6 @@ const (
 	ReasonFinalBackupInProgress    = "FinalBackupInProgress"
 	ReasonFinalBackupFailed        = "FinalBackupFailed"
 	ReasonRetained                 = "Retained"
-	// ReasonInstanceNotOwned: status.id names an instance whose tags do not name this object.
-	ReasonInstanceNotOwned = "InstanceNotOwned"
 	// ReasonInstanceNameTaken: only another object's (or a released) instance carries this
 	// object's instance name.
 	ReasonInstanceNameTaken = "InstanceNameTaken"

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/utils/ptr"
 
@@ -75,11 +77,20 @@ type finalizeInput struct {
 	// (generatedPasswordSecrets); saved says the user copied them (AnnotationPasswordSaved).
 	lost  []string
 	saved bool
+	// deletionStart is the object's deletionTimestamp: only a backup begun after it is its final
+	// backup. Zero if unknown.
+	deletionStart time.Time
 
 	// observed says inst and claim were read (observe): inst is nil when OTC has no instance.
 	observed bool
 	inst     *cloud.Instance
 	claim    claim
+	// searched says the object's instance was looked for by its names and ownership tags, since
+	// status.id (or instanceid) led to none of its own (search): inst and claim are then what the
+	// search found, and setAside is the instance status.id named, if OTC lists it.
+	searched      bool
+	setAside      *cloud.Instance
+	setAsideClaim claim
 	// reported says the instance was copied into st (report).
 	reported bool
 	// backups is the instance's backup list; nil until read.
@@ -92,9 +103,10 @@ type finalizeInput struct {
 // report, needBackups, act) is not final: the step provides it and plans again. The final plan
 // says everything the call answers besides the children, which finalize always echoes.
 type finalizePlan struct {
-	// observe, report and needBackups ask for the instance, for it to be reported into status, and
-	// for its backup list.
+	// observe, search, report and needBackups ask for the instance, for it to be looked for by its
+	// names and tags, for it to be reported into status, and for its backup list.
 	observe     bool
+	search      bool
 	report      bool
 	needBackups bool
 	// act is the one change to make; the answer is planned on.
@@ -110,8 +122,8 @@ type finalizePlan struct {
 	ready, synced *outcome
 	// failed is a cloud error of the answer, sorted by cloudError.
 	failed error
-	// event is what the step logs of the decision.
-	event *logLine
+	// events are what the step logs of the decision.
+	events []logLine
 }
 
 // planFinalize decides a finalize call. With deletionpolicy Delete: a final backup, a wait for it
@@ -134,6 +146,18 @@ func planFinalize(in finalizeInput) finalizePlan {
 	if !in.observed {
 		return finalizePlan{observe: true}
 	}
+	// NOTE: status.id is what the last answer said, and whoever may write the status can make it
+	// name any id. One that OTC does not list, or whose tags do not name this object, proves
+	// nothing: the object's instance is looked for as a create whose answer was lost would be, by
+	// its names and tags, and the object goes only when none is left. The answer is the same
+	// whether status.id named another's instance or none, and names neither.
+	if !in.searched && !in.owns() && (in.st.ID != "" || in.spec.Instanceid != "") {
+		return finalizePlan{search: true}
+	}
+	if a := in.setAside; a != nil {
+		p.events = append(p.events, logLine{level: slog.LevelWarn, msg: "finalize leaves an instance alone that is not this object's",
+			args: []any{"instance", a.ID, "ownership", in.setAsideClaim.Kind.String()}})
+	}
 	inst := in.inst
 	switch {
 	case inst == nil && retain:
@@ -143,15 +167,9 @@ func planFinalize(in finalizeInput) finalizePlan {
 		p.ready = ptr.To(notReady(ReasonDeleting, "The instance is gone.", settled))
 		p.finalized = true
 		return p
-	case retain && in.claim.Kind == Released && in.claim.ReleasedBy == tagValue(in.me.UID):
-		return retained(p, in.st.ID)
-	case !in.claim.mine():
-		p.event = &logLine{level: slog.LevelWarn, msg: "finalize leaves an instance alone that is not this object's", args: []any{"instance", inst.ID, "ownership", in.claim.Kind.String()}}
-		p.instanceStatus, p.operation = "", nil
-		p.ready = ptr.To(notReady(ReasonInstanceNotOwned, fmt.Sprintf(
-			"The OTC instance %s was left alone: its tags do not name this object, so it is not this object's to delete or release.", inst.ID), settled))
-		p.finalized = true
-		return p
+	case in.claim.Kind == Released:
+		// released by this object (owns): an earlier call of a Retain deletion wrote the tag
+		return retained(p, inst.ID)
 	case retain:
 		return release(in, p)
 	}
@@ -187,7 +205,7 @@ func planFinalize(in finalizeInput) finalizePlan {
 		p.failed = err
 		return p
 	}
-	p.event = &logLine{level: slog.LevelInfo, msg: "deleting instance", args: []any{"instance", inst.ID, "job", in.answer.jobID}}
+	p.events = append(p.events, logLine{level: slog.LevelInfo, msg: "deleting instance", args: []any{"instance", inst.ID, "job", in.answer.jobID}})
 	p.operation = &v1alpha1.Operation{Type: OpDelete, JobID: in.answer.jobID, Generation: in.generation}
 	return deleting(p, "The instance is being deleted.")
 }
@@ -196,13 +214,22 @@ func planFinalize(in finalizeInput) finalizePlan {
 // with p's status updated, once deletion may go on; else the plan to answer.
 func planFinalBackup(in finalizeInput, p finalizePlan) (finalizePlan, bool) {
 	inst := in.inst
-	name := FinalBackupName(in.st.Name, inst.ID)
+	name := FinalBackupName(in.st.Name, inst.ID) // st.Name is the instance's own (report)
 	if in.backups == nil {
 		return finalizePlan{needBackups: true}, false
 	}
+	// NOTE: status.finalBackup is what the last answer said, and whoever may write the status can
+	// make it name any backup, an automated one of the instance included. It vouches for nothing:
+	// the final backup is the one OTC lists under the name the controller gives it, begun after
+	// the deletion began (give or take the clocks' disagreement).
+	p.finalBackup = nil
+	var early *cloud.Backup
 	for _, b := range in.backups {
-		// The recorded id also finds a backup started under an earlier naming scheme.
-		if b.Name != name && (p.finalBackup == nil || p.finalBackup.ID != b.ID) {
+		if b.Name != name {
+			continue
+		}
+		if begunBefore(b, in.deletionStart) {
+			early = &b
 			continue
 		}
 		p.finalBackup = &v1alpha1.Backup{ID: b.ID, Name: b.Name, Status: b.Status}
@@ -219,6 +246,13 @@ func planFinalBackup(in finalizeInput, p finalizePlan) (finalizePlan, bool) {
 		default:
 			return deleting(p, "Waiting for the final backup "+b.Name+" to complete."), false
 		}
+	}
+	if early != nil {
+		// OTC refuses a second backup of the name (DBS.201204): asking would not help.
+		p.events = append(p.events, logLine{level: slog.LevelWarn, msg: "final backup name taken by an earlier backup", args: []any{"instance", inst.ID, "backup", early.ID, "begin", early.Begin}})
+		return waitForDecision(p, ReasonFinalBackupNameTaken,
+			fmt.Sprintf("The final backup name %s is taken by a backup of this instance made before the deletion began, which is not taken as its final backup. Delete or rename that backup, or set skipfinalbackup or deletionpolicy Retain to finish deleting.", name),
+			"The final backup cannot be started."), false
 	}
 	if !usable(inst.Status) {
 		if transitional(inst.Status) {
@@ -250,10 +284,21 @@ func planFinalBackup(in finalizeInput, p finalizePlan) (finalizePlan, bool) {
 		return p, false
 	}
 	b := in.answer.backup
-	p.event = &logLine{level: slog.LevelInfo, msg: "started final backup", args: []any{"instance", inst.ID, "backup", b.ID}}
+	p.events = append(p.events, logLine{level: slog.LevelInfo, msg: "started final backup", args: []any{"instance", inst.ID, "backup", b.ID}})
 	p.finalBackup = &v1alpha1.Backup{ID: b.ID, Name: name, Status: b.Status}
 	p.operation = &v1alpha1.Operation{Type: OpBackup, Generation: in.generation, Target: name}
 	return deleting(p, "Waiting for the final backup "+name+" to complete."), false
+}
+
+// begunBefore reports whether backup b began before the deletion did, by more than the clocks of
+// OTC and the Kubernetes API server may disagree. A time unknown is not before.
+func begunBefore(b cloud.Backup, deletionStart time.Time) bool {
+	return !deletionStart.IsZero() && !b.Begin.IsZero() && b.Begin.Before(deletionStart.Add(-createdSlack))
+}
+
+// owns reports whether the observed instance is this object's: its own, or released by it.
+func (in finalizeInput) owns() bool {
+	return in.inst != nil && (in.claim.mine() || (in.claim.Kind == Released && in.claim.ReleasedBy == tagValue(in.me.UID)))
 }
 
 // release plans the tags that release the instance under deletionpolicy Retain (this object's
@@ -270,7 +315,7 @@ func release(in finalizeInput, p finalizePlan) finalizePlan {
 		p.failed = err
 		return p
 	}
-	p.event = &logLine{level: slog.LevelInfo, msg: "releasing instance", args: []any{"instance", in.inst.ID}}
+	p.events = append(p.events, logLine{level: slog.LevelInfo, msg: "releasing instance", args: []any{"instance", in.inst.ID}})
 	p.ready = ptr.To(notReady(ReasonRetained, "The instance is being released: it stays in OTC (deletionpolicy Retain), tagged as released.", settled))
 	p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, "The release tag was issued to OTC.", inFlight))
 	return p
@@ -278,7 +323,7 @@ func release(in finalizeInput, p finalizePlan) finalizePlan {
 
 // retained finishes a deletion with deletionpolicy Retain.
 func retained(p finalizePlan, id string) finalizePlan {
-	p.event = &logLine{level: slog.LevelInfo, msg: "retaining instance", args: []any{"instance", id}}
+	p.events = append(p.events, logLine{level: slog.LevelInfo, msg: "retaining instance", args: []any{"instance", id}})
 	p.ready = ptr.To(notReady(ReasonRetained, "The instance is left in OTC (deletionpolicy Retain), released: another Rds object takes it over only by adopting it with instanceid.", settled))
 	p.finalized = true
 	return p
@@ -322,6 +367,9 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 		spec: c.spec, st: &c.st, me: c.me, object: c.parent.Namespace + "/" + c.parent.Name, generation: c.parent.Generation,
 		lost: c.generatedPasswordSecrets(), saved: c.parent.Annotations[AnnotationPasswordSaved] == "true",
 	}
+	if t := c.parent.DeletionTimestamp; t != nil {
+		in.deletionStart = t.Time
+	}
 	p := planFinalize(in)
 	if p.observe {
 		obs, err := c.observe(ctx)
@@ -329,6 +377,15 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 			return false, c.cloudError(err)
 		}
 		in.observed, in.inst, in.claim = true, obs.inst, obs.claim
+		p = planFinalize(in)
+	}
+	if p.search {
+		found, cl, err := c.searchOwn(ctx)
+		if err != nil {
+			return false, c.cloudError(err)
+		}
+		in.setAside, in.setAsideClaim = in.inst, in.claim
+		in.searched, in.inst, in.claim = true, found, cl
 		p = planFinalize(in)
 	}
 	if p.report {
@@ -355,12 +412,45 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 	return p.finalized, c.renderFinalize(ctx, p)
 }
 
+// searchOwn looks for the object's instance as the sync path's lookup does, by its names (new and
+// legacy) and the instance spec.instanceid names, and keeps only one whose tags make it this
+// object's (or released by it): the oldest, as pickInstance chooses.
+func (c *call) searchOwn(ctx context.Context) (*cloud.Instance, claim, error) {
+	found, err := c.findByNames(ctx)
+	if err != nil {
+		return nil, claim{}, err
+	}
+	if id := c.spec.Instanceid; id != "" && !slices.ContainsFunc(found, func(in *cloud.Instance) bool { return in.ID == id }) {
+		var inst *cloud.Instance
+		err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
+			inst, err = c.cloud.GetInstance(ctx, id)
+			return err
+		})
+		switch {
+		case err == nil:
+			found = append(found, inst)
+		case !errors.Is(err, cloud.ErrNotFound):
+			return nil, claim{}, err
+		}
+	}
+	var own []*cloud.Instance
+	for _, in := range found {
+		probe := finalizeInput{me: c.me, inst: in, claim: classify(in, c.me, c.names...)}
+		if probe.owns() {
+			own = append(own, in)
+		}
+	}
+	inst, _ := pickInstance(own, "")
+	if inst == nil {
+		return nil, claim{}, nil
+	}
+	return inst, classify(inst, c.me, c.names...), nil
+}
+
 // renderFinalize writes a final plan into the answer.
 func (c *call) renderFinalize(ctx context.Context, p finalizePlan) error {
 	c.st.Status, c.st.Operation, c.st.FinalBackup = p.instanceStatus, p.operation, p.finalBackup
-	if p.event != nil {
-		c.logAll(ctx, []logLine{*p.event})
-	}
+	c.logAll(ctx, p.events)
 	if p.ready != nil {
 		c.tell(*p.ready)
 	}

@@ -3,6 +3,7 @@ package sync
 import (
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"k8s.io/utils/ptr"
@@ -56,6 +57,19 @@ func TestPlanFinalize(t *testing.T) {
 	final := func(status string) cloud.Backup {
 		return cloud.Backup{ID: "b-1", Name: finalName, Type: "manual", Status: status}
 	}
+	deletedAt := func(at time.Time) func(*finalizeInput) { return func(in *finalizeInput) { in.deletionStart = at } }
+	searchedNone := func(in *finalizeInput) {
+		in.setAside, in.setAsideClaim = in.inst, in.claim
+		in.searched, in.inst, in.claim, in.reported = true, nil, claim{}, false
+	}
+	searchedFound := func(in *finalizeInput) {
+		in.setAside, in.setAsideClaim = in.inst, in.claim
+		if in.setAside != nil {
+			in.setAside = activeInstance()
+			in.setAside.ID = "inst-1"
+		}
+		in.searched, in.inst, in.claim = true, activeInstance(), claim{Kind: Ours}
+	}
 	answered := func(a actAnswer) func(*finalizeInput) { return func(in *finalizeInput) { in.answer = &a } }
 	busy := &cloud.Error{Kind: cloud.KindBusy, Code: "DBS.201205"}
 	conflict := &cloud.Error{Kind: cloud.KindConflict, Code: "DBS.201204"}
@@ -66,6 +80,8 @@ func TestPlanFinalize(t *testing.T) {
 	opBackup := &v1alpha1.Operation{Type: OpBackup, Generation: 2, Target: finalName}
 	opDelete := &v1alpha1.Operation{Type: OpDelete, JobID: "job-d", Generation: generation}
 	deleteInstance := &action{kind: actDeleteInstance, instance: "inst-1"}
+	startBackup := finalizePlan{act: &action{kind: actCreateBackup, instance: "inst-1", backup: finalName,
+		about: "Final backup before deletion by the Rds object rds1/my-rds-single"}}
 	deleting := func(reason, message string) (*outcome, *outcome) {
 		return ptr.To(notReady(reason, message, inFlight)), ptr.To(syncedOK(ReasonReconcileSuccess, "Deletion is in progress.", inFlight))
 	}
@@ -107,15 +123,15 @@ func TestPlanFinalize(t *testing.T) {
 		},
 		"retain, gone: finalized": {
 			reason: "nothing to release",
-			in:     input(retain, gone),
+			in:     input(retain, gone, searchedNone),
 			want: finalizePlan{instanceStatus: cloud.StatusActive, ready: retainedReady, finalized: true,
-				event: &logLine{level: slog.LevelInfo, msg: "retaining instance", args: []any{"instance", "inst-1"}}},
+				events: []logLine{{level: slog.LevelInfo, msg: "retaining instance", args: []any{"instance", "inst-1"}}}},
 		},
 		"retain, released by this object: finalized": {
 			reason: "the release tag of an earlier call was written",
 			in:     input(retain, unreported, withClaim(claim{Kind: Released, ReleasedBy: "uid-1"})),
 			want: finalizePlan{instanceStatus: cloud.StatusActive, ready: retainedReady, finalized: true,
-				event: &logLine{level: slog.LevelInfo, msg: "retaining instance", args: []any{"instance", "inst-1"}}},
+				events: []logLine{{level: slog.LevelInfo, msg: "retaining instance", args: []any{"instance", "inst-1"}}}},
 		},
 		"retain, mine: the release tag is the one change": {
 			reason: "the ownership tags and rds-released-by in one SetTags, before any report",
@@ -127,7 +143,7 @@ func TestPlanFinalize(t *testing.T) {
 			in:     input(retain, unreported, answered(actAnswer{})),
 			want: with(plan(ptr.To(notReady(ReasonRetained, "The instance is being released: it stays in OTC (deletionpolicy Retain), tagged as released.", settled)),
 				ptr.To(syncedOK(ReasonReconcileSuccess, "The release tag was issued to OTC.", inFlight))), func(p *finalizePlan) {
-				p.event = &logLine{level: slog.LevelInfo, msg: "releasing instance", args: []any{"instance", "inst-1"}}
+				p.events = []logLine{{level: slog.LevelInfo, msg: "releasing instance", args: []any{"instance", "inst-1"}}}
 			}),
 		},
 		"retain, release refused as busy": {
@@ -140,25 +156,71 @@ func TestPlanFinalize(t *testing.T) {
 			in:     input(retain, unreported, answered(actAnswer{err: unavailable})),
 			want:   finalizePlan{instanceStatus: cloud.StatusActive, failed: unavailable},
 		},
-		"retain, released by another object: left alone": {
-			reason: "a release tag of another uid makes the instance not this object's",
+		"retain, released by another object: look for the object's own": {
+			reason: "a release tag of another uid makes the instance not this object's; status.id proves nothing",
 			in:     input(retain, unreported, withClaim(claim{Kind: Released, ReleasedBy: "uid-0"})),
-			want: finalizePlan{finalized: true,
-				ready: ptr.To(notReady(ReasonInstanceNotOwned, "The OTC instance inst-1 was left alone: its tags do not name this object, so it is not this object's to delete or release.", settled)),
-				event: &logLine{level: slog.LevelWarn, msg: "finalize leaves an instance alone that is not this object's", args: []any{"instance", "inst-1", "ownership", "Released"}}},
+			want:   finalizePlan{search: true},
+		},
+		"retain, released by another object, none of its own: finalized as gone": {
+			reason: "the same answer as for an instance OTC does not list; the log says which was left alone",
+			in:     input(retain, unreported, withClaim(claim{Kind: Released, ReleasedBy: "uid-0"}), searchedNone),
+			want: finalizePlan{instanceStatus: cloud.StatusActive, ready: retainedReady, finalized: true,
+				events: []logLine{
+					{level: slog.LevelWarn, msg: "finalize leaves an instance alone that is not this object's", args: []any{"instance", "inst-1", "ownership", "Released"}},
+					{level: slog.LevelInfo, msg: "retaining instance", args: []any{"instance", "inst-1"}},
+				}},
 		},
 
-		// Not this object's, or gone
-		"not mine: left alone, finalized": {
-			reason: "a forged status.id deletes nothing; the status forgets the instance's state",
+		// status.id not this object's, or gone
+		"not mine: look for the object's own": {
+			reason: "a forged status.id proves nothing: the object's instance is looked for by its names and tags",
 			in:     input(unreported, withClaim(claim{Kind: OwnedByOther}), withOp(opBackup)),
-			want: finalizePlan{finalized: true,
-				ready: ptr.To(notReady(ReasonInstanceNotOwned, "The OTC instance inst-1 was left alone: its tags do not name this object, so it is not this object's to delete or release.", settled)),
-				event: &logLine{level: slog.LevelWarn, msg: "finalize leaves an instance alone that is not this object's", args: []any{"instance", "inst-1", "ownership", "OwnedByOther"}}},
+			want:   finalizePlan{search: true},
+		},
+		"not listed: look for the object's own": {
+			reason: "a well-formed id OTC does not know proves nothing either",
+			in:     input(gone),
+			want:   finalizePlan{search: true},
+		},
+		"adopting, nothing taken over yet: look for the object's own": {
+			reason: "an adoption whose answer was lost left the instance tagged as this object's, with no status.id",
+			in:     input(gone, func(in *finalizeInput) { in.st.ID, in.spec.Instanceid = "", "inst-7" }),
+			want:   finalizePlan{search: true},
+		},
+		"no status.id nor instanceid: the names were looked up already": {
+			reason: "observe looked by the object's names: nothing to search again",
+			in:     input(gone, func(in *finalizeInput) { in.st.ID = "" }),
+			want:   finalizePlan{finalized: true, ready: ptr.To(notReady(ReasonDeleting, "The instance is gone.", settled))},
+		},
+		"not mine, none of its own: left alone, finalized as gone": {
+			reason: "the same answer as for an instance OTC does not list, naming nothing; the log keeps the details",
+			in:     input(unreported, withClaim(claim{Kind: OwnedByOther}), withOp(opBackup), searchedNone),
+			want: finalizePlan{finalized: true, ready: ptr.To(notReady(ReasonDeleting, "The instance is gone.", settled)),
+				events: []logLine{{level: slog.LevelWarn, msg: "finalize leaves an instance alone that is not this object's", args: []any{"instance", "inst-1", "ownership", "OwnedByOther"}}}},
+		},
+		"not listed, none of its own: finalized": {
+			reason: "only when no instance of the object exists does the object go",
+			in:     input(gone, searchedNone),
+			want:   finalizePlan{finalized: true, ready: ptr.To(notReady(ReasonDeleting, "The instance is gone.", settled))},
+		},
+		"not listed, its own found by name: report it": {
+			reason: "the instance found is backed up and deleted as usual, starting with its report",
+			in:     input(gone, searchedFound),
+			want:   finalizePlan{report: true},
+		},
+		"not listed, its own found by name and reported: its final backup first": {
+			reason: "as usual: the backup list is read",
+			in:     input(gone, searchedFound, func(in *finalizeInput) { in.reported = true }),
+			want:   finalizePlan{needBackups: true},
+		},
+		"not mine, its own found by name: the log says what was left alone": {
+			reason: "the instance status.id named is left alone; the object's own is deleted as usual",
+			in:     input(withClaim(claim{Kind: OwnedByOther}), searchedFound, listed(final(cloud.BackupCompleted))),
+			want:   finalizePlan{act: deleteInstance},
 		},
 		"gone: finalized": {
-			reason: "only a fresh observation of absence releases the object",
-			in:     input(gone, withOp(opDelete)),
+			reason: "only a fresh observation of absence, by id and by the object's names, releases the object",
+			in:     input(gone, withOp(opDelete), searchedNone),
 			want:   finalizePlan{finalized: true, ready: ptr.To(notReady(ReasonDeleting, "The instance is gone.", settled))},
 		},
 
@@ -190,7 +252,7 @@ func TestPlanFinalize(t *testing.T) {
 			in:     input(listed(final(cloud.BackupCompleted)), withOp(opBackup), answered(actAnswer{jobID: "job-d"})),
 			want: with(plan(deleting(ReasonDeleting, "The instance is being deleted.")), func(p *finalizePlan) {
 				p.finalBackup, p.operation = completed, opDelete
-				p.event = &logLine{level: slog.LevelInfo, msg: "deleting instance", args: []any{"instance", "inst-1", "job", "job-d"}}
+				p.events = []logLine{{level: slog.LevelInfo, msg: "deleting instance", args: []any{"instance", "inst-1", "job", "job-d"}}}
 			}),
 		},
 		"final backup completed, delete answered not found: finalized": {
@@ -238,13 +300,36 @@ func TestPlanFinalize(t *testing.T) {
 				p.finalBackup, p.operation = &v1alpha1.Backup{ID: "b-1", Name: finalName, Status: cloud.BackupBuilding}, opBackup
 			}),
 		},
-		"final backup found by its recorded id under an earlier name": {
-			reason: "no second backup for a final backup started before the naming changed",
-			in: input(recorded(&v1alpha1.Backup{ID: "b-old", Name: "rds-old-final"}),
-				listed(cloud.Backup{ID: "b-old", Name: "rds-old-final", Type: "manual", Status: cloud.BackupBuilding})),
-			want: with(plan(deleting(ReasonFinalBackupInProgress, "Waiting for the final backup rds-old-final to complete.")), func(p *finalizePlan) {
-				p.finalBackup = &v1alpha1.Backup{ID: "b-old", Name: "rds-old-final", Status: cloud.BackupBuilding}
+		"status.finalBackup naming an automated backup: a final backup is started": {
+			reason: "status vouches for nothing: a completed automated backup is not the final backup",
+			in:     input(recorded(&v1alpha1.Backup{ID: "auto-1", Name: "auto", Status: cloud.BackupCompleted}), listed()),
+			want:   startBackup,
+		},
+		"status.finalBackup naming a manual backup of another name: a final backup is started": {
+			reason: "only the name the controller gives the final backup counts",
+			in: input(recorded(&v1alpha1.Backup{ID: "b-old", Name: "rds-old-final", Status: cloud.BackupCompleted}),
+				listed(cloud.Backup{ID: "b-old", Name: "rds-old-final", Type: "manual", Status: cloud.BackupCompleted, Begin: t0.Add(time.Hour)})),
+			want: startBackup,
+		},
+		"a backup of the final name begun before the deletion: the user decides": {
+			reason: "it is not this deletion's final backup, and OTC refuses a second backup of the name",
+			in: input(deletedAt(t0.Add(time.Hour)), recorded(&v1alpha1.Backup{ID: "b-1", Name: finalName, Status: cloud.BackupCompleted}),
+				listed(cloud.Backup{ID: "b-1", Name: finalName, Type: "manual", Status: cloud.BackupCompleted, Begin: t0})),
+			want: with(plan(waits(ReasonFinalBackupNameTaken,
+				"The final backup name "+finalName+" is taken by a backup of this instance made before the deletion began, which is not taken as its final backup. Delete or rename that backup, or set skipfinalbackup or deletionpolicy Retain to finish deleting.",
+				"The final backup cannot be started.")), func(p *finalizePlan) {
+				p.events = []logLine{{level: slog.LevelWarn, msg: "final backup name taken by an earlier backup", args: []any{"instance", "inst-1", "backup", "b-1", "begin", t0}}}
 			}),
+		},
+		"a backup of the final name begun after the deletion: it is the final backup": {
+			reason: "the one this deletion started",
+			in:     input(deletedAt(t0), listed(cloud.Backup{ID: "b-1", Name: finalName, Type: "manual", Status: cloud.BackupCompleted, Begin: t0.Add(time.Minute)})),
+			want:   finalizePlan{act: deleteInstance},
+		},
+		"a backup of the final name begun a minute before the deletion: the clocks disagree": {
+			reason: "OTC's clock may run behind the API server's",
+			in:     input(deletedAt(t0), listed(cloud.Backup{ID: "b-1", Name: finalName, Type: "manual", Status: cloud.BackupCompleted, Begin: t0.Add(-time.Minute)})),
+			want:   finalizePlan{act: deleteInstance},
 		},
 		"final backup missing, usable instance: start it": {
 			reason: "the one change of this call is the backup, under its deterministic name",
@@ -258,7 +343,7 @@ func TestPlanFinalize(t *testing.T) {
 			want: with(plan(deleting(ReasonFinalBackupInProgress, "Waiting for the final backup "+finalName+" to complete.")), func(p *finalizePlan) {
 				p.finalBackup = &v1alpha1.Backup{ID: "b-1", Name: finalName, Status: cloud.BackupBuilding}
 				p.operation = &v1alpha1.Operation{Type: OpBackup, Generation: generation, Target: finalName}
-				p.event = &logLine{level: slog.LevelInfo, msg: "started final backup", args: []any{"instance", "inst-1", "backup", "b-1"}}
+				p.events = []logLine{{level: slog.LevelInfo, msg: "started final backup", args: []any{"instance", "inst-1", "backup", "b-1"}}}
 			}),
 		},
 		"final backup refused as busy: wait": {
@@ -315,7 +400,7 @@ func TestPlanFinalize(t *testing.T) {
 			want: finalizePlan{instanceStatus: cloud.StatusCreateFail, operation: opDelete,
 				ready:  ptr.To(notReady(ReasonDeleting, "The instance is being deleted.", inFlight)),
 				synced: ptr.To(syncedOK(ReasonReconcileSuccess, "Deletion is in progress.", inFlight)),
-				event:  &logLine{level: slog.LevelInfo, msg: "deleting instance", args: []any{"instance", "inst-1", "job", "job-d"}}},
+				events: []logLine{{level: slog.LevelInfo, msg: "deleting instance", args: []any{"instance", "inst-1", "job", "job-d"}}}},
 		},
 	}
 	for name, tc := range cases {

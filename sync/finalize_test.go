@@ -45,6 +45,7 @@ func TestFinalize(t *testing.T) {
 		}
 	}
 	deleted := func(context.Context, string) (string, error) { return "job-d", nil }
+	none := func(context.Context, string) ([]*cloud.Instance, error) { return nil, nil }
 	released := func(context.Context, string) (*cloud.Instance, error) {
 		inst := activeInstance()
 		inst.Tags[TagReleasedBy] = "uid-1"
@@ -98,27 +99,52 @@ func TestFinalize(t *testing.T) {
 			reason:        "nothing to release",
 			spec:          func(s *v1alpha1.RdsSpec) { s.Deletionpolicy = v1alpha1.DeletionPolicyRetain },
 			status:        v1alpha1.RdsStatus{ID: "inst-1"},
-			fake:          cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return nil, cloud.ErrNotFound }},
-			wantCalls:     []string{"GetInstance"},
+			fake:          cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return nil, cloud.ErrNotFound }, FindInstancesByNameFn: none},
+			wantCalls:     []string{"GetInstance", "FindInstancesByName", "FindInstancesByName"},
 			wantFinalized: true,
 			wantReason:    ReasonRetained,
 		},
 		"forged status.id deletes nothing": {
-			reason:        "the instance's tags name another object: no backup, no delete",
+			reason:        "the instance's tags name another object: no backup, no delete; the object's names find none of its own",
 			status:        v1alpha1.RdsStatus{ID: "inst-9"},
-			fake:          cloudtest.Fake{GetInstanceFn: otherOwner},
-			wantCalls:     []string{"GetInstance"},
+			fake:          cloudtest.Fake{GetInstanceFn: otherOwner, FindInstancesByNameFn: none},
+			wantCalls:     []string{"GetInstance", "FindInstancesByName", "FindInstancesByName"},
 			wantFinalized: true,
-			wantReason:    ReasonInstanceNotOwned,
+			wantReason:    ReasonDeleting,
 		},
 		"forged status.id under retain releases nothing": {
 			reason:        "another object's instance is not released either",
 			spec:          func(s *v1alpha1.RdsSpec) { s.Deletionpolicy = v1alpha1.DeletionPolicyRetain },
 			status:        v1alpha1.RdsStatus{ID: "inst-9"},
-			fake:          cloudtest.Fake{GetInstanceFn: otherOwner},
-			wantCalls:     []string{"GetInstance"},
+			fake:          cloudtest.Fake{GetInstanceFn: otherOwner, FindInstancesByNameFn: none},
+			wantCalls:     []string{"GetInstance", "FindInstancesByName", "FindInstancesByName"},
 			wantFinalized: true,
-			wantReason:    ReasonInstanceNotOwned,
+			wantReason:    ReasonRetained,
+		},
+		"forged status.id, the object's instance found by its name": {
+			reason: "status.id proves nothing: the object's own instance is backed up before it goes",
+			status: v1alpha1.RdsStatus{ID: "inst-9"},
+			fake: cloudtest.Fake{
+				GetInstanceFn: func(_ context.Context, id string) (*cloud.Instance, error) {
+					if id == "inst-9" {
+						return otherOwner(nil, id)
+					}
+					return activeInstance(), nil
+				},
+				FindInstancesByNameFn: func(_ context.Context, name string) ([]*cloud.Instance, error) {
+					if name == InstanceName("local", "rds1", "my-rds-single") {
+						return []*cloud.Instance{activeInstance()}, nil
+					}
+					return nil, nil
+				},
+				ListBackupsFn: noBackups,
+				CreateBackupFn: func(_ context.Context, _, name, _ string) (*cloud.Backup, error) {
+					return &cloud.Backup{ID: "b-1", Name: name, Status: cloud.BackupBuilding}, nil
+				},
+			},
+			wantCalls:  []string{"GetInstance", "FindInstancesByName", "FindInstancesByName", "ListBackups", "CreateBackup"},
+			wantReason: ReasonFinalBackupInProgress,
+			wantResync: pending,
 		},
 		"released instance is not deleted by a new object": {
 			reason: "a retained instance found under status.id of an object with another uid is left alone",
@@ -128,10 +154,10 @@ func TestFinalize(t *testing.T) {
 				i.Tags = ownerTags("uid-0")
 				i.Tags[TagReleasedBy] = "uid-0"
 				return i, nil
-			}},
-			wantCalls:     []string{"GetInstance"},
+			}, FindInstancesByNameFn: none},
+			wantCalls:     []string{"GetInstance", "FindInstancesByName", "FindInstancesByName"},
 			wantFinalized: true,
-			wantReason:    ReasonInstanceNotOwned,
+			wantReason:    ReasonDeleting,
 		},
 		"first call starts the final backup": {
 			reason: "no completed final backup yet: start one and do nothing else",
@@ -179,10 +205,10 @@ func TestFinalize(t *testing.T) {
 			wantReason: ReasonDeleting,
 		},
 		"gone: finalized": {
-			reason:        "only a fresh observation of absence releases the object",
+			reason:        "only a fresh observation of absence releases the object: by id, then by the object's names",
 			status:        v1alpha1.RdsStatus{ID: "inst-1", Operation: &v1alpha1.Operation{Type: OpDelete}},
-			fake:          cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return nil, cloud.ErrNotFound }},
-			wantCalls:     []string{"GetInstance"},
+			fake:          cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return nil, cloud.ErrNotFound }, FindInstancesByNameFn: none},
+			wantCalls:     []string{"GetInstance", "FindInstancesByName", "FindInstancesByName"},
 			wantFinalized: true,
 			wantReason:    ReasonDeleting,
 		},
@@ -305,18 +331,35 @@ func TestFinalize(t *testing.T) {
 			wantReason: ReasonFinalBackupNameTaken,
 			wantResync: steady,
 		},
-		"backup recorded under an earlier name is still found": {
-			reason: "the id in status finds a final backup started before the naming changed: no second backup",
-			status: v1alpha1.RdsStatus{ID: "inst-1", FinalBackup: &v1alpha1.Backup{ID: "b-old", Name: "rds-old-final"}},
+		"status.finalBackup naming a backup of another name is not the final backup": {
+			reason: "status vouches for nothing: only the backup under the name the controller gives it counts, so one is started",
+			status: v1alpha1.RdsStatus{ID: "inst-1", FinalBackup: &v1alpha1.Backup{ID: "b-old", Name: "rds-old-final", Status: cloud.BackupCompleted}},
 			fake: cloudtest.Fake{
 				GetInstanceFn: active,
 				ListBackupsFn: func(context.Context, string) ([]cloud.Backup, error) {
 					return []cloud.Backup{{ID: "b-old", Name: "rds-old-final", Type: "manual", Status: cloud.BackupCompleted}}, nil
 				},
-				DeleteInstanceFn: deleted,
+				CreateBackupFn: func(_ context.Context, _, name, _ string) (*cloud.Backup, error) {
+					return &cloud.Backup{ID: "b-1", Name: name, Status: cloud.BackupBuilding}, nil
+				},
 			},
-			wantCalls:  []string{"GetInstance", "ListBackups", "DeleteInstance"},
-			wantReason: ReasonDeleting,
+			wantCalls:  []string{"GetInstance", "ListBackups", "CreateBackup"},
+			wantReason: ReasonFinalBackupInProgress,
+			wantResync: pending,
+		},
+		"status.finalBackup naming an automated backup is not the final backup": {
+			reason: "a forged status.finalBackup does not let the instance go without its final backup",
+			status: v1alpha1.RdsStatus{ID: "inst-1", FinalBackup: &v1alpha1.Backup{ID: "auto-1", Name: "auto", Status: cloud.BackupCompleted}},
+			fake: cloudtest.Fake{
+				GetInstanceFn: active,
+				ListBackupsFn: noBackups,
+				CreateBackupFn: func(_ context.Context, _, name, _ string) (*cloud.Backup, error) {
+					return &cloud.Backup{ID: "b-1", Name: name, Status: cloud.BackupBuilding}, nil
+				},
+			},
+			wantCalls:  []string{"GetInstance", "ListBackups", "CreateBackup"},
+			wantReason: ReasonFinalBackupInProgress,
+			wantResync: pending,
 		},
 		"transitional instance: the backup waits": {
 			reason:     "MODIFYING passes by itself",

@@ -286,15 +286,22 @@ func pickInstance(mine []*cloud.Instance, statusID string) (keep *cloud.Instance
 	return sorted[0], others
 }
 
-// notOwnedMessage is the sentence of an instance this object does not own, saying how to adopt it.
-func notOwnedMessage(id string, cl claim) string {
-	why := "carries no ownership tags naming this object"
-	switch cl.Kind {
-	case Released:
-		why = "was released by a deleted Rds object (deletionpolicy Retain)"
-	case OwnedByOther:
-		why = "belongs to another Rds object"
+// nameTakenMessage is the sentence of an object whose instance name only an instance that is not
+// its own carries (cl), with advice that leads somewhere: policy lets me adopt it or not.
+//
+// NOTE: whoever can send a request for an object can compute its instance name, so the sentence
+// names no instance that is not the object's: not its id, nor its owner. The one exception is an
+// instance an Rds object of this very namespace released (deletionpolicy Retain) and the policy
+// lets this object adopt: it is the namespace's own, and adopting it needs its id.
+func nameTakenMessage(id string, cl claim, policy AdoptionPolicy, me owner) string {
+	allowed := adoptionRefusal(policy, cl, me) == ""
+	switch {
+	case cl.Kind == Released && cl.sameTenant(me) && allowed:
+		return fmt.Sprintf("The instance name of this object is taken by the OTC instance %s, which an Rds object of this namespace released (deletionpolicy Retain), so no instance is created. "+
+			"To take it over, adopt it: set instanceid %s and its root password (password or passwordsecretref). To start afresh instead, choose another name for this object.", id, id)
+	case cl.Kind == Unowned && allowed:
+		return "The instance name of this object is taken by an OTC instance without ownership tags, so no instance is created. " +
+			"If it is this namespace's (an instance retained before the controller wrote ownership tags), adopt it: set instanceid to its id as OTC shows it, and its root password. Else choose another name for this object."
 	}
-	return fmt.Sprintf("The OTC instance %s %s, so this object does not take it over. "+
-		"To adopt it, create an Rds object with instanceid %s and its root password (password or passwordsecretref).", id, why, id)
+	return "The instance name of this object is taken by an OTC instance that is not this object's, so no instance is created. Choose another name for this object."
 }

@@ -316,8 +316,8 @@ func TestSyncOwnershipSteps(t *testing.T) {
 				return in
 			},
 			wantCalls:  []string{"GetInstance"},
-			wantReady:  ReasonInstanceNotOwned,
-			wantSynced: ReasonInstanceNotOwned,
+			wantReady:  ReasonInstanceNotFound,
+			wantSynced: ReasonReconcileSuccess,
 		},
 		"released instance carries our name": {
 			reason: "no status.id: the name is taken by a released instance; nothing is created or taken over",
@@ -515,7 +515,9 @@ func TestUntaggedInstanceOlderThanTheObject(t *testing.T) {
 			}
 			assert.Empty(t, wrote, "no tags on an instance that is not ours")
 			assert.Empty(t, resp.Status.ID)
-			assert.Contains(t, condition(t, resp.Status, v1alpha1.ConditionReady).Message, "instanceid inst-1", "how to adopt it")
+			msg := condition(t, resp.Status, v1alpha1.ConditionReady).Message
+			assert.NotContains(t, msg, "inst-1", "an instance not proven the namespace's is never named")
+			assert.Contains(t, msg, "adopt it: set instanceid to its id", "how to adopt it")
 			s := secretChild(t, resp.Children)
 			assert.Nil(t, s.Data[KeyHost], "no connection data of the old instance")
 		})
@@ -565,4 +567,62 @@ func TestRestoreSourceIsNoExistenceOracle(t *testing.T) {
 	assert.Equal(t, byID, answer(nowhere), "by id")
 	assert.Equal(t, byID, answer(theirName), "by name")
 	assert.Equal(t, byID, answer("rds-rds2-nothing-0123456789abcdef"), "by name")
+}
+
+// TestNameTakenMessage: the advice of InstanceNameTaken leads somewhere, and names the instance
+// only when it is the namespace's own released one that the policy lets this object adopt.
+func TestNameTakenMessage(t *testing.T) {
+	me := owner{Cluster: "prod", Namespace: "rds1", Name: "db", UID: "uid-new"}
+	const id = "0123456789abcdef0123456789abcdefin01"
+	releasedHere := claim{Kind: Released, Namespace: "rds1", Cluster: "prod", ReleasedBy: "uid-old"}
+	cases := map[string]struct {
+		reason    string
+		claim     claim
+		policy    AdoptionPolicy
+		wantID    bool
+		wantAdopt bool // the advice is to adopt it
+	}{
+		"released by this namespace": {
+			reason: "the namespace's own instance: its id and how to adopt it",
+			claim:  releasedHere, policy: AdoptUnowned, wantID: true, wantAdopt: true,
+		},
+		"released by this namespace, policy SameNamespace": {
+			reason: "SameNamespace adopts it too",
+			claim:  releasedHere, policy: AdoptSameNamespace, wantID: true, wantAdopt: true,
+		},
+		"released by this namespace, policy Never": {
+			reason: "adopting would be refused: another name is the advice",
+			claim:  releasedHere, policy: AdoptNever,
+		},
+		"released by another namespace": {
+			reason: "another tenant's: nothing of it is named",
+			claim:  claim{Kind: Released, Namespace: "rds2", Cluster: "prod", ReleasedBy: "uid-x"}, policy: AdoptUnowned,
+		},
+		"released in another cluster": {
+			reason: "the same namespace elsewhere is another tenant",
+			claim:  claim{Kind: Released, Namespace: "rds1", Cluster: "staging", ReleasedBy: "uid-x"}, policy: AdoptUnowned,
+		},
+		"owned by another live object": {
+			reason: "adopting it is refused (AdoptionRefused): another name is the advice",
+			claim:  claim{Kind: OwnedByOther, Namespace: "rds1", Cluster: "prod"}, policy: AdoptUnowned,
+		},
+		"untagged, policy Unowned": {
+			reason: "adoptable, but not proven the namespace's: the way to adopt it, not its id",
+			claim:  claim{Kind: Unowned}, policy: AdoptUnowned, wantAdopt: true,
+		},
+		"untagged, policy SameNamespace": {
+			reason: "adopting would be refused: another name is the advice",
+			claim:  claim{Kind: Unowned}, policy: AdoptSameNamespace,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			msg := nameTakenMessage(id, tc.claim, tc.policy, me)
+			assert.Equal(t, tc.wantID, strings.Contains(msg, id), tc.reason)
+			assert.Equal(t, tc.wantAdopt, strings.Contains(msg, "adopt it"), tc.reason)
+			assert.Contains(t, strings.ToLower(msg), "choose another name for this object", tc.reason)
+			assert.NotContains(t, msg, "rds2", tc.reason)
+			assert.NotContains(t, msg, "staging", tc.reason)
+		})
+	}
 }

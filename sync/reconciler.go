@@ -586,19 +586,22 @@ func duplicatesOutcome(managed string, dups []string) *outcome {
 // maxDuplicateLookups is how many ids of status.duplicates are looked up one by one.
 const maxDuplicateLookups = 4
 
-// notOwned reports an instance status.id names that is not this object's: nothing of it is
-// reported, nothing is changed, and the connection Secret is echoed as observed.
+// notOwned reports an instance status.id names that is not this object's exactly as one OTC does
+// not list (vanished): nothing of it is reported, nothing is changed, the connection Secret is
+// echoed as observed. Only the log tells the operator what it is.
 func (c *call) notOwned(inst *cloud.Instance, cl claim) {
-	c.st.Status, c.st.Operation = "", nil
-	c.tell(notReady(ReasonInstanceNotOwned, notOwnedMessage(inst.ID, cl), settled))
-	c.tell(notSynced(ReasonInstanceNotOwned, "No change is made to the instance; see the Ready condition.", settled))
+	c.log.Warn("status.id names an instance that is not this object's", "instance", inst.ID, "ownership", cl.Kind.String(),
+		"ownerNamespace", cl.Namespace, "ownerCluster", cl.Cluster)
+	c.vanished()
 }
 
-// nameTaken reports that only another object's instance carries this object's name: nothing is
-// created, nothing is taken over.
+// nameTaken reports that only an instance that is not this object's carries its name: nothing is
+// created, nothing is taken over (nameTakenMessage).
 func (c *call) nameTaken(inst *cloud.Instance, cl claim) {
+	c.log.Warn("instance name taken", "instance", inst.ID, "name", inst.Name, "ownership", cl.Kind.String(),
+		"ownerNamespace", cl.Namespace, "ownerCluster", cl.Cluster)
 	c.st.Status, c.st.Operation = "", nil
-	c.tell(notReady(ReasonInstanceNameTaken, fmt.Sprintf("The instance name %s is taken: %s No instance is created.", inst.Name, notOwnedMessage(inst.ID, cl)), settled))
+	c.tell(notReady(ReasonInstanceNameTaken, nameTakenMessage(inst.ID, cl, c.r.cfg.Adoption, c.me), settled))
 	c.tell(notSynced(ReasonInstanceNameTaken, "No instance is created; see the Ready condition.", settled))
 }
 
@@ -940,11 +943,15 @@ func reported(st v1alpha1.RdsStatus, inst *cloud.Instance) (v1alpha1.RdsStatus, 
 
 // vanished reports an instance that OTC no longer lists although this object created or adopted
 // it. Creating it again would silently hand the user an empty database, so the hook does not.
+//
+// NOTE: an instance status.id names that is not this object's is reported in the very same words
+// (notOwned): the answer must not tell "someone else's" from "does not exist", or a forged
+// status.id would probe which instances exist. So the sentence names no instance.
 func (c *call) vanished() {
 	c.st.Status = ""
 	c.st.Operation = nil
 	c.tell(notReady(ReasonInstanceNotFound,
-		fmt.Sprintf("The OTC instance %s no longer exists. It is not recreated automatically; delete this object to clean up.", c.st.ID), settled))
+		"OTC lists no instance of this object under status.id: it is gone, or was never this object's. It is not recreated automatically; delete this object to clean up.", settled))
 	c.tell(syncedOK(ReasonReconcileSuccess, "The instance is gone.", settled))
 }
 

@@ -25,15 +25,14 @@ const (
 
 // Reasons of restores and adoption.
 const (
-	ReasonRestoring              = "Restoring"
-	ReasonRestoreWaiting         = "RestoreWaiting"
-	ReasonRestoreTimeOutOfRange  = "RestoreTimeOutOfRange"
-	ReasonRestoreRefused         = "RestoreRefused"
-	ReasonRestoreFailed          = "RestoreFailed"
-	ReasonRestoreSourceInvalid   = "RestoreSourceInvalid"
-	ReasonAdoptionTargetNotFound = "AdoptionTargetNotFound"
-	ReasonAdoptionMismatch       = "AdoptionMismatch"
-	ReasonPasswordUnknown        = "PasswordUnknown"
+	ReasonRestoring             = "Restoring"
+	ReasonRestoreWaiting        = "RestoreWaiting"
+	ReasonRestoreTimeOutOfRange = "RestoreTimeOutOfRange"
+	ReasonRestoreRefused        = "RestoreRefused"
+	ReasonRestoreFailed         = "RestoreFailed"
+	ReasonRestoreSourceInvalid  = "RestoreSourceInvalid"
+	ReasonAdoptionMismatch      = "AdoptionMismatch"
+	ReasonPasswordUnknown       = "PasswordUnknown"
 )
 
 var (
@@ -460,7 +459,7 @@ func planRestorePoint(in restorePointInput) restorePointPlan {
 	switch err := in.sourcesErr; {
 	case (errors.Is(err, cloud.ErrNotFound) || (err == nil && len(sources) == 0)) && !in.ownProject:
 		return restorePointPlan{blocked: &blocked{tenancy: true, outcome: notSynced(ReasonRestoreSourceRefused, fmt.Sprintf(
-			"The source instance %q in restorefrom is refused: %s", rf.Instance, restoreSourceRefusal(claim{}, in.me, false)), waitsForUser)}}
+			"The source instance in restorefrom is refused: %s", restoreSourceRefusal(claim{}, in.me, false)), waitsForUser)}}
 	case errors.Is(err, cloud.ErrNotFound) || (err == nil && len(sources) == 0):
 		return waitFor(ReasonRestoreSourceInvalid, fmt.Sprintf("The source instance %q in restorefrom does not exist in OTC.", rf.Instance))
 	case errors.Is(err, cloud.ErrConflict) || (err == nil && len(sources) > 1):
@@ -613,18 +612,30 @@ type adoptPlan struct {
 // lost) is taken over without a change. It calls nothing.
 func planAdopt(in adoptInput) adoptPlan {
 	id := in.spec.Instanceid
+	inst := in.target
+	var cl claim
 	switch err := in.targetErr; {
-	case errors.Is(err, cloud.ErrNotFound):
-		return adoptPlan{clearStatus: true, blocked: &blocked{outcome: notSynced(ReasonAdoptionTargetNotFound,
-			fmt.Sprintf("The OTC instance %s named in instanceid does not exist; nothing is created in its place.", id), waitsForUser)}}
-	case err != nil:
+	case err == nil:
+		cl = classify(inst, in.me) // by id, never by name: no name makes it ours
+	case !errors.Is(err, cloud.ErrNotFound):
 		return adoptPlan{cloudErr: err}
 	}
-	inst := in.target
-	cl := classify(inst, in.me) // by id, never by name: no name makes it ours
-	if why := adoptionRefusal(in.policy, cl, in.me); why != "" {
+	// NOTE: an instance this object may not adopt and one that does not exist are refused in the
+	// same words, which name no instance: different answers would tell a tenant which ids exist
+	// and whose they are. The log keeps the details for the operator.
+	switch {
+	case inst != nil && cl.Kind == Ours:
+		// this object adopted it already (a lost answer)
+	case in.policy == AdoptNever:
 		return adoptPlan{clearStatus: true, blocked: &blocked{tenancy: true, outcome: notSynced(ReasonAdoptionRefused,
-			fmt.Sprintf("The OTC instance %s named in instanceid is not adopted: %s", id, why), waitsForUser)}}
+			"Nothing is adopted: the controller's adoption policy is Never. Nothing is created in place of the instance named in instanceid.", waitsForUser)}}
+	case inst == nil || adoptionRefusal(in.policy, cl, in.me) != "":
+		p := adoptPlan{clearStatus: true, blocked: &blocked{tenancy: true, outcome: notSynced(ReasonAdoptionRefused,
+			"No OTC instance this object may adopt has the id named in instanceid, so nothing is adopted and nothing is created in its place: "+adoptable(in.policy), waitsForUser)}}
+		if inst != nil {
+			p.logs = []logLine{{slog.LevelWarn, "adoption refused", []any{"instance", id, "ownership", cl.Kind.String(), "why", adoptionRefusal(in.policy, cl, in.me)}}}
+		}
+		return p
 	}
 	if problems := adoptionProblems(in.spec, in.region, inst); len(problems) > 0 {
 		return adoptPlan{
@@ -685,6 +696,14 @@ func (c *call) adopt(ctx context.Context) (inst *cloud.Instance, adopted bool, e
 	c.st.PasswordGenerated = false
 	c.st.Restore = restoreBaseline(c.spec)
 	return in.target, p.tagged, nil
+}
+
+// adoptable says which instances the adoption policy lets an object adopt.
+func adoptable(policy AdoptionPolicy) string {
+	if policy == AdoptSameNamespace {
+		return "the controller adopts only an instance that an Rds object of this namespace released (deletionpolicy Retain)."
+	}
+	return "the controller adopts only an instance without ownership tags, or one that an Rds object of this namespace released (deletionpolicy Retain)."
 }
 
 // refused reports a reference the tenancy rules refuse (InvalidSpec-style: the user must change

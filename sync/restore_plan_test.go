@@ -358,9 +358,9 @@ func TestPlanRestorePoint(t *testing.T) {
 	invalid := func(message string) restorePointPlan {
 		return restorePointPlan{blocked: &blocked{outcome: notSynced(ReasonRestoreSourceInvalid, message, waitsForUser)}}
 	}
-	refusedPlan := func(ref string) restorePointPlan {
+	refusedPlan := func(string) restorePointPlan {
 		return restorePointPlan{blocked: &blocked{tenancy: true, outcome: notSynced(ReasonRestoreSourceRefused,
-			`The source instance "`+ref+`" in restorefrom is refused: no instance of an Rds object of this namespace has that id or name, and only such an instance can be restored from with the controller's credentials.`, waitsForUser)}}
+			`The source instance in restorefrom is refused: no instance of an Rds object of this namespace has that id or name, and only such an instance can be restored from with the controller's credentials.`, waitsForUser)}}
 	}
 	busy := &cloud.Error{Kind: cloud.KindBusy}
 
@@ -531,10 +531,18 @@ func TestPlanAdopt(t *testing.T) {
 			synced: ptr.To(notSynced(ReasonAdoptionMismatch, "The OTC instance "+restoreAdoptID+" does not match the spec, so it is not adopted: "+problems, waitsForUser)),
 		}
 	}
-	refusedPlan := func(why string) adoptPlan {
-		return adoptPlan{clearStatus: true, blocked: &blocked{tenancy: true, outcome: notSynced(ReasonAdoptionRefused,
-			"The OTC instance "+restoreAdoptID+" named in instanceid is not adopted: "+why, waitsForUser)}}
+	// refusedPlan is the one answer to an instance this object may not adopt and to one that does
+	// not exist: it names no instance; the log keeps what the instance was (ownership, why).
+	refusedPlan := func(policy AdoptionPolicy, logged ...any) adoptPlan {
+		p := adoptPlan{clearStatus: true, blocked: &blocked{tenancy: true, outcome: notSynced(ReasonAdoptionRefused,
+			"No OTC instance this object may adopt has the id named in instanceid, so nothing is adopted and nothing is created in its place: "+adoptable(policy), waitsForUser)}}
+		if logged != nil {
+			p.logs = []logLine{{slog.LevelWarn, "adoption refused", append([]any{"instance", restoreAdoptID}, logged...)}}
+		}
+		return p
 	}
+	neverPlan := adoptPlan{clearStatus: true, blocked: &blocked{tenancy: true, outcome: notSynced(ReasonAdoptionRefused,
+		"Nothing is adopted: the controller's adoption policy is Never. Nothing is created in place of the instance named in instanceid.", waitsForUser)}}
 	busy := &cloud.Error{Kind: cloud.KindBusy, Code: "DBS.200019"}
 
 	cases := map[string]struct {
@@ -569,10 +577,32 @@ func TestPlanAdopt(t *testing.T) {
 			want:   adoptPlan{cloudErr: cloud.ErrUnavailable},
 		},
 		"target missing: nothing created": {
-			reason: "an id that does not exist is said; creating something instead would surprise",
+			reason: "refused as an instance not this object's to adopt is: creating something instead would surprise, and telling which ids exist would tell too much",
 			in:     in(func(in *adoptInput) { in.target, in.targetErr = nil, cloud.ErrNotFound }),
-			want: adoptPlan{clearStatus: true, blocked: &blocked{outcome: notSynced(ReasonAdoptionTargetNotFound,
-				"The OTC instance "+restoreAdoptID+" named in instanceid does not exist; nothing is created in its place.", waitsForUser)}},
+			want:   refusedPlan(AdoptUnowned),
+		},
+		"target missing under SameNamespace": {
+			reason: "the rule said is the policy's",
+			in:     in(func(in *adoptInput) { in.target, in.targetErr, in.policy = nil, cloud.ErrNotFound, AdoptSameNamespace }),
+			want:   refusedPlan(AdoptSameNamespace),
+		},
+		"target missing under Never": {
+			reason: "under Never every adoption is refused alike, whether the instance exists or not",
+			in:     in(func(in *adoptInput) { in.target, in.targetErr, in.policy = nil, cloud.ErrNotFound, AdoptNever }),
+			want:   neverPlan,
+		},
+		"released by another namespace": {
+			reason: "another tenant's released instance reads as one that does not exist",
+			in: in(inst(func(i *cloud.Instance) {
+				i.Tags = owner{Cluster: "local", Namespace: "rds2", Name: "db", UID: "uid-9"}.releaseTags()
+			})),
+			want: refusedPlan(AdoptUnowned, "ownership", "Released", "why", "it was released by an Rds object of another namespace or cluster."),
+		},
+		"untagged under SameNamespace": {
+			reason: "an instance the policy does not let this object adopt reads as one that does not exist",
+			in:     in(func(in *adoptInput) { in.policy = AdoptSameNamespace }),
+			want: refusedPlan(AdoptSameNamespace, "ownership", "Unowned", "why",
+				"it carries no ownership tags, and the controller's adoption policy is SameNamespace: only an instance released by an Rds object of this namespace is adopted."),
 		},
 		"target unreadable": {
 			reason: "a cloud error, like any",
@@ -582,12 +612,12 @@ func TestPlanAdopt(t *testing.T) {
 		"policy Never": {
 			reason: "the controller adopts nothing",
 			in:     in(func(in *adoptInput) { in.policy = AdoptNever }),
-			want:   refusedPlan("the controller's adoption policy is Never."),
+			want:   neverPlan,
 		},
 		"owned by another object": {
 			reason: "no object takes another's instance",
 			in:     in(inst(func(i *cloud.Instance) { i.Tags = ownerTags("uid-9") })),
-			want:   refusedPlan("it belongs to another Rds object."),
+			want:   refusedPlan(AdoptUnowned, "ownership", "OwnedByOther", "why", "it belongs to another Rds object."),
 		},
 		"tagged as ours but refused by policy Never": {
 			reason: "an instance this object adopted already stays adopted",

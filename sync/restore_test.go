@@ -477,7 +477,7 @@ func TestRestoreToNew(t *testing.T) {
 			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "FindInstancesByName"},
 			check: func(t *testing.T, resp *hook.SyncResponse) {
 				assert.Equal(t, ReasonRestoreSourceRefused, restoreSynced(t, resp).Reason)
-				assert.Equal(t, `The source instance "nowhere" in restorefrom is refused: no instance of an Rds object of this namespace has that id or name, and only such an instance can be restored from with the controller's credentials.`, restoreSynced(t, resp).Message)
+				assert.Equal(t, `The source instance in restorefrom is refused: no instance of an Rds object of this namespace has that id or name, and only such an instance can be restored from with the controller's credentials.`, restoreSynced(t, resp).Message)
 				assert.Empty(t, resp.Status.ID)
 			},
 		},
@@ -650,7 +650,8 @@ func TestAdoption(t *testing.T) {
 			wantCalls: []string{"GetInstance"},
 			check: func(t *testing.T, resp *hook.SyncResponse) {
 				assert.Empty(t, resp.Status.ID)
-				assert.Equal(t, ReasonAdoptionTargetNotFound, restoreSynced(t, resp).Reason)
+				assert.Equal(t, ReasonAdoptionRefused, restoreSynced(t, resp).Reason)
+				assert.NotContains(t, restoreSynced(t, resp).Message, restoreSourceID, "no instance is named")
 				assert.Empty(t, resp.Children)
 			},
 		},
@@ -729,8 +730,14 @@ func TestFinalizeAdoption(t *testing.T) {
 			wantCalls: []string{"GetInstance"},
 		},
 		"never adopted: nothing to delete": {
-			reason: "a mismatched instance was never taken over, so deleting the object must not touch it",
+			reason: "a mismatched instance was never taken over (no tags name the object), so deleting the object must not touch it",
 			spec:   func(s *v1alpha1.RdsSpec) { s.Instanceid = restoreAdoptID },
+			fake: cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) {
+				in := activeInstance()
+				in.ID, in.Name, in.Tags = restoreAdoptID, "legacy-db", nil
+				return in, nil
+			}, FindInstancesByNameFn: func(context.Context, string) ([]*cloud.Instance, error) { return nil, nil }},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "GetInstance"},
 		},
 	}
 	for name, tc := range cases {

@@ -108,7 +108,7 @@ func TestAttackAdoptAnotherNamespacesInstance(t *testing.T) {
 	assert.Empty(t, resp.Status.ID, "not adopted")
 	assert.False(t, resp.Status.Adopted)
 	assert.Equal(t, rdssync.ReasonAdoptionRefused, condition(resp.Status, v1alpha1.ConditionSynced).Reason)
-	assert.Contains(t, condition(resp.Status, v1alpha1.ConditionSynced).Message, "belongs to another Rds object")
+	assert.NotContains(t, condition(resp.Status, v1alpha1.ConditionSynced).Message, id, "nothing of the other's instance is told")
 	assert.Nil(t, evil.secret("steal-connection"), "no connection data for another's instance")
 
 	fin := evil.finalize()
@@ -159,8 +159,7 @@ func TestAttackRetainUndoneByRecreatingTheName(t *testing.T) {
 	assert.Empty(t, resp.Status.ID, "not taken over")
 	ready := condition(resp.Status, v1alpha1.ConditionReady)
 	assert.Equal(t, rdssync.ReasonInstanceNameTaken, ready.Reason)
-	assert.Contains(t, ready.Message, id)
-	assert.Contains(t, ready.Message, "instanceid "+id, "it says how to adopt it")
+	assert.Contains(t, ready.Message, "instanceid "+id, "the namespace's own released instance: it says how to adopt it")
 	assert.Nil(t, second.secret("ret1-connection"), "its password is not written as the instance's")
 	assert.Zero(t, w.sim.MutatingCalls(), "nothing created, nothing changed")
 
@@ -204,15 +203,15 @@ func TestAttackForgedStatusID(t *testing.T) {
 	evil.setStatus(v1alpha1.RdsStatus{ID: id})
 	resp := evil.sync()
 	ready := condition(resp.Status, v1alpha1.ConditionReady)
-	assert.Equal(t, rdssync.ReasonInstanceNotOwned, ready.Reason)
-	assert.Contains(t, ready.Message, "instanceid", "it says how to adopt an instance explicitly")
+	assert.Equal(t, rdssync.ReasonInstanceNotFound, ready.Reason, "another's instance reads as one that does not exist")
+	assert.NotContains(t, ready.Message, id)
 	assert.Empty(t, resp.Status.Endpoint, "nothing of the instance is reported")
 	assert.Nil(t, evil.secret("forged-connection"), "no connection data for another's instance")
 
 	fin := evil.finalize()
 	assert.True(t, fin.Finalized)
-	assert.Equal(t, rdssync.ReasonInstanceNotOwned, condition(fin.Status, v1alpha1.ConditionReady).Reason)
-	assert.Contains(t, condition(fin.Status, v1alpha1.ConditionReady).Message, "left alone")
+	assert.Equal(t, rdssync.ReasonDeleting, condition(fin.Status, v1alpha1.ConditionReady).Reason)
+	assert.Equal(t, "The instance is gone.", condition(fin.Status, v1alpha1.ConditionReady).Message, "as for an instance OTC does not list")
 	assert.Zero(t, w.sim.MutatingCalls(), "no backup, no delete, no tag")
 	after, ok := w.sim.Instance(id)
 	require.True(t, ok)
@@ -274,7 +273,8 @@ func TestLegacyRetainedInstanceIsNotTakenOverByANewObject(t *testing.T) {
 	assert.Empty(t, resp.Status.ID)
 	ready := condition(resp.Status, v1alpha1.ConditionReady)
 	assert.Equal(t, rdssync.ReasonInstanceNameTaken, ready.Reason)
-	assert.Contains(t, ready.Message, "instanceid "+id)
+	assert.NotContains(t, ready.Message, id, "an untagged instance is not proven the namespace's: not named")
+	assert.Contains(t, ready.Message, "adopt it: set instanceid to its id", "how to adopt it")
 	in, _ := w.sim.Instance(id)
 	assert.Empty(t, in.Tags)
 }
@@ -337,4 +337,210 @@ func TestDuplicateInstancesAreReported(t *testing.T) {
 	assert.Equal(t, older, resp.Status.ID)
 	assert.Equal(t, []string{newer}, resp.Status.Duplicates)
 	assert.Zero(t, w2.sim.Calls(otcsim.OpCreateInstance))
+}
+
+// The attacks of issue #17 items 3, 5 and 6: a refusal tells nothing of another's instance, and
+// finalize trusts no status field that only the status vouches for.
+
+// unknownID is a well-formed OTC instance id that the simulator does not know.
+const unknownID = "00000000000000000000000000000000in01"
+
+// refusal is what an answer says in Ready and Synced, without the transition times.
+func refusal(st v1alpha1.RdsStatus) [2]string {
+	ready, synced := condition(st, v1alpha1.ConditionReady), condition(st, v1alpha1.ConditionSynced)
+	return [2]string{ready.Reason + ": " + ready.Message, synced.Reason + ": " + synced.Message}
+}
+
+// TestAttackRefusalTellsNothing: whatever a request names, another object's instance and one that
+// does not exist are answered alike, and no condition names the other instance (issue #17 item 3).
+func TestAttackRefusalTellsNothing(t *testing.T) {
+	w := newWorld(t)
+	id := w.victim()
+	victim, _ := w.sim.Instance(id)
+	told := func(answer [2]string) {
+		t.Helper()
+		for _, s := range answer {
+			assert.NotContains(t, s, id, "the other instance's id")
+			assert.NotContains(t, s, victim.Name, "the other instance's name")
+			assert.NotContains(t, s, "my-rds-single", "the other object's name")
+			assert.NotContains(t, s, "rds1", "the other object's namespace")
+		}
+	}
+
+	t.Run("forged status.id", func(t *testing.T) {
+		answer := func(statusID string) [2]string {
+			evil := w.tenant("evil", "forged", "uid-evil", func(spec map[string]any) { spec["password"] = "Evil-Passw0rd" })
+			evil.setStatus(v1alpha1.RdsStatus{ID: statusID})
+			resp := evil.sync()
+			assert.Empty(t, resp.Status.Endpoint)
+			assert.Empty(t, resp.Status.Status)
+			return refusal(resp.Status)
+		}
+		theirs := answer(id)
+		told(theirs)
+		assert.Equal(t, answer(unknownID), theirs, "another's instance reads as one that does not exist")
+	})
+
+	t.Run("instanceid", func(t *testing.T) {
+		answer := func(instanceID string) [2]string {
+			evil := w.tenant("evil", "steal", "uid-evil", func(spec map[string]any) {
+				spec["instanceid"], spec["password"] = instanceID, "Evil-Passw0rd"
+			})
+			return refusal(evil.sync().Status)
+		}
+		theirs := answer(id)
+		told(theirs)
+		assert.Equal(t, answer(unknownID), theirs, "another's instance reads as one that does not exist")
+	})
+
+	t.Run("restorefrom", func(t *testing.T) {
+		answer := func(source string) [2]string {
+			evil := w.tenant("evil", "copy", "uid-evil", func(spec map[string]any) {
+				spec["password"] = "Evil-Passw0rd"
+				spec["restorefrom"] = map[string]any{"instance": source, "restoretime": w.clock.Now().Add(-10 * time.Minute).UTC().Format(time.RFC3339)}
+			})
+			var resp *hookResponse
+			for range 3 {
+				resp = evil.sync()
+			}
+			return refusal(resp.Status)
+		}
+		theirs := answer(id)
+		told(theirs)
+		assert.Equal(t, answer(unknownID), theirs, "another's instance reads as one that does not exist")
+		assert.Equal(t, answer(victim.Name), theirs, "by name too")
+	})
+
+	t.Run("the object's name, another uid", func(t *testing.T) {
+		// A forged /sync for rds1/my-rds-single with a uid of its own finds the victim's instance
+		// under the name it computes: it learns that the name is taken, and nothing of the instance.
+		w.sim.ResetCounters()
+		forged := w.tenant("rds1", "my-rds-single", "uid-forged", nil)
+		resp := forged.sync()
+		ready := condition(resp.Status, v1alpha1.ConditionReady)
+		assert.Equal(t, rdssync.ReasonInstanceNameTaken, ready.Reason)
+		assert.NotContains(t, ready.Message, id)
+		assert.NotContains(t, ready.Message, "instanceid", "adopting another live object's instance is refused: no such advice")
+		assert.Contains(t, ready.Message, "another name", "advice that leads somewhere")
+		assert.Zero(t, w.sim.MutatingCalls())
+		assert.Contains(t, w.logText(), `"msg":"instance name taken"`, "the operator's log keeps the details")
+		assert.Contains(t, w.logText(), `"instance":"`+id+`"`)
+	})
+}
+
+// TestAttackForgedFinalBackup: status.finalBackup naming a backup the controller did not start for
+// this deletion (an automated one, a manual one of another name, or one of its name made before
+// the deletion began) is not taken as the final backup: a proper one is made before the delete
+// (issue #17 item 5).
+func TestAttackForgedFinalBackup(t *testing.T) {
+	d := otcsim.DefaultDurations()
+	backupOf := func(w *world, id, typ string) otcsim.BackupView {
+		for _, b := range w.sim.Backups() {
+			if b.InstanceID == id && b.Type == typ {
+				return b
+			}
+		}
+		w.t.Fatalf("no %s backup of %s", typ, id)
+		return otcsim.BackupView{}
+	}
+	cases := map[string]func(w *world, st v1alpha1.RdsStatus) otcsim.BackupView{
+		"an automated backup": func(w *world, st v1alpha1.RdsStatus) otcsim.BackupView {
+			return backupOf(w, st.ID, "auto")
+		},
+		"a manual backup of another name": func(w *world, st v1alpha1.RdsStatus) otcsim.BackupView {
+			_, err := w.cloud.CreateBackup(context.Background(), st.ID, "before-the-deletion", "by hand")
+			require.NoError(t, err)
+			w.clock.Advance(d.Backup)
+			return backupOf(w, st.ID, "manual")
+		},
+	}
+	for desc, forge := range cases {
+		t.Run(desc, func(t *testing.T) {
+			w := newWorld(t)
+			mc := w.finalizeActive("uid-1", nil)
+			st := mc.sync().Status
+			w.clock.Advance(time.Hour)
+			b := forge(w, st)
+			require.Equal(t, cloud.BackupCompleted, b.Status)
+			st.FinalBackup = &v1alpha1.Backup{ID: b.ID, Name: b.Name, Status: cloud.BackupCompleted}
+			mc.setStatus(st)
+			mc.obj.Delete(w.clock.Now())
+			w.sim.ResetCounters()
+
+			resp := mc.finalize()
+			assert.False(t, resp.Finalized)
+			assert.Zero(t, w.sim.Calls(otcsim.OpDeleteInstance), "no delete without the final backup")
+			assert.Equal(t, 1, w.sim.Calls(otcsim.OpCreateBackup), "a proper final backup is started")
+			assert.Equal(t, rdssync.FinalBackupName(st.Name, st.ID), resp.Status.FinalBackup.Name)
+			w.clock.Advance(d.Backup)
+			mc.finalize()
+			w.clock.Advance(d.Delete)
+			resp = mc.finalize()
+			assert.True(t, resp.Finalized)
+			assert.Equal(t, 1, w.sim.Calls(otcsim.OpCreateBackup))
+		})
+	}
+
+	t.Run("a backup of its name made before the deletion began", func(t *testing.T) {
+		w := newWorld(t)
+		mc := w.finalizeActive("uid-1", nil)
+		st := mc.sync().Status
+		name := rdssync.FinalBackupName(st.Name, st.ID)
+		_, err := w.cloud.CreateBackup(context.Background(), st.ID, name, "by hand")
+		require.NoError(t, err)
+		w.clock.Advance(d.Backup + time.Hour)
+		mc.obj.Delete(w.clock.Now())
+		w.sim.ResetCounters()
+
+		resp := mc.finalize()
+		resp = mc.finalize()
+		assert.False(t, resp.Finalized)
+		assert.Zero(t, w.sim.Calls(otcsim.OpDeleteInstance), "a backup older than the deletion is not its final backup")
+		ready := condition(resp.Status, v1alpha1.ConditionReady)
+		assert.Equal(t, rdssync.ReasonFinalBackupNameTaken, ready.Reason)
+		assert.Contains(t, ready.Message, "before the deletion began")
+	})
+}
+
+// TestAttackForgedStatusIDInFinalize: status.id naming an instance OTC does not list (or another
+// object's) makes finalize look for the object's instance by its names and tags; the one found is
+// backed up and deleted as usual, and the object goes only when no instance of its own is left
+// (issue #17 item 6).
+func TestAttackForgedStatusIDInFinalize(t *testing.T) {
+	for _, forged := range []string{"unknown", "another object's"} {
+		t.Run(forged, func(t *testing.T) {
+			w := newWorld(t)
+			d := otcsim.DefaultDurations()
+			other := ""
+			if forged != "unknown" {
+				other = w.tenant("rds2", "db", "uid-other", nil).untilActive().Status.ID
+			}
+			mc := w.finalizeActive("uid-1", nil)
+			st := mc.sync().Status
+			own := st.ID
+			st.ID = unknownID
+			if other != "" {
+				st.ID = other
+			}
+			mc.setStatus(st)
+			w.sim.ResetCounters()
+
+			resp := mc.finalize()
+			assert.False(t, resp.Finalized, "the object's instance still exists")
+			assert.Equal(t, own, resp.Status.ID, "status says the instance found")
+			assert.Equal(t, 1, w.sim.Calls(otcsim.OpCreateBackup), "its final backup")
+			w.clock.Advance(d.Backup)
+			resp = mc.finalize()
+			assert.Equal(t, 1, w.sim.Calls(otcsim.OpDeleteInstance))
+			w.clock.Advance(d.Delete)
+			resp = mc.finalize()
+			assert.True(t, resp.Finalized)
+			_, ok := w.sim.Instance(own)
+			assert.False(t, ok, "the object's instance is deleted")
+			if other != "" {
+				_, ok = w.sim.Instance(other)
+				assert.True(t, ok, "the other object's instance is untouched")
+			}
+		})
+	}
 }
