@@ -96,7 +96,7 @@ func TestPlanLogs(t *testing.T) {
 			in:   input(),
 			want: logsPlan{logs: status(v1alpha1.LogsStarting, acceptedAt(0)), ask: ptr.To(storingSecret),
 				children: logChildrenPlan{seal: true}, accepted: &logAcceptance{request: "r1", at: t0},
-				events:   []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
+				events: []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
 		},
 		{
 			name: "a third request within the hour is accepted, and remembered with the two before",
@@ -104,7 +104,7 @@ func TestPlanLogs(t *testing.T) {
 				func(ls *v1alpha1.LogsStatus) { ls.Request = "r0" }))),
 			want: logsPlan{logs: status(v1alpha1.LogsStarting, acceptedAt(-50*time.Minute, -10*time.Minute, 0)), ask: ptr.To(storingSecret),
 				children: logChildrenPlan{seal: true}, accepted: &logAcceptance{request: "r1", at: t0},
-				events:   []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
+				events: []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
 		},
 		{
 			name: "a fourth request within the hour waits until the first leaves the hour; the one before is followed as before",
@@ -121,7 +121,7 @@ func TestPlanLogs(t *testing.T) {
 				func(ls *v1alpha1.LogsStatus) { ls.Request = "r0" }))),
 			want: logsPlan{logs: status(v1alpha1.LogsStarting, acceptedAt(0)), ask: ptr.To(storingSecret),
 				children: logChildrenPlan{seal: true}, accepted: &logAcceptance{request: "r1", at: t0},
-				events:   []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
+				events: []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
 		},
 		{
 			name: "a status that forgot the requests of the hour: the process remembers them",
@@ -137,7 +137,7 @@ func TestPlanLogs(t *testing.T) {
 			}),
 			want: logsPlan{logs: status(v1alpha1.LogsStarting, acceptedAt(-time.Minute)), ask: ptr.To(storingSecret),
 				children: logChildrenPlan{seal: true}, accepted: &logAcceptance{request: "r1", at: t0.Add(-time.Minute)},
-				events:   []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
+				events: []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
 		},
 		{
 			name: "SQL Server has no slow query log",
@@ -231,7 +231,7 @@ func TestPlanLogs(t *testing.T) {
 			in:   input(prior(status(v1alpha1.LogsSucceeded, message(command), finished(0), func(ls *v1alpha1.LogsStatus) { ls.Request = "r0" }))),
 			want: logsPlan{logs: status(v1alpha1.LogsStarting, acceptedAt(0)), ask: ptr.To(storingSecret), children: logChildrenPlan{seal: true},
 				accepted: &logAcceptance{request: "r1", at: t0},
-				events: []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
+				events:   []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
 		},
 		{
 			name: "being deleted: a new request is not accepted",
