@@ -27,6 +27,9 @@ type DatabasesConfig struct {
 	DriftCheck time.Duration
 	// Timeout bounds one whole apply (connecting and every statement). Default: Config.CallTimeout.
 	Timeout time.Duration
+	// ConnectTimeout bounds connecting and logging in, so that a server that cannot be reached
+	// holds a hook call for little time. Default 2s.
+	ConnectTimeout time.Duration
 	// Apply makes the server match the desired state. Default dbusers.Apply; tests wrap it.
 	Apply func(ctx context.Context, conn dbusers.Conn, d dbusers.Desired, managed dbusers.ManagedState) (dbusers.Result, error)
 }
@@ -37,6 +40,9 @@ func (d DatabasesConfig) withDefaults(callTimeout time.Duration) DatabasesConfig
 	}
 	if d.Timeout <= 0 {
 		d.Timeout = callTimeout
+	}
+	if d.ConnectTimeout <= 0 {
+		d.ConnectTimeout = 2 * time.Second
 	}
 	if d.Apply == nil {
 		d.Apply = dbusers.Apply
@@ -54,6 +60,36 @@ const (
 	ReasonDatabaseLoginRefused      = "DatabaseLoginRefused"
 	ReasonStatementRefused          = "StatementRefused"
 )
+
+// The backoff of applies that did not reach the database server: the first retry waits
+// unreachableFirst, each further one twice as long as the one before, at most unreachableMax.
+//
+// NOTE: status.databasesAndUsers.unreachable remembers the attempts. A status written by hand can
+// erase them: then each sync tries once, bounded by DatabasesConfig.ConnectTimeout, as before the
+// backoff; a recorded attempt in the future is not believed.
+const (
+	unreachableFirst = 30 * time.Second
+	unreachableMax   = 10 * time.Minute
+)
+
+// unreachableBackoff is the wait after n attempts in a row that did not reach the server.
+func unreachableBackoff(n int) time.Duration {
+	d := unreachableFirst
+	for i := 1; i < n && d < unreachableMax; i++ {
+		d *= 2
+	}
+	return min(d, unreachableMax)
+}
+
+// nextAttempt is when the desired state with fingerprint may be applied again after attempts that
+// did not reach the server, and whether that is still to come at now.
+func nextAttempt(u *v1alpha1.DatabasesUnreachable, fingerprint string, now time.Time) (time.Time, bool) {
+	if u == nil || u.Fingerprint != fingerprint || u.LastAttempt.After(now) {
+		return time.Time{}, false
+	}
+	next := u.LastAttempt.Add(unreachableBackoff(u.Attempts))
+	return next, now.Before(next)
+}
 
 // Keys of a user's Secret besides host, port, username and password.
 const KeyDatabase = "database"
@@ -117,7 +153,10 @@ type databasesPlan struct {
 	generate []int
 	// apply is the desired state to apply; the plan is made again with the answer.
 	apply *dbusers.Desired
-	logs  []logLine
+	// within asks to be called again within that long (the next attempt after an unreachable
+	// server), if positive.
+	within time.Duration
+	logs   []logLine
 }
 
 // planDatabases decides the databases step: whether there is anything to apply, whether it can be
@@ -168,6 +207,18 @@ func planDatabases(in databasesInput) databasesPlan {
 		return p
 	}
 	if in.answer == nil {
+		var u *v1alpha1.DatabasesUnreachable
+		if rec != nil {
+			u = rec.Unreachable
+		}
+		if next, held := nextAttempt(u, fingerprint, in.now.Time); held {
+			// The condition keeps what the failed attempt said.
+			if !in.readySet {
+				p.ready = ptr.To(databasesOutcome(dbusers.ErrUnreachable, next))
+			}
+			p.within = next.Sub(in.now.Time)
+			return p
+		}
 		p.apply = &d
 		return p
 	}
@@ -186,7 +237,17 @@ func planDatabases(in databasesInput) databasesPlan {
 	p.record = next
 	if err != nil {
 		p.logs = append(p.logs, logLine{slog.LevelWarn, "applying databases and users failed", []any{"error", err.Error()}})
-		p.ready = ptr.To(databasesOutcome(err))
+		var retryAt time.Time
+		if unreachable(err) {
+			attempts := 1
+			if rec != nil && rec.Unreachable != nil && rec.Unreachable.Fingerprint == fingerprint && !rec.Unreachable.LastAttempt.After(in.now.Time) {
+				attempts = min(rec.Unreachable.Attempts, 100) + 1 // bounded: a forged count cannot overflow
+			}
+			next.Unreachable = &v1alpha1.DatabasesUnreachable{Fingerprint: fingerprint, Attempts: attempts, LastAttempt: in.now}
+			retryAt = in.now.Add(unreachableBackoff(attempts))
+			p.within = retryAt.Sub(in.now.Time)
+		}
+		p.ready = ptr.To(databasesOutcome(err, retryAt))
 		return p
 	}
 	p.ready = ptr.To(databasesApplied())
@@ -233,6 +294,7 @@ func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, 
 		removeCondition(&c.st, v1alpha1.ConditionDatabasesReady)
 	}
 	c.tellAll(p.ready)
+	c.ask(p.within)
 	return false, nil
 }
 
@@ -241,7 +303,7 @@ func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, 
 func (c *call) applyDatabases(ctx context.Context, d dbusers.Desired, rec *v1alpha1.DatabasesStatus) *applyAnswer {
 	conn := dbusers.Conn{
 		Host: c.conn.host, Port: c.conn.port, User: rootUser(c.spec.Datastoretype), Password: c.conn.password,
-		Timeout: c.r.cfg.CallTimeout,
+		Timeout: c.r.cfg.CallTimeout, ConnectTimeout: c.r.cfg.Databases.ConnectTimeout,
 	}
 	actx, cancel := context.WithTimeout(ctx, c.r.cfg.Databases.Timeout)
 	defer cancel()
@@ -261,7 +323,7 @@ func forgetApplied(rec *v1alpha1.DatabasesStatus) *v1alpha1.DatabasesStatus {
 		return nil
 	}
 	rec = rec.DeepCopy()
-	rec.Fingerprint, rec.LastApplied = "", nil
+	rec.Fingerprint, rec.LastApplied, rec.Unreachable = "", nil, nil
 	return rec
 }
 
@@ -276,10 +338,19 @@ func databasesNotReady(reason, message string, cl class) outcome {
 	return outcome{cond: v1alpha1.ConditionDatabasesReady, status: metav1.ConditionFalse, reason: reason, message: message, class: cl}
 }
 
+// unreachable says that a failed apply did not reach the server (or failed unexpectedly): its
+// retry waits for the backoff.
+func unreachable(err error) bool {
+	return !errors.Is(err, dbusers.ErrInvalid) && !errors.Is(err, dbusers.ErrUnauthorized) &&
+		(errors.Is(err, dbusers.ErrUnreachable) || !errors.Is(err, dbusers.ErrRefused))
+}
+
 // databasesOutcome sorts a failed apply into a stable DatabasesReady and a retry, never later
-// than an earlier step of the call asked for. Messages from the server are kept only for refused
-// statements: they depend only on the statement (dbusers never lets a password into them).
-func databasesOutcome(err error) outcome {
+// than an earlier step of the call asked for; an unreachable server is tried again at next, which
+// the sentence names. Messages from the server are kept only for refused statements: they depend
+// only on the statement (dbusers never lets a password into them).
+func databasesOutcome(err error, next time.Time) outcome {
+	at := next.UTC().Format(time.RFC3339)
 	switch {
 	case errors.Is(err, dbusers.ErrInvalid):
 		return databasesNotReady(ReasonInvalidSpec, "The databases and users cannot be applied: "+err.Error()+".", waitsForUser)
@@ -288,13 +359,13 @@ func databasesOutcome(err error) outcome {
 			"The database server refused the root login with the password of the connection Secret; the apply will be retried.", settled)
 	case errors.Is(err, dbusers.ErrUnreachable):
 		return databasesNotReady(ReasonDatabaseUnreachable,
-			"The database server could not be reached in time; the apply will be retried.", retry)
+			"The database server could not be reached in time; the next attempt is at "+at+".", settled)
 	case errors.Is(err, dbusers.ErrRefused):
 		return databasesNotReady(ReasonStatementRefused,
 			"The database server refused a change ("+err.Error()+"); the apply will be retried.", settled)
 	}
 	return databasesNotReady(ReasonDatabaseUnreachable,
-		"Applying the databases and users failed unexpectedly; the apply will be retried.", retry)
+		"Applying the databases and users failed unexpectedly; the next attempt is at "+at+".", settled)
 }
 
 // userPasswords finds each spec user's password and lists the user Secrets to render in p (every

@@ -3,6 +3,7 @@ package sync
 import (
 	"errors"
 	"log/slog"
+	"math"
 	"testing"
 	"time"
 
@@ -75,6 +76,12 @@ func TestPlanDatabases(t *testing.T) {
 	}
 	applied := ptr.To(databasesApplied())
 	unreachable := errors.Join(dbusers.ErrUnreachable)
+	refusedLogin := errors.Join(dbusers.ErrUnauthorized)
+	fingerprint2 := dbusers.Fingerprint(dbusers.Desired{Databases: []string{"project1", "project2"}, Users: desired.Users, DigestKey: root})
+	// unreachableRecord is a status whose last attempts did not reach the server.
+	unreachableRecord := func(fp string, attempts int, last time.Time) *v1alpha1.DatabasesStatus {
+		return withUnreachable(databasesRecord("my-rds-single", dbusers.ManagedState{}), fp, attempts, metav1.NewTime(last))
+	}
 
 	tests := []struct {
 		name string
@@ -187,13 +194,78 @@ func TestPlanDatabases(t *testing.T) {
 			},
 		},
 		{
-			name: "a failed apply keeps the fingerprint applied before, and retries soon",
+			name: "a failed apply keeps the fingerprint applied before; an unreachable server is tried again in 30 s",
 			in: input(remembered, func(in *databasesInput) { in.spec.Databases = append(in.spec.Databases, "project2") },
 				answered(dbusers.Result{Managed: managed}, unreachable)),
-			want: databasesPlan{accounts: accounts(stored), record: record(),
-				ready: ptr.To(databasesOutcome(unreachable)),
-				logs:  []logLine{{slog.LevelWarn, "applying databases and users failed", []any{"error", unreachable.Error()}}},
+			want: databasesPlan{accounts: accounts(stored), record: withUnreachable(record(), fingerprint2, 1, now),
+				ready:  ptr.To(databasesOutcome(unreachable, now.Add(30*time.Second))),
+				within: 30 * time.Second,
+				logs:   []logLine{{slog.LevelWarn, "applying databases and users failed", []any{"error", unreachable.Error()}}},
 			},
+		},
+		{
+			name: "within the backoff: no attempt, the condition keeps what the attempt said, called again when it is due",
+			in:   input(readySet, func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, 1, now.Add(-10*time.Second)) }),
+			want: databasesPlan{accounts: accounts(stored), record: unreachableRecord(fingerprint, 1, now.Add(-10*time.Second)), within: 20 * time.Second},
+		},
+		{
+			name: "within the backoff, the condition lost: it says when the next attempt is",
+			in:   input(func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, 1, now.Add(-10*time.Second)) }),
+			want: databasesPlan{accounts: accounts(stored), record: unreachableRecord(fingerprint, 1, now.Add(-10*time.Second)),
+				ready: ptr.To(databasesOutcome(unreachable, now.Add(20*time.Second))), within: 20 * time.Second},
+		},
+		{
+			name: "the backoff passed: apply",
+			in:   input(readySet, func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, 1, now.Add(-30*time.Second)) }),
+			want: databasesPlan{accounts: accounts(stored), record: unreachableRecord(fingerprint, 1, now.Add(-30*time.Second)), apply: &desired},
+		},
+		{
+			name: "the backoff doubles: the third attempt in a row waits 2 minutes for the fourth",
+			in: input(func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, 2, now.Add(-time.Minute)) },
+				answered(dbusers.Result{}, unreachable)),
+			want: databasesPlan{accounts: accounts(stored), record: withUnreachable(databasesRecord("my-rds-single", dbusers.ManagedState{}), fingerprint, 3, now),
+				ready: ptr.To(databasesOutcome(unreachable, now.Add(2*time.Minute))), within: 2 * time.Minute,
+				logs: []logLine{{slog.LevelWarn, "applying databases and users failed", []any{"error", unreachable.Error()}}}},
+		},
+		{
+			name: "the backoff is capped at 10 minutes, and a forged count does not overflow",
+			in: input(func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, math.MaxInt, now.Add(-time.Hour)) },
+				answered(dbusers.Result{}, unreachable)),
+			want: databasesPlan{accounts: accounts(stored), record: withUnreachable(databasesRecord("my-rds-single", dbusers.ManagedState{}), fingerprint, 101, now),
+				ready: ptr.To(databasesOutcome(unreachable, now.Add(10*time.Minute))), within: 10 * time.Minute,
+				logs: []logLine{{slog.LevelWarn, "applying databases and users failed", []any{"error", unreachable.Error()}}}},
+		},
+		{
+			name: "a changed spec is tried at once, whatever the backoff of the state before",
+			in: input(readySet, func(in *databasesInput) {
+				in.rec = unreachableRecord(fingerprint, 5, now.Add(-time.Second))
+				in.spec.Databases = append(in.spec.Databases, "project2")
+			}),
+			want: databasesPlan{accounts: accounts(stored), record: unreachableRecord(fingerprint, 5, now.Add(-time.Second)), apply: &dbusers.Desired{
+				Databases: []string{"project1", "project2"}, Users: desired.Users, DigestKey: root,
+			}},
+		},
+		{
+			name: "a last attempt in the future (a forged status) does not hold the apply",
+			in:   input(readySet, func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, 5, now.Add(time.Hour)) }),
+			want: databasesPlan{accounts: accounts(stored), record: unreachableRecord(fingerprint, 5, now.Add(time.Hour)), apply: &desired},
+		},
+		{
+			name: "an attempt that reaches the server forgets the backoff",
+			in: input(func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, 3, now.Add(-time.Hour)) },
+				answered(dbusers.Result{Managed: managed}, nil)),
+			want: databasesPlan{accounts: accounts(stored), ready: applied,
+				record: &v1alpha1.DatabasesStatus{Databases: []string{"project1"}, Fingerprint: fingerprint, LastApplied: &now,
+					Users: []v1alpha1.ManagedDatabaseUser{{Name: "app1", Host: "10.9.3.%", Secret: appSecret, PasswordDigest: "d1"}}},
+			},
+		},
+		{
+			name: "a refused root login is not an unreachable server: no backoff",
+			in: input(func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, 3, now.Add(-time.Hour)) },
+				answered(dbusers.Result{}, refusedLogin)),
+			want: databasesPlan{accounts: accounts(stored), record: databasesRecord("my-rds-single", dbusers.ManagedState{}),
+				ready: ptr.To(databasesOutcome(refusedLogin, time.Time{})),
+				logs:  []logLine{{slog.LevelWarn, "applying databases and users failed", []any{"error", refusedLogin.Error()}}}},
 		},
 	}
 	for _, tt := range tests {
@@ -201,6 +273,12 @@ func TestPlanDatabases(t *testing.T) {
 			assert.Equal(t, tt.want, planDatabases(tt.in))
 		})
 	}
+}
+
+// withUnreachable is rec with a backoff after attempts that did not reach the server.
+func withUnreachable(rec *v1alpha1.DatabasesStatus, fingerprint string, attempts int, last metav1.Time) *v1alpha1.DatabasesStatus {
+	rec.Unreachable = &v1alpha1.DatabasesUnreachable{Fingerprint: fingerprint, Attempts: attempts, LastAttempt: last}
+	return rec
 }
 
 // validateUsersMessage is the InvalidSpec message of usersSpec with edit.
@@ -233,9 +311,9 @@ func TestDatabasesOutcome(t *testing.T) {
 				"The database server refused the root login with the password of the connection Secret; the apply will be retried.", settled),
 		},
 		{
-			name: "the server cannot be reached: retry soon",
+			name: "the server cannot be reached: the sentence names the next attempt, which the backoff asks for",
 			err:  errors.Join(dbusers.ErrUnreachable),
-			want: databasesNotReady(ReasonDatabaseUnreachable, "The database server could not be reached in time; the apply will be retried.", retry),
+			want: databasesNotReady(ReasonDatabaseUnreachable, "The database server could not be reached in time; the next attempt is at 2026-05-01T10:00:30Z.", settled),
 		},
 		{
 			name: "a refused statement names the change, never a password",
@@ -244,14 +322,14 @@ func TestDatabasesOutcome(t *testing.T) {
 				"The database server refused a change (create database project2: server error 1044: Access denied); the apply will be retried.", settled),
 		},
 		{
-			name: "anything else: retry soon, with no text of the error",
+			name: "anything else: backs off too, with no text of the error",
 			err:  errors.New("driver: bad connection 10.0.0.1"),
-			want: databasesNotReady(ReasonDatabaseUnreachable, "Applying the databases and users failed unexpectedly; the apply will be retried.", retry),
+			want: databasesNotReady(ReasonDatabaseUnreachable, "Applying the databases and users failed unexpectedly; the next attempt is at 2026-05-01T10:00:30Z.", settled),
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, databasesOutcome(tt.err))
+			assert.Equal(t, tt.want, databasesOutcome(tt.err, time.Date(2026, 5, 1, 10, 0, 30, 0, time.UTC)))
 		})
 	}
 }

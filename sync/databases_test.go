@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"regexp"
 	"slices"
 	"strings"
+	gosync "sync"
 	"testing"
 	"time"
 
@@ -15,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
@@ -259,8 +263,8 @@ func TestDatabasesStep(t *testing.T) {
 			wantReason: ReasonDatabaseUnreachable,
 			wantSynced: ReasonReconcileSuccess,
 			check: func(t *testing.T, resp *hook.SyncResponse, _ []applyCall) {
-				assert.Empty(t, resp.Status.DatabasesAndUsers.Fingerprint, "nothing was applied: the next call tries again")
-				assert.Equal(t, 10.0, resp.ResyncAfterSeconds)
+				assert.Empty(t, resp.Status.DatabasesAndUsers.Fingerprint, "nothing was applied: a later call tries again")
+				assert.Equal(t, 30.0, resp.ResyncAfterSeconds, "once the backoff passed (TestDatabasesUnreachableBacksOff)")
 			},
 		},
 		"statement refused": {
@@ -466,6 +470,15 @@ func TestDatabasesFailureIsStable(t *testing.T) {
 			spec := usersSpec()
 			spec.Users = spec.Users[:1]
 			first := e.call(t, spec, v1alpha1.RdsStatus{})
+			// An unreachable server is tried again once its backoff passed; a call before that
+			// answers the same status without trying (TestDatabasesUnreachableBacksOff).
+			if name == "unreachable" {
+				e.now = e.now.Add(10 * time.Second)
+				second := e.call(t, spec, *first.Status)
+				assert.Len(t, e.rec.calls, 1, "not tried again within the backoff")
+				assert.Equal(t, first.Status, second.Status, "the same failure writes the same status: no sync loop")
+				return
+			}
 			e.now = e.now.Add(time.Minute)
 			second := e.call(t, spec, *first.Status)
 			assert.Len(t, e.rec.calls, 2, "a failed apply is retried on the next call")
@@ -473,4 +486,80 @@ func TestDatabasesFailureIsStable(t *testing.T) {
 			assert.Equal(t, metav1.ConditionFalse, condition(t, second.Status, v1alpha1.ConditionDatabasesReady).Status)
 		})
 	}
+}
+
+// An unreachable database endpoint (a server that accepts and never answers) costs one short
+// connection attempt, then nothing until the backoff passes: a second sync right after makes no
+// attempt and answers at once, and resyncAfterSeconds follows the backoff (security review #17,
+// attack 8: ten such objects held hook slots for 4 s on every sync).
+func TestDatabasesUnreachableBacksOff(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	var mu gosync.Mutex
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c) // never answered
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			_ = c.Close()
+		}
+	})
+
+	e := newDBEnv()
+	e.inst.PrivateIPs, e.inst.Port = []string{"127.0.0.1"}, l.Addr().(*net.TCPAddr).Port
+	attempts := 0
+	e.r = New(Config{Cloud: e.f, Now: func() time.Time { return e.now }, Databases: DatabasesConfig{
+		Apply: func(ctx context.Context, conn dbusers.Conn, d dbusers.Desired, m dbusers.ManagedState) (dbusers.Result, error) {
+			attempts++
+			return dbusers.Apply(ctx, conn, d, m)
+		},
+	}})
+	spec := usersSpec()
+	spec.Users = spec.Users[:1]
+	spec.Port = ptr.To(intstr.FromInt32(int32(e.inst.Port)))
+	st := v1alpha1.RdsStatus{ID: "inst-1"}
+
+	start := time.Now()
+	first := e.call(t, spec, st)
+	took := time.Since(start)
+	require.Equal(t, 1, attempts)
+	assert.Less(t, took, 3*time.Second, "the connection attempt has a short deadline of its own")
+	ready := condition(t, first.Status, v1alpha1.ConditionDatabasesReady)
+	assert.Equal(t, ReasonDatabaseUnreachable, ready.Reason)
+	assert.Equal(t, 30.0, first.ResyncAfterSeconds, "called again when the next attempt is due")
+
+	st, _ = e.feed(t, first)
+	e.now = e.now.Add(time.Second)
+	start = time.Now()
+	second := e.call(t, spec, st)
+	assert.Less(t, time.Since(start), time.Second, "no attempt: the answer is quick")
+	assert.Equal(t, 1, attempts, "no connection attempt within the backoff")
+	assert.Equal(t, first.Status, second.Status, "the same status: no sync loop")
+	assert.Equal(t, 29.0, second.ResyncAfterSeconds)
+
+	// The backoff passed: one more attempt, and the next waits twice as long.
+	st, _ = e.feed(t, second)
+	e.now = e.now.Add(29 * time.Second)
+	third := e.call(t, spec, st)
+	assert.Equal(t, 2, attempts)
+	assert.Equal(t, 60.0, third.ResyncAfterSeconds)
+
+	// A spec change of databases tries at once.
+	st, _ = e.feed(t, third)
+	e.now = e.now.Add(time.Second)
+	spec.Databases = append(spec.Databases, "project2")
+	e.call(t, spec, st)
+	assert.Equal(t, 3, attempts, "a changed spec is tried at once")
 }

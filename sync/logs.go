@@ -104,6 +104,9 @@ type logsInput struct {
 	jobImage                           string
 	retention, deadline, capabilityTTL time.Duration
 	sealing                            bool
+	// served is what this process remembers of the object's log requests of the last hour
+	// (logs_limit.go).
+	served []logAcceptance
 }
 
 // logsPlan is the decision of the logs step.
@@ -119,6 +122,8 @@ type logsPlan struct {
 	// children are the log children to render (planLogChildren).
 	children logChildrenPlan
 	events   []logLine
+	// accepted is the request this plan accepted, for the process to remember.
+	accepted *logAcceptance
 }
 
 // logChildrenPlan says which log children to return: the Job's Secret sealed anew (seal), else the
@@ -156,8 +161,24 @@ func (p *logsPlan) decide(in logsInput) {
 			p.synced = ptr.To(notSynced(ReasonLogsUnavailable, msgNoLogsKey, waitsForUser))
 			return
 		}
-		p.logs = acceptLogs(in, want)
-		p.events = append(p.events, logLine{slog.LevelInfo, "log request accepted", []any{"request", want.Request, "job", p.logs.Job}})
+		at := in.now.Time
+		i := slices.IndexFunc(in.served, func(a logAcceptance) bool { return a.request == want.Request })
+		next := nextLogRequest(p.priorAccepted(), in.served, in.now.Time)
+		switch {
+		case i >= 0: // accepted before by this process, its answer lost: the same answer
+			at = in.served[i].at
+		case !next.IsZero():
+			// The request waits; the one before is followed as before.
+			p.synced = ptr.To(logRequestThrottled(want.Request, next))
+			p.askWithin(next.Sub(in.now.Time) + time.Second)
+		}
+		if i >= 0 || next.IsZero() {
+			accepted := append(acceptedInWindow(p.priorAccepted(), at), metav1.NewTime(at))
+			p.logs = acceptLogs(in, want)
+			p.logs.Accepted = accepted
+			p.accepted = &logAcceptance{request: want.Request, at: at}
+			p.events = append(p.events, logLine{slog.LevelInfo, "log request accepted", []any{"request", want.Request, "job", p.logs.Job}})
+		}
 	}
 	ls := p.logs
 	if ls == nil {
@@ -175,6 +196,21 @@ func (p *logsPlan) decide(in logsInput) {
 	case v1alpha1.LogsSucceeded, v1alpha1.LogsFailed:
 		p.retain(in, ls)
 	}
+}
+
+// askWithin asks to be called again within d, or sooner if the plan asked so already.
+func (p *logsPlan) askWithin(d time.Duration) {
+	if p.within <= 0 || d < p.within {
+		p.within = d
+	}
+}
+
+// priorAccepted is the acceptance times status.logs remembers.
+func (p *logsPlan) priorAccepted() []metav1.Time {
+	if p.logs == nil {
+		return nil
+	}
+	return p.logs.Accepted
 }
 
 // logsStep runs the logs step after the instance steps, whether or not one of them stopped the
@@ -214,12 +250,16 @@ func (c *call) logsInput() logsInput {
 		instance: c.logsInstance, now: c.now,
 		jobImage: cfg.JobImage, retention: cfg.LogsRetention, deadline: cfg.LogsJobDeadline, capabilityTTL: cfg.LogsCapabilityTTL,
 		sealing: c.r.caps != nil,
+		served:  c.r.logRequests.recent(string(c.parent.UID), c.now.Time),
 	}
 }
 
 // applyLogs writes what a logs plan decided into the answer; logChildren renders its children.
 func (c *call) applyLogs(p logsPlan) {
 	c.st.Logs = p.logs
+	if p.accepted != nil {
+		c.r.logRequests.record(string(c.parent.UID), *p.accepted)
+	}
 	c.logAll(context.Background(), p.events)
 	c.tellAll(p.synced)
 	if p.ask != nil {
@@ -338,7 +378,7 @@ func (p *logsPlan) retain(in logsInput, ls *v1alpha1.LogsStatus) {
 		ls.Message = "The log Job failed; its log says why: " + ls.Message + "."
 	}
 	if left := ls.Finished.Add(in.retention).Sub(in.now.Time); left > 0 {
-		p.within = left + time.Second
+		p.askWithin(left + time.Second)
 	}
 }
 

@@ -2,6 +2,7 @@ package sync_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
+	"github.com/mcsps/rds-lambda-controller/sync/logsapi"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 	"github.com/mcsps/rds-lambda-controller/test/metacontroller"
 	"github.com/mcsps/rds-lambda-controller/test/otcsim"
@@ -280,4 +282,64 @@ func TestLogsAfterAStoppedStep(t *testing.T) {
 		assert.LessOrEqual(t, resp.ResyncAfterSeconds, 10.0, "the resize in flight is still looked at soon")
 		assert.Nil(t, w.status().Logs)
 	})
+}
+
+// Ten new logs.request values in a row, each Job reading as much as its capability allows, cost
+// at most the documented budget of OTC reads (docs/logs.md: 3 requests per object per hour, each
+// at most 20 reads, each read one instance read and one log read here): a new value within the
+// hour buys no new read budget (security review #17, attack 9). The same holds for a tenant who
+// also erases status.logs before each request: the process remembers what status forgot.
+func TestLogsRequestsAreRateLimitedPerObject(t *testing.T) {
+	for name, erase := range map[string]bool{"spec only": false, "status.logs erased too": true} {
+		t.Run(name, func(t *testing.T) {
+			w := newLogsLoop(t)
+			w.active()
+			id := w.status().ID
+			w.sim.ResetCounters()
+			throttled, instanceReads := 0, 0
+			for i := range 10 {
+				if erase {
+					st := w.status()
+					st.Logs = nil
+					w.mc.SetStatus(st)
+				}
+				w.edit(func(s *v1alpha1.RdsSpec) {
+					s.Logs = &v1alpha1.LogsRequest{Request: fmt.Sprintf("r%d", i), Types: []string{v1alpha1.LogTypeError}}
+				})
+				for range 3 {
+					w.sync()
+				}
+				if c := w.synced(); c.Reason == "LogRequestThrottled" {
+					throttled++
+					assert.Contains(t, c.Message, "the next one is allowed at 2026-05-01T11:")
+				}
+				ls := w.status().Logs
+				if ls == nil || ls.Request != fmt.Sprintf("r%d", i) {
+					continue
+				}
+				require.Equal(t, v1alpha1.LogsRunning, ls.State)
+				token := string(w.mc.Secrets[ls.Job+"-credentials"].Data[logsapi.EnvToken])
+				before := w.sim.Calls(otcsim.OpListInstances)
+				for range 25 { // more than rds-logs ever needs: all the capability serves
+					_, _ = w.r.ReadLogs(context.Background(), token, logsapi.Request{Instance: id, Type: v1alpha1.LogTypeError})
+				}
+				instanceReads += w.sim.Calls(otcsim.OpListInstances) - before
+				w.finishJob(batchv1.JobComplete)
+				w.sync()
+				w.clock.Advance(time.Minute)
+			}
+			logReads := w.sim.Calls(otcsim.OpListErrorLogs) + w.sim.Calls(otcsim.OpListSlowLogs)
+			assert.LessOrEqual(t, logReads, 3*20, "log reads within the hour")
+			assert.LessOrEqual(t, instanceReads, 3*20, "instance reads of the log reads within the hour")
+			assert.Equal(t, 7, throttled, "3 requests served, 7 refused")
+
+			// After the hour the next request is served.
+			w.clock.Advance(time.Hour)
+			w.edit(func(s *v1alpha1.RdsSpec) { s.Logs = &v1alpha1.LogsRequest{Request: "later"} })
+			w.sync()
+			require.NotNil(t, w.status().Logs)
+			assert.Equal(t, "later", w.status().Logs.Request)
+			assert.Equal(t, sync.ReasonReconcileSuccess, w.synced().Reason)
+		})
+	}
 }

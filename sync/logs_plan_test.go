@@ -35,6 +35,13 @@ func TestPlanLogs(t *testing.T) {
 	finished := func(d time.Duration) func(*v1alpha1.LogsStatus) {
 		return func(ls *v1alpha1.LogsStatus) { ls.Finished = at(d) }
 	}
+	acceptedAt := func(ds ...time.Duration) func(*v1alpha1.LogsStatus) {
+		return func(ls *v1alpha1.LogsStatus) {
+			for _, d := range ds {
+				ls.Accepted = append(ls.Accepted, metav1.NewTime(t0.Add(d)))
+			}
+		}
+	}
 	expires := func(d time.Duration) func(*v1alpha1.LogsStatus) {
 		return func(ls *v1alpha1.LogsStatus) { ls.CredentialExpires = at(d) }
 	}
@@ -87,15 +94,56 @@ func TestPlanLogs(t *testing.T) {
 		{
 			name: "a new request is accepted with its defaults, and its capability issued",
 			in:   input(),
-			want: logsPlan{logs: status(v1alpha1.LogsStarting), ask: ptr.To(storingSecret),
-				children: logChildrenPlan{seal: true},
-				events:   []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
+			want: logsPlan{logs: status(v1alpha1.LogsStarting, acceptedAt(0)), ask: ptr.To(storingSecret),
+				children: logChildrenPlan{seal: true}, accepted: &logAcceptance{request: "r1", at: t0},
+				events: []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
+		},
+		{
+			name: "a third request within the hour is accepted, and remembered with the two before",
+			in: input(prior(status(v1alpha1.LogsSucceeded, message(command), finished(0), acceptedAt(-50*time.Minute, -10*time.Minute),
+				func(ls *v1alpha1.LogsStatus) { ls.Request = "r0" }))),
+			want: logsPlan{logs: status(v1alpha1.LogsStarting, acceptedAt(-50*time.Minute, -10*time.Minute, 0)), ask: ptr.To(storingSecret),
+				children: logChildrenPlan{seal: true}, accepted: &logAcceptance{request: "r1", at: t0},
+				events: []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
+		},
+		{
+			name: "a fourth request within the hour waits until the first leaves the hour; the one before is followed as before",
+			in: input(prior(status(v1alpha1.LogsRunning, message(command), acceptedAt(-50*time.Minute, -20*time.Minute, -10*time.Minute),
+				func(ls *v1alpha1.LogsStatus) { ls.Request = "r0" })), seen(ended(batchv1.JobComplete))),
+			want: logsPlan{logs: status(v1alpha1.LogsSucceeded, message(command), finished(0), acceptedAt(-50*time.Minute, -20*time.Minute, -10*time.Minute),
+				func(ls *v1alpha1.LogsStatus) { ls.Request = "r0" }),
+				synced: ptr.To(logRequestThrottled("r1", t0.Add(10*time.Minute))), ask: ptr.To(retry), within: 10*time.Minute + time.Second,
+				children: logChildrenPlan{job: true}, events: []logLine{finishedLine(v1alpha1.LogsSucceeded)}},
+		},
+		{
+			name: "requests older than an hour do not count, nor times after now (not written by a call)",
+			in: input(prior(status(v1alpha1.LogsSucceeded, message(command), finished(0), acceptedAt(-2*time.Hour, -61*time.Minute, time.Hour, 2*time.Hour),
+				func(ls *v1alpha1.LogsStatus) { ls.Request = "r0" }))),
+			want: logsPlan{logs: status(v1alpha1.LogsStarting, acceptedAt(0)), ask: ptr.To(storingSecret),
+				children: logChildrenPlan{seal: true}, accepted: &logAcceptance{request: "r1", at: t0},
+				events: []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
+		},
+		{
+			name: "a status that forgot the requests of the hour: the process remembers them",
+			in: input(func(in *logsInput) {
+				in.served = []logAcceptance{{"a", t0.Add(-40 * time.Minute)}, {"b", t0.Add(-30 * time.Minute)}, {"c", t0.Add(-5 * time.Minute)}}
+			}),
+			want: logsPlan{synced: ptr.To(logRequestThrottled("r1", t0.Add(20*time.Minute))), within: 20*time.Minute + time.Second},
+		},
+		{
+			name: "a request this process accepted, its answer lost: accepted again as it was, not counted twice",
+			in: input(func(in *logsInput) {
+				in.served = []logAcceptance{{"a", t0.Add(-40 * time.Minute)}, {"b", t0.Add(-30 * time.Minute)}, {"r1", t0.Add(-time.Minute)}}
+			}),
+			want: logsPlan{logs: status(v1alpha1.LogsStarting, acceptedAt(-time.Minute)), ask: ptr.To(storingSecret),
+				children: logChildrenPlan{seal: true}, accepted: &logAcceptance{request: "r1", at: t0.Add(-time.Minute)},
+				events: []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
 		},
 		{
 			name: "SQL Server has no slow query log",
 			in:   input(func(in *logsInput) { in.engine = v1alpha1.EngineSQLServer }),
-			want: logsPlan{logs: status(v1alpha1.LogsStarting, func(ls *v1alpha1.LogsStatus) { ls.Types = []string{v1alpha1.LogTypeError} }),
-				ask: ptr.To(storingSecret), children: logChildrenPlan{seal: true},
+			want: logsPlan{logs: status(v1alpha1.LogsStarting, acceptedAt(0), func(ls *v1alpha1.LogsStatus) { ls.Types = []string{v1alpha1.LogTypeError} }),
+				ask: ptr.To(storingSecret), children: logChildrenPlan{seal: true}, accepted: &logAcceptance{request: "r1", at: t0},
 				events: []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
 		},
 		{
@@ -181,8 +229,9 @@ func TestPlanLogs(t *testing.T) {
 		{
 			name: "a new request after a finished one gets a new Job",
 			in:   input(prior(status(v1alpha1.LogsSucceeded, message(command), finished(0), func(ls *v1alpha1.LogsStatus) { ls.Request = "r0" }))),
-			want: logsPlan{logs: status(v1alpha1.LogsStarting), ask: ptr.To(storingSecret), children: logChildrenPlan{seal: true},
-				events: []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
+			want: logsPlan{logs: status(v1alpha1.LogsStarting, acceptedAt(0)), ask: ptr.To(storingSecret), children: logChildrenPlan{seal: true},
+				accepted: &logAcceptance{request: "r1", at: t0},
+				events:   []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
 		},
 		{
 			name: "being deleted: a new request is not accepted",

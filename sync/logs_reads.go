@@ -30,6 +30,7 @@ type capabilityUse struct {
 	reads    int
 	inFlight bool
 	expires  time.Time
+	first    time.Time // the first read
 }
 
 func newCapabilityReads() *capabilityReads {
@@ -42,13 +43,15 @@ func (r *capabilityReads) begin(c *logsCapability, now time.Time) (done func(), 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for k, u := range r.entries {
-		if !u.inFlight && now.After(u.expires.Add(capabilitySkew)) {
+		// NOTE: kept for the window of log requests too, so that a request accepted again for a
+		// status that forgot it (logs_limit.go) shares the count of its first capability.
+		if !u.inFlight && now.After(u.expires.Add(capabilitySkew)) && now.Sub(u.first) >= logRequestWindow {
 			delete(r.entries, k)
 		}
 	}
 	u := r.entries[key]
 	if u == nil {
-		u = &capabilityUse{}
+		u = &capabilityUse{first: now}
 		r.entries[key] = u
 	}
 	u.expires = maxTime(u.expires, c.expires())

@@ -117,6 +117,7 @@ func TestLogsLifecycle(t *testing.T) {
 		Request: "r1", Job: jobName, State: v1alpha1.LogsStarting, Since: "1h", Lines: 200, Types: []string{"error", "slow"},
 		CredentialExpires: &metav1.Time{Time: t0.Add(15 * time.Minute)},
 		Message:           "The log Job starts once its capability is stored.",
+		Accepted:          []metav1.Time{metav1.NewTime(t0)},
 	}, *ls)
 	secrets, jobs := logsChildren(resp)
 	require.Len(t, secrets, 1)

@@ -93,6 +93,9 @@ type Reconciler struct {
 	caps *capabilitySealer
 	// reads bounds the reads of each capability (logs_reads.go).
 	reads *capabilityReads
+	// logRequests remembers the log requests each object was served in the last hour, against a
+	// status that forgot them (logs_limit.go).
+	logRequests *logRequests
 	// autopilot remembers autopilot's last change per instance (autopilot.go).
 	autopilot *autopilotMemory
 }
@@ -148,6 +151,7 @@ func New(cfg Config) *Reconciler {
 	// with LogsUnavailable (logs.go) rather than sealed with a key of this process alone.
 	r.caps, _ = newCapabilitySealer(cfg.PasswordKey)
 	r.reads = newCapabilityReads()
+	r.logRequests = newLogRequests()
 	r.autopilot = newAutopilotMemory(cfg.Now)
 	return r
 }

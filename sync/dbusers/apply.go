@@ -29,6 +29,9 @@ type Conn struct {
 	// Timeout bounds connecting and each statement (and each network read and write). Zero means
 	// DefaultTimeout. The ctx given to Apply bounds the whole call.
 	Timeout time.Duration
+	// ConnectTimeout bounds connecting and logging in, so that a server that cannot be reached
+	// costs little. Zero means Timeout.
+	ConnectTimeout time.Duration
 }
 
 // Addr is host:port.
@@ -39,6 +42,13 @@ func (c Conn) timeout() time.Duration {
 		return DefaultTimeout
 	}
 	return c.Timeout
+}
+
+func (c Conn) connectTimeout() time.Duration {
+	if c.ConnectTimeout <= 0 {
+		return c.timeout()
+	}
+	return c.ConnectTimeout
 }
 
 func (c Conn) validate() error {
@@ -172,9 +182,9 @@ func open(ctx context.Context, c Conn) (*session, error) {
 	cfg.Addr = c.Addr()
 	cfg.User = c.User
 	cfg.Passwd = c.Password.Reveal()
-	cfg.Timeout = c.timeout()      // dial
-	cfg.ReadTimeout = c.timeout()  // each network read
-	cfg.WriteTimeout = c.timeout() // each network write
+	cfg.Timeout = c.connectTimeout() // dial
+	cfg.ReadTimeout = c.timeout()    // each network read
+	cfg.WriteTimeout = c.timeout()   // each network write
 	cfg.Logger = discardLogger{}
 	// NOTE: MySQL and MariaDB refuse placeholders in CREATE USER / ALTER USER ... IDENTIFIED BY ?
 	// (error 1064 when prepared; checked on MariaDB 10.11, same grammar in MySQL 8), so a password
@@ -194,7 +204,7 @@ func open(ctx context.Context, c Conn) (*session, error) {
 	db.SetMaxOpenConns(1)
 	s := &session{db: db, addr: cfg.Addr, timeout: c.timeout()}
 
-	cctx, cancel := context.WithTimeout(ctx, s.timeout)
+	cctx, cancel := context.WithTimeout(ctx, c.connectTimeout())
 	defer cancel()
 	conn, err := db.Conn(cctx)
 	if err == nil {

@@ -81,6 +81,14 @@ func TestApplyConnectionFailures(t *testing.T) {
 			want:        ErrUnreachable,
 			wantMessage: "timed out", // the driver says "connection lost or timed out" or "timed out"
 		},
+		"connect timeout": {
+			reason: "Conn.ConnectTimeout gives up a server that accepts and hangs, whatever Conn.Timeout says",
+			conn: func(t *testing.T) Conn {
+				return Conn{Host: "127.0.0.1", Port: silentServer(t), User: "root", Password: secret.New("pw"), Timeout: time.Minute, ConnectTimeout: 300 * time.Millisecond}
+			},
+			want:        ErrUnreachable,
+			wantMessage: "timed out",
+		},
 		"caller deadline": {
 			reason: "the caller's context bounds the call even with a long Conn.Timeout",
 			conn: func(t *testing.T) Conn {

@@ -54,6 +54,9 @@ type LogsStatus struct {
 	Finished *metav1.Time `json:"finished,omitempty"`
 	// Message says what to do next, e.g. the kubectl command that shows the logs.
 	Message string `json:"message,omitempty"`
+	// Accepted is when the object's log requests of the last hour were accepted, this one
+	// included: a new request waits while they reach the limit (docs/logs.md).
+	Accepted []metav1.Time `json:"accepted,omitempty"`
 }
 
 // DeepCopy returns a copy that shares no memory with r.
@@ -81,5 +84,6 @@ func (s *LogsStatus) DeepCopy() *LogsStatus {
 		t := *s.Finished
 		out.Finished = &t
 	}
+	out.Accepted = append([]metav1.Time(nil), s.Accepted...)
 	return &out
 }

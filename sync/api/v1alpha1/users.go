@@ -28,6 +28,19 @@ type DatabasesStatus struct {
 	Databases []string `json:"databases,omitempty"`
 	// Users the controller created or adopted (only these are dropped when they leave the spec).
 	Users []ManagedDatabaseUser `json:"users,omitempty"`
+	// Unreachable remembers the attempts that found the server unreachable, so that the next one
+	// waits (an exponential backoff); absent once an attempt reached the server.
+	Unreachable *DatabasesUnreachable `json:"unreachable,omitempty"`
+}
+
+// DatabasesUnreachable is the backoff of attempts that did not reach the database server.
+type DatabasesUnreachable struct {
+	// Fingerprint identifies the desired state attempted: another one is tried at once.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// Attempts is how many attempts in a row did not reach the server.
+	Attempts int `json:"attempts"`
+	// LastAttempt is when the last of them was made.
+	LastAttempt metav1.Time `json:"lastAttempt"`
 }
 
 // ManagedDatabaseUser is an account the controller manages.
@@ -52,5 +65,9 @@ func (s *DatabasesStatus) DeepCopy() *DatabasesStatus {
 	}
 	out.Databases = append([]string(nil), s.Databases...)
 	out.Users = append([]ManagedDatabaseUser(nil), s.Users...)
+	if s.Unreachable != nil {
+		u := *s.Unreachable
+		out.Unreachable = &u
+	}
 	return &out
 }

@@ -30,6 +30,16 @@ const (
 	// A Secret may name any IAM user, another team's or the controller's own, with a new wrong
 	// password each time: the controller must not become a way to lock that user out.
 	MaxRefusedLoginsPerNamespace = 3
+	// MaxRefusedLoginsPerUser is the same for one IAM user (identity endpoint, domain and user, or
+	// access key), whichever namespaces name it: many namespaces guessing one user's password
+	// together reach IAM no more often than one namespace may. A credential set IAM accepted
+	// before (proven) is not held up by other sets' refusals of its user.
+	MaxRefusedLoginsPerUser = 3
+	// loginInFlightWait is the Retry-After of a login held because the logins in flight would
+	// reach a cap if IAM refused them: they end within a request timeout, mostly much sooner.
+	loginInFlightWait = 5 * time.Second
+	// provenFor is how long a credential set IAM accepted is remembered as proven.
+	provenFor = 24 * time.Hour
 )
 
 // PoolConfig configures a Pool.
@@ -77,7 +87,15 @@ type Pool struct {
 	entries map[[sha256.Size]byte]*list.Element // of *poolEntry
 	lru     list.List                           // front: most recently used
 	perNS   map[string]int                      // entries by namespace
-	refused map[string][]time.Time              // refused logins by namespace, within the backoff
+	budgets map[string]*loginBudget             // by namespace and by IAM user (budgetKeys)
+	proven  map[[sha256.Size]byte]time.Time     // credential sets IAM accepted, and when
+}
+
+// loginBudget is what counts against a cap of refused logins: the logins IAM refused within the
+// reauth backoff, and the logins in flight, any of which IAM may refuse.
+type loginBudget struct {
+	refused  []time.Time
+	inFlight int
 }
 
 type poolEntry struct {
@@ -96,7 +114,7 @@ func NewPool(cfg PoolConfig) (*Pool, error) {
 	p := &Pool{
 		base: cfg.Base, idle: cfg.Idle, max: cfg.Max, maxPerNS: cfg.MaxPerNamespace, now: cfg.Now, newClient: New, wrap: cfg.Wrap,
 		allowed: map[string]bool{}, entries: map[[sha256.Size]byte]*list.Element{}, perNS: map[string]int{},
-		refused: map[string][]time.Time{},
+		budgets: map[string]*loginBudget{}, proven: map[[sha256.Size]byte]time.Time{},
 	}
 	if p.idle <= 0 {
 		p.idle = DefaultPoolIdle
@@ -174,10 +192,13 @@ func (p *Pool) For(ctx context.Context, creds *cloud.Credentials) (cloud.Cloud, 
 		p.mu.Unlock()
 		return e.wait(ctx)
 	}
-	if wait := p.refusedWait(creds.Namespace, now); wait > 0 {
+	budgets := p.budgetKeys(creds.Namespace, cfg, key)
+	if wait, msg := p.loginWait(budgets, now); wait > 0 {
 		p.mu.Unlock()
-		return nil, &cloud.Error{Kind: cloud.KindThrottled, Op: "Authenticate", RetryAfter: wait,
-			Message: "IAM refused several logins from this namespace; new ones wait"}
+		return nil, &cloud.Error{Kind: cloud.KindThrottled, Op: "Authenticate", RetryAfter: wait, Message: msg}
+	}
+	for _, b := range budgets {
+		p.budget(b).inFlight++
 	}
 	e = &poolEntry{key: key, ns: creds.Namespace, lastUsed: now, done: make(chan struct{})}
 	p.entries[key] = p.lru.PushFront(e)
@@ -208,6 +229,7 @@ func (p *Pool) For(ctx context.Context, creds *cloud.Credentials) (cloud.Cloud, 
 	}
 	p.mu.Lock()
 	e.client = served
+	refused := false
 	if err != nil {
 		e.err = loginFailure(err)
 		e.retryAt = p.now()
@@ -215,11 +237,21 @@ func (p *Pool) For(ctx context.Context, creds *cloud.Credentials) (cloud.Cloud, 
 		if errors.As(e.err, &ce) && ctx.Err() == nil {
 			switch ce.Kind {
 			case cloud.KindUnauthorized, cloud.KindInvalid, cloud.KindNotFound:
-				p.refused[e.ns] = append(p.refused[e.ns], e.retryAt)
+				refused = true
+				delete(p.proven, key)
 				e.retryAt = e.retryAt.Add(p.base.reauthBackoff())
 			default:
 				e.retryAt = e.retryAt.Add(p.base.reauthRetry())
 			}
+		}
+	} else {
+		p.prove(key, p.now())
+	}
+	for _, b := range budgets {
+		lb := p.budget(b)
+		lb.inFlight--
+		if refused {
+			lb.refused = append(lb.refused, e.retryAt.Add(-p.base.reauthBackoff()))
 		}
 	}
 	close(e.done)
@@ -254,22 +286,117 @@ func loginFailure(err error) error {
 		Message: "the login succeeded, but its project offers no RDS in the region"}
 }
 
-// refusedWait is how long a new login of the namespace waits because IAM refused too many of its
-// logins within the backoff; 0: it may log in. The caller holds p.mu.
-func (p *Pool) refusedWait(ns string, now time.Time) time.Duration {
-	times := p.refused[ns]
-	for len(times) > 0 && !now.Before(times[0].Add(p.base.reauthBackoff())) {
-		times = times[1:]
+// budgetKeys names the caps of refused logins a login counts against: its namespace's, and its
+// IAM user's unless IAM accepted this very credential set before (key, proven). The caller holds
+// p.mu.
+//
+// NOTE: the user's cap is shared by every namespace, so a namespace guessing a user's password
+// holds up the new logins of that user in other namespaces for the backoff; a set that logged in
+// before is let through, so a team already working keeps working when its client is renewed.
+func (p *Pool) budgetKeys(ns string, cfg Config, key [sha256.Size]byte) []string {
+	keys := []string{"namespace\x00" + ns}
+	if user := iamUser(cfg); user != "" {
+		if at, ok := p.proven[key]; !ok || p.now().Sub(at) >= provenFor {
+			keys = append(keys, user)
+		}
 	}
-	if len(times) == 0 {
-		delete(p.refused, ns)
-		return 0
+	return keys
+}
+
+// iamUser is the IAM user a login names, as a digest: "" for a token login (it names no user).
+// Names are compared without case, which can only make the cap stricter.
+func iamUser(c Config) string {
+	var parts []string
+	switch {
+	case c.AccessKey != "":
+		parts = []string{"aksk", c.AccessKey}
+	case c.Username != "" || c.UserID != "":
+		parts = []string{"user", normaliseURL(c.AuthURL), strings.ToLower(c.DomainName), c.DomainID, strings.ToLower(c.Username), c.UserID}
+	default:
+		return ""
 	}
-	p.refused[ns] = times
-	if len(times) < MaxRefusedLoginsPerNamespace {
-		return 0
+	h := sha256.New()
+	for _, v := range parts {
+		_ = binary.Write(h, binary.BigEndian, uint64(len(v)))
+		h.Write([]byte(v))
 	}
-	return times[len(times)-MaxRefusedLoginsPerNamespace].Add(p.base.reauthBackoff()).Sub(now)
+	return "user\x00" + string(h.Sum(nil))
+}
+
+// loginWait is how long a new login waits because a cap it counts against is reached, counting
+// the logins in flight as if IAM refused them, and why; 0: it may log in. The caller holds p.mu.
+func (p *Pool) loginWait(keys []string, now time.Time) (time.Duration, string) {
+	var wait time.Duration
+	msg := ""
+	for _, k := range keys {
+		b := p.budgets[k]
+		if b == nil {
+			continue
+		}
+		for len(b.refused) > 0 && !now.Before(b.refused[0].Add(p.base.reauthBackoff())) {
+			b.refused = b.refused[1:]
+		}
+		if len(b.refused) == 0 && b.inFlight == 0 {
+			delete(p.budgets, k)
+			continue
+		}
+		max := MaxRefusedLoginsPerNamespace
+		who := "this namespace"
+		if strings.HasPrefix(k, "user\x00") {
+			max, who = MaxRefusedLoginsPerUser, "this IAM user"
+		}
+		var w time.Duration
+		switch {
+		case len(b.refused) >= max:
+			w = b.refused[len(b.refused)-max].Add(p.base.reauthBackoff()).Sub(now)
+			msg = "IAM refused several logins of " + who + "; new ones wait"
+		case len(b.refused)+b.inFlight >= max:
+			w = loginInFlightWait
+			if msg == "" {
+				msg = "IAM is checking several logins of " + who + "; new ones wait"
+			}
+		}
+		wait = max2(wait, w)
+	}
+	return wait, msg
+}
+
+func max2(a, b time.Duration) time.Duration {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// budget is the budget of key k, made when missing. The caller holds p.mu.
+func (p *Pool) budget(k string) *loginBudget {
+	b := p.budgets[k]
+	if b == nil {
+		b = &loginBudget{}
+		p.budgets[k] = b
+	}
+	return b
+}
+
+// prove remembers that IAM accepted the credential set key at now, keeping at most p.max sets
+// (the oldest go first). The caller holds p.mu.
+func (p *Pool) prove(key [sha256.Size]byte, now time.Time) {
+	p.proven[key] = now
+	for k, at := range p.proven {
+		if now.Sub(at) >= provenFor {
+			delete(p.proven, k)
+		}
+	}
+	for len(p.proven) > p.max {
+		var oldest [sha256.Size]byte
+		var at time.Time
+		for k, t := range p.proven {
+			if at.IsZero() || t.Before(at) {
+				oldest, at = k, t
+			}
+		}
+		delete(p.proven, oldest)
+	}
 }
 
 // sweep drops the clients idle for longer than p.idle. The caller holds p.mu.

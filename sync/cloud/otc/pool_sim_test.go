@@ -268,20 +268,109 @@ func TestPoolANamespaceEvictsOnlyItsOwnClients(t *testing.T) {
 // few refused logins the namespace's new logins wait for the backoff, without asking IAM.
 func TestPoolBoundsANamespacesRefusedLogins(t *testing.T) {
 	e := newPoolEnv(t, nil)
+	_, err := e.pool.For(ctxT(t), e.creds("team-a", testutil.ProjectTeamA))
+	require.NoError(t, err)
+	e.clock.Advance(otc.DefaultPoolIdle + time.Second)
 	for i := range 10 {
 		creds := e.creds("evil", testutil.ProjectTeamA)
 		creds.Env["OS_PASSWORD"] = fmt.Sprintf("Guess-%d", i)
 		_, err := e.pool.For(ctxT(t), creds)
 		require.Error(t, err)
 	}
-	assert.Equal(t, otc.MaxRefusedLoginsPerNamespace, e.logins(testutil.ProjectTeamA), "IAM saw a bounded number of failed logins")
+	assert.Equal(t, 1+otc.MaxRefusedLoginsPerNamespace, e.logins(testutil.ProjectTeamA), "IAM saw a bounded number of failed logins")
 
-	// Other namespaces are not held up.
-	_, err := e.pool.For(ctxT(t), e.creds("team-a", testutil.ProjectTeamA))
+	// Other namespaces are not held up: another user's login, and the guessed user's login that
+	// IAM accepted before (its client idled out). A new login of the guessed user waits
+	// (TestPoolBoundsTheRefusedLoginsOfOneIAMUser).
+	_, err = e.pool.For(ctxT(t), e.creds("team-b", testutil.ProjectTeamB))
+	require.NoError(t, err)
+	_, err = e.pool.For(ctxT(t), e.creds("team-a", testutil.ProjectTeamA))
 	require.NoError(t, err)
 
 	// After the backoff, the namespace logs in again (its fixed Secret works).
 	e.clock.Advance(otc.DefaultReauthBackoff + time.Second)
 	_, err = e.pool.For(ctxT(t), e.creds("evil", testutil.ProjectTeamB))
 	require.NoError(t, err)
+}
+
+// wrongLogins makes n logins with a wrong password for team A's IAM user at once, Secret i in the
+// namespace ns(i), while IAM takes a while to answer (so that they overlap), and returns how many
+// reached IAM.
+func (e *poolEnv) wrongLogins(t *testing.T, n int, ns func(i int) string) int {
+	t.Helper()
+	e.srv.Sims[testutil.ProjectTeamA].AddFault(otcsim.Fault{Op: otcsim.OpCreateToken, Kind: otcsim.FaultLatency, Delay: 50 * time.Millisecond})
+	defer e.srv.Sims[testutil.ProjectTeamA].ClearFaults()
+	before := e.logins(testutil.ProjectTeamA)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			creds := e.creds(ns(i), testutil.ProjectTeamA)
+			creds.Secret = fmt.Sprintf("guess-%d", i)
+			creds.Env["OS_PASSWORD"] = fmt.Sprintf("Guess-%d", i)
+			_, err := e.pool.For(ctxT(t), creds)
+			assert.Error(t, err)
+		}()
+	}
+	wg.Wait()
+	return e.logins(testutil.ProjectTeamA) - before
+}
+
+// Logins in flight count against the cap of refused logins: 16 (or 64) Secrets of one namespace
+// with wrong passwords, all synced at once, reach IAM at most MaxRefusedLoginsPerNamespace times
+// (security review #17, attack 7).
+func TestPoolConcurrentWrongPasswordsReachIAMAtMostTheCap(t *testing.T) {
+	for _, n := range []int{16, 64} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			e := newPoolEnv(t, nil)
+			got := e.wrongLogins(t, n, func(int) string { return "evil" })
+			assert.LessOrEqual(t, got, otc.MaxRefusedLoginsPerNamespace, "logins that reached IAM")
+			assert.Positive(t, got)
+
+			// After the backoff the namespace's correct login works.
+			e.clock.Advance(otc.DefaultReauthBackoff + time.Second)
+			_, err := e.pool.For(ctxT(t), e.creds("evil", testutil.ProjectTeamA))
+			require.NoError(t, err)
+		})
+	}
+}
+
+// The cap also holds for the IAM user the logins name: many namespaces naming one user (the
+// controller's own, say) with wrong passwords, at once or one after another, reach IAM at most
+// MaxRefusedLoginsPerUser times within the backoff; a credential set that logged in before is not
+// held up by them.
+func TestPoolBoundsTheRefusedLoginsOfOneIAMUser(t *testing.T) {
+	t.Run("at once", func(t *testing.T) {
+		e := newPoolEnv(t, nil)
+		got := e.wrongLogins(t, 64, func(i int) string { return fmt.Sprintf("evil-%d", i) })
+		assert.LessOrEqual(t, got, otc.MaxRefusedLoginsPerUser, "logins that reached IAM")
+	})
+	t.Run("one after another", func(t *testing.T) {
+		e := newPoolEnv(t, func(pc *otc.PoolConfig) { pc.Idle = time.Minute })
+		team, err := e.pool.For(ctxT(t), e.creds("team-a", testutil.ProjectTeamA))
+		require.NoError(t, err)
+		for i := range 10 {
+			creds := e.creds(fmt.Sprintf("evil-%d", i), testutil.ProjectTeamA)
+			creds.Env["OS_PASSWORD"] = fmt.Sprintf("Guess-%d", i)
+			_, err := e.pool.For(ctxT(t), creds)
+			require.Error(t, err)
+		}
+		assert.Equal(t, 1+otc.MaxRefusedLoginsPerUser, e.logins(testutil.ProjectTeamA), "team A's login and the capped guesses")
+
+		// Team A's client idles out; its known-good login is let through, a new one is not.
+		e.clock.Advance(2 * time.Minute)
+		again, err := e.pool.For(ctxT(t), e.creds("team-a", testutil.ProjectTeamA))
+		require.NoError(t, err)
+		assert.NotSame(t, team, again)
+		_, err = e.pool.For(ctxT(t), e.creds("team-a-new", testutil.ProjectTeamA))
+		var ce *cloud.Error
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, cloud.KindThrottled, ce.Kind, "an unproven login of the user waits")
+		assert.Positive(t, ce.RetryAfter)
+
+		e.clock.Advance(otc.DefaultReauthBackoff)
+		_, err = e.pool.For(ctxT(t), e.creds("team-a-new", testutil.ProjectTeamA))
+		require.NoError(t, err)
+	})
 }
