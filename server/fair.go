@@ -9,13 +9,20 @@ import (
 // holds at most perKey of them however many of its calls arrive, and a freed slot goes to the
 // waiting namespace that holds the fewest (the earliest call among those). Ten slow syncs of one
 // team then cannot make another team's calls wait for a slot until they give up.
+//
+// The bodies of a namespace's calls, served or waiting, are shared too: at most perKeyBytes of
+// them (but always one call, however large), so that a team whose objects and Secrets make large
+// bodies cannot hold all the memory the server reads bodies into while its calls wait. A call
+// beyond that is refused at once: waiting, it would hold its body.
 type fairSlots struct {
 	max, perKey int
+	perKeyBytes int64
 
 	mu      sync.Mutex
 	total   int
 	held    map[string]int
-	waiting []*slotWaiter // in arrival order
+	bytes   map[string]int64 // the bodies of the calls served or waiting, by key
+	waiting []*slotWaiter    // in arrival order
 }
 
 type slotWaiter struct {
@@ -23,18 +30,24 @@ type slotWaiter struct {
 	ready chan struct{} // closed when the slot is this waiter's
 }
 
-func newFairSlots(n, perKey int) *fairSlots {
-	return &fairSlots{max: n, perKey: min(max(perKey, 1), n), held: map[string]int{}}
+func newFairSlots(n, perKey int, perKeyBytes int64) *fairSlots {
+	return &fairSlots{max: n, perKey: min(max(perKey, 1), n), perKeyBytes: perKeyBytes, held: map[string]int{}, bytes: map[string]int64{}}
 }
 
-// acquire takes a slot for key, waiting until ctx ends. It returns the function that gives the
-// slot back, or false when ctx ended first.
-func (f *fairSlots) acquire(ctx context.Context, key string) (func(), bool) {
+// acquire takes a slot for key, for a call whose body is size bytes, waiting until ctx ends. It
+// returns the function that gives the slot back, or false when ctx ended first or the key's bodies
+// would exceed perKeyBytes.
+func (f *fairSlots) acquire(ctx context.Context, key string, size int64) (func(), bool) {
 	f.mu.Lock()
+	if f.bytes[key] > 0 && f.bytes[key]+size > f.perKeyBytes {
+		f.mu.Unlock()
+		return nil, false
+	}
+	f.bytes[key] += size
 	if len(f.waiting) == 0 && f.total < f.max && f.held[key] < f.perKey {
 		f.takeLocked(key)
 		f.mu.Unlock()
-		return f.releaser(key), true
+		return f.releaser(key, size), true
 	}
 	w := &slotWaiter{key: key, ready: make(chan struct{})}
 	f.waiting = append(f.waiting, w)
@@ -43,10 +56,11 @@ func (f *fairSlots) acquire(ctx context.Context, key string) (func(), bool) {
 
 	select {
 	case <-w.ready:
-		return f.releaser(key), true
+		return f.releaser(key, size), true
 	case <-ctx.Done():
 		f.mu.Lock()
 		defer f.mu.Unlock()
+		f.unbytesLocked(key, size)
 		select {
 		case <-w.ready: // granted meanwhile: give it on
 			f.releaseLocked(key)
@@ -62,14 +76,21 @@ func (f *fairSlots) acquire(ctx context.Context, key string) (func(), bool) {
 	}
 }
 
-func (f *fairSlots) releaser(key string) func() {
+func (f *fairSlots) releaser(key string, size int64) func() {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			f.mu.Lock()
 			defer f.mu.Unlock()
+			f.unbytesLocked(key, size)
 			f.releaseLocked(key)
 		})
+	}
+}
+
+func (f *fairSlots) unbytesLocked(key string, size int64) {
+	if f.bytes[key] -= size; f.bytes[key] <= 0 {
+		delete(f.bytes, key)
 	}
 }
 

@@ -55,6 +55,8 @@ type LogsServer struct {
 	// bodies bounds the request bodies being read at once (memory: bodies × MaxBodyBytes). A
 	// body waits for its turn; only a read holds a slot (slots).
 	bodies chan struct{}
+	// refusals holds back the log lines of calls without a capability beyond one a second.
+	refusals logEvery
 }
 
 // bodiesPerSlot is how many bodies may be read at once per slot: reading one is quick for a Job,
@@ -113,10 +115,17 @@ func (s *LogsServer) read(c *gin.Context) {
 	fail := func(status int, out, msg string) {
 		outcome = out
 		if !bodyRead {
-			c.Header("Connection", "close") // else the server reads the body on, as slowly as it comes
+			closeUnread(c)
 		}
-		// NOTE: never the token or the body; the client's address helps to trace a refused Job.
-		s.opts.Logger.Warn("log read refused", "outcome", out, "status", status, "client", c.ClientIP(), "reason", msg)
+		// NOTE: never the token or the body; the client's address helps to trace a refused Job. Any
+		// pod can make refusals without a capability: those are logged at most once a second.
+		n, ok := 0, true
+		if out == "unauthorized" || out == "bad_request" {
+			n, ok = s.refusals.tell(time.Now())
+		}
+		if ok {
+			s.opts.Logger.Warn("log read refused", "outcome", out, "status", status, "client", c.ClientIP(), "reason", msg, "alsoRefusedSinceLastLine", n)
+		}
 		c.AbortWithStatusJSON(status, logsapi.Error{Error: msg})
 	}
 

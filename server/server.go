@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	gosync "sync"
 	"sync/atomic"
 	"time"
 
@@ -72,7 +73,8 @@ type Options struct {
 	MaxInFlightPerNamespace int
 	// MaxInFlightBytes bounds the bodies of the hook calls read or served at once, by their
 	// announced size (MaxBodyBytes when unknown): many small calls run side by side, few large
-	// ones. Default 32 MiB; never less than MaxBodyBytes.
+	// ones. The calls of one namespace, served or waiting for a slot, hold at most half of it (but
+	// always one call). Default 32 MiB; never less than MaxBodyBytes.
 	MaxInFlightBytes int64
 	// InFlightWait is how long a hook call waits for room for its body, and then for a slot, before
 	// it answers 429 with Retry-After: 1. Default 2s.
@@ -85,6 +87,7 @@ type Server struct {
 	engine   *gin.Engine
 	draining atomic.Bool
 	slots    *fairSlots          // the hook calls being served, by namespace
+	refusals logEvery            // the log lines of refused calls: any pod can make many
 	bodies   *semaphore.Weighted // the body bytes of the calls being read or served
 }
 
@@ -122,7 +125,7 @@ func New(opts Options) *Server {
 	gin.SetMode(gin.ReleaseMode)
 	s := &Server{
 		opts: opts, engine: gin.New(),
-		slots:  newFairSlots(opts.MaxInFlight, opts.MaxInFlightPerNamespace),
+		slots:  newFairSlots(opts.MaxInFlight, opts.MaxInFlightPerNamespace, opts.MaxInFlightBytes/2),
 		bodies: semaphore.NewWeighted(opts.MaxInFlightBytes),
 	}
 	s.engine.ContextWithFallback = true
@@ -176,13 +179,43 @@ func (s *Server) authenticate(hook string) gin.HandlerFunc {
 			return
 		}
 		s.opts.Metrics.observeHook(hook, "unauthorized", 0)
-		s.opts.Logger.Warn("hook call refused: no valid credential", "hook", hook, "client", c.Request.RemoteAddr,
-			"authorization", presented(c.GetHeader("Authorization")))
+		if n, ok := s.refusals.tell(time.Now()); ok {
+			s.opts.Logger.Warn("hook call refused: no valid credential", "hook", hook, "client", c.Request.RemoteAddr,
+				"authorization", presented(c.GetHeader("Authorization")), "alsoRefusedSinceLastLine", n)
+		}
 		c.Header("WWW-Authenticate", `Bearer realm="rds-hooks"`)
-		// NOTE: the body stays unread; without this the server would read on to keep the
-		// connection, as slowly as the caller sends it, before it answers.
-		c.Header("Connection", "close")
+		closeUnread(c)
 		c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": "unauthorized: only Metacontroller may call the hooks"})
+	}
+}
+
+// logEvery lets a kind of log line through at most once a second, counting those it held back.
+type logEvery struct {
+	mu         gosync.Mutex
+	last       time.Time
+	suppressed int
+}
+
+// tell says whether to log now, and how many lines were held back since the last one.
+func (l *logEvery) tell(now time.Time) (int, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.last) < time.Second {
+		l.suppressed++
+		return 0, false
+	}
+	n := l.suppressed
+	l.last, l.suppressed = now, 0
+	return n, true
+}
+
+// closeUnread ends an HTTP/1 connection whose request body is left unread: without it the server
+// would read on, as slowly as the caller sends, to keep the connection before it answers. HTTP/2
+// (Metacontroller's one connection for all its calls) resets only the stream, so the connection
+// stays.
+func closeUnread(c *gin.Context) {
+	if c.Request.ProtoMajor == 1 {
+		c.Header("Connection", "close")
 	}
 }
 
@@ -209,7 +242,7 @@ func (s *Server) body(c *gin.Context, hook string, start time.Time) (body []byte
 		size = s.opts.MaxBodyBytes // unknown, or refused with 413 once read
 	}
 	if err := s.bodies.Acquire(ctx, size); err != nil {
-		c.Header("Connection", "close") // the body stays unread (authenticate)
+		closeUnread(c)
 		s.busy(c, hook, time.Since(start))
 		return nil, nil, false
 	}
@@ -227,11 +260,12 @@ func (s *Server) body(c *gin.Context, hook string, start time.Time) (body []byte
 	return body, release, true
 }
 
-// slot waits for a slot of the namespace's share, at most InFlightWait, then answers 429.
-func (s *Server) slot(c *gin.Context, hook, namespace string, start time.Time) (func(), bool) {
+// slot waits for a slot of the namespace's share, at most InFlightWait, then answers 429; at once
+// when the namespace's bodies, served or waiting, would exceed half of MaxInFlightBytes.
+func (s *Server) slot(c *gin.Context, hook, namespace string, size int64, start time.Time) (func(), bool) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.InFlightWait)
 	defer cancel()
-	release, ok := s.slots.acquire(ctx, namespace)
+	release, ok := s.slots.acquire(ctx, namespace, size)
 	if !ok {
 		s.busy(c, hook, time.Since(start))
 	}
@@ -309,7 +343,7 @@ func (s *Server) hookCall(name string, decode func(body []byte) (served, error))
 			c.AbortWithStatusJSON(http.StatusBadRequest, gin.H{"error": err.Error()})
 			return
 		}
-		releaseSlot, ok := s.slot(c, name, call1.namespace, start)
+		releaseSlot, ok := s.slot(c, name, call1.namespace, int64(len(body)), start)
 		if !ok {
 			return
 		}

@@ -10,11 +10,18 @@
 //	kubectl -n rds-system get secret rds-hooks-token -o json \
 //	  | go run ./cmd/rds-hooks-secrets rotate-token | kubectl apply -f -  # rotate the token
 //	kubectl -n rds-system get secret rds-hooks-tls -o json \
-//	  | go run ./cmd/rds-hooks-secrets rotate-tls | kubectl apply -f -    # renew the certificate
+//	  | go run ./cmd/rds-hooks-secrets rotate-tls | kubectl apply -f -    # stage a new certificate
+//	kubectl -n rds-system get secret rds-hooks-tls -o json \
+//	  | go run ./cmd/rds-hooks-secrets promote-tls | kubectl apply -f -   # serve it
+//
+// Metacontroller reads the Secrets only when it starts (or the CompositeController's spec
+// changes): docs/tenancy.md ("Rotation") says when to restart it.
 package main
 
 import (
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,6 +47,10 @@ const (
 	TokenKey    = "token"
 	PreviousKey = "previous"
 	CAKey       = "ca.crt"
+	// NextCertKey and NextKeyKey hold a staged certificate (rotate-tls) until promote-tls serves
+	// it; the Deployment does not mount them.
+	NextCertKey = "next.crt"
+	NextKeyKey  = "next.key"
 )
 
 func main() {
@@ -63,7 +74,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, now time.Time
 	outDir := fs.String("out-dir", "", "write each Secret's keys as files under DIR/<Secret name>/, as a Secret volume mounts them, instead of printing YAML (for running the hooks outside a cluster)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: rds-hooks-secrets [flags] [rotate-token | rotate-tls]
+		fmt.Fprint(stderr, `Usage: rds-hooks-secrets [flags] [rotate-token | rotate-tls | promote-tls]
 
 Prints, as YAML for kubectl, the Secrets that let only Metacontroller call the hooks:
 `+TLSSecret+` (tls.crt, tls.key, ca.crt) and `+TokenSecret+` (token; previous during a rotation).
@@ -72,10 +83,13 @@ Every run makes a new CA, certificate and token (docs/tenancy.md).
   rds-hooks-secrets | kubectl create -f -
   kubectl -n rds-system get secret `+TokenSecret+` -o json | rds-hooks-secrets rotate-token | kubectl apply -f -
   kubectl -n rds-system get secret `+TLSSecret+` -o json | rds-hooks-secrets rotate-tls | kubectl apply -f -
+  kubectl -n rds-system get secret `+TLSSecret+` -o json | rds-hooks-secrets promote-tls | kubectl apply -f -
 
-rotate-token keeps the token in use as previous, which the hooks still accept; rotate-tls adds the
-CA in use to ca.crt, so that both are trusted. Then annotate the CompositeController, which makes
-Metacontroller read them again (docs/tenancy.md, "Rotation").
+rotate-token makes a new token and keeps the one in use as previous, which the hooks still accept.
+rotate-tls stages a new certificate (next.crt, next.key, not yet served) and puts its new CA into
+ca.crt beside the one in use; promote-tls serves the staged certificate. Metacontroller reads the
+Secrets only when it starts: restart it after the hooks have the new token, and between rotate-tls
+and promote-tls (docs/tenancy.md, "Rotation").
 
 Flags:
 `)
@@ -118,19 +132,30 @@ Flags:
 		if err != nil {
 			return err
 		}
-		inUse := hookauth.FirstCertificate(old.Data[CAKey])
+		inUse := servingCA(old)
 		if inUse == nil {
-			return fmt.Errorf("the Secret %s on standard input has no CA certificate in %s", TLSSecret, CAKey)
+			return fmt.Errorf("the Secret %s on standard input has no CA certificate in %s that signs its %s", TLSSecret, CAKey, corev1.TLSCertKey)
 		}
 		ca, cert, key, err := hookauth.NewServing(names, now, *validFor)
 		if err != nil {
 			return err
 		}
-		// NOTE: the new CA first, the one in use after it: Metacontroller trusts both until the next
-		// rotation drops the older one.
-		out = append(out, tlsSecret(old.Namespace, append(ca, inUse...), cert, key))
+		// NOTE: the new CA first, the one in use after it; the certificate in use is still served.
+		// Once Metacontroller trusts both, promote-tls serves the new one.
+		staged := tlsSecret(old.Namespace, append(ca, inUse...), old.Data[corev1.TLSCertKey], old.Data[corev1.TLSPrivateKeyKey])
+		staged.Data[NextCertKey], staged.Data[NextKeyKey] = cert, key
+		out = append(out, staged)
+	case cmd == "promote-tls":
+		old, err := readSecret(stdin, TLSSecret)
+		if err != nil {
+			return err
+		}
+		if len(old.Data[NextCertKey]) == 0 || len(old.Data[NextKeyKey]) == 0 {
+			return fmt.Errorf("the Secret %s on standard input has no staged certificate (%s, %s): run rotate-tls first", TLSSecret, NextCertKey, NextKeyKey)
+		}
+		out = append(out, tlsSecret(old.Namespace, old.Data[CAKey], old.Data[NextCertKey], old.Data[NextKeyKey]))
 	default:
-		return fmt.Errorf("unknown command %q: want rotate-token or rotate-tls", cmd)
+		return fmt.Errorf("unknown command %q: want rotate-token, rotate-tls or promote-tls", cmd)
 	}
 	if *outDir != "" {
 		return writeFiles(*outDir, out)
@@ -191,6 +216,27 @@ func tokenSecret(namespace, token, previous string) *corev1.Secret {
 		ObjectMeta: meta(namespace, TokenSecret),
 		Type:       corev1.SecretTypeOpaque,
 		Data:       data,
+	}
+}
+
+// servingCA is the PEM of the CA certificate in s's ca.crt that signs its tls.crt, or nil.
+func servingCA(s *corev1.Secret) []byte {
+	leafBlock, _ := pem.Decode(s.Data[corev1.TLSCertKey])
+	if leafBlock == nil {
+		return nil
+	}
+	leaf, err := x509.ParseCertificate(leafBlock.Bytes)
+	if err != nil {
+		return nil
+	}
+	for rest := s.Data[CAKey]; ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			return nil
+		}
+		if ca, err := x509.ParseCertificate(b.Bytes); err == nil && leaf.CheckSignatureFrom(ca) == nil {
+			return pem.EncodeToMemory(b)
+		}
 	}
 }
 

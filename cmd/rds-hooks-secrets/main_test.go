@@ -57,14 +57,19 @@ func TestSecretsInstallAndRotate(t *testing.T) {
 	twice := secrets(t, []string{"rotate-token"}, asJSON(t, rotated[TokenSecret]))
 	assert.Equal(t, rotated[TokenSecret].Data[TokenKey], twice[TokenSecret].Data[PreviousKey], "only one previous token is kept")
 
-	renewed := secrets(t, []string{"rotate-tls"}, asJSON(t, tlsS))[TLSSecret]
-	bundle := renewed.Data[CAKey]
-	assert.True(t, bytes.HasSuffix(bundle, tlsS.Data[CAKey]), "the CA in use is still trusted")
-	assert.NotEqual(t, tlsS.Data[CAKey], hookauth.FirstCertificate(bundle), "a new CA first")
-	renewedAgain := secrets(t, []string{"rotate-tls"}, asJSON(t, renewed))[TLSSecret]
-	assert.Equal(t, 2, bytes.Count(renewedAgain.Data[CAKey], []byte("BEGIN CERTIFICATE")), "the bundle does not grow")
+	staged := secrets(t, []string{"rotate-tls"}, asJSON(t, tlsS))[TLSSecret]
+	assert.Equal(t, tlsS.Data["tls.crt"], staged.Data["tls.crt"], "rotate-tls serves the certificate in use still")
+	assert.Equal(t, tlsS.Data["tls.key"], staged.Data["tls.key"])
+	assert.True(t, bytes.HasSuffix(staged.Data[CAKey], tlsS.Data[CAKey]), "the CA in use is still trusted")
+	assert.NotEqual(t, tlsS.Data[CAKey], hookauth.FirstCertificate(staged.Data[CAKey]), "a new CA first")
+	assert.NotEmpty(t, staged.Data[NextCertKey])
+	promoted := secrets(t, []string{"promote-tls"}, asJSON(t, staged))[TLSSecret]
+	assert.Equal(t, staged.Data[NextCertKey], promoted.Data["tls.crt"])
+	assert.Equal(t, staged.Data[NextKeyKey], promoted.Data["tls.key"])
+	assert.Equal(t, staged.Data[CAKey], promoted.Data[CAKey])
 
 	var out, errs bytes.Buffer
 	assert.ErrorContains(t, run([]string{"rotate-token"}, strings.NewReader(asJSON(t, tlsS)), &out, &errs, time.Now()), "not the Secret rds-hooks-token")
 	assert.ErrorContains(t, run([]string{"rotate"}, strings.NewReader(""), &out, &errs, time.Now()), "unknown command")
+	assert.ErrorContains(t, run([]string{"promote-tls"}, strings.NewReader(asJSON(t, tlsS)), &out, &errs, time.Now()), "run rotate-tls first")
 }

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -106,7 +105,7 @@ func TestAttackForgedHookCallsFromAnyPod(t *testing.T) {
 	require.True(t, ok, "the victim's instance is still there")
 	assert.Equal(t, victim, after)
 	assert.Len(t, w.sim.Instances(), 1)
-	assert.Equal(t, 8, strings.Count(w.logs.String(), "hook call refused: no valid credential"))
+	assert.Contains(t, w.logs.String(), "hook call refused: no valid credential", "logged (at most once a second)")
 
 	// Metacontroller itself is served by the same hooks.
 	owner := w.tenant("rds1", "my-rds-single", "uid-victim", nil)

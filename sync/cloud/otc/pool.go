@@ -30,10 +30,11 @@ const (
 	// A Secret may name any IAM user, another team's or the controller's own, with a new wrong
 	// password each time: the controller must not become a way to lock that user out.
 	MaxRefusedLoginsPerNamespace = 3
-	// MaxRefusedLoginsPerUser is the same for one IAM user (identity endpoint, domain and user, or
-	// access key), whichever namespaces name it: many namespaces guessing one user's password
-	// together reach IAM no more often than one namespace may. A credential set IAM accepted
-	// before (proven) is not held up by other sets' refusals of its user.
+	// MaxRefusedLoginsPerUser is the same for the user logins of one identity endpoint (any
+	// spelling of any user: a domain and a user can each be named by name or id), or one access
+	// key, whichever namespaces name them: many namespaces guessing one user's password together
+	// reach IAM no more often than one namespace may. A credential set IAM accepted before
+	// (proven) is not held up by other sets' refusals.
 	MaxRefusedLoginsPerUser = 3
 	// loginInFlightWait is the Retry-After of a login held because the logins in flight would
 	// reach a cap if IAM refused them: they end within a request timeout, mostly much sooner.
@@ -303,15 +304,19 @@ func (p *Pool) budgetKeys(ns string, cfg Config, key [sha256.Size]byte) []string
 	return keys
 }
 
-// iamUser is the IAM user a login names, as a digest: "" for a token login (it names no user).
-// Names are compared without case, which can only make the cap stricter.
+// iamUser is the cap of refused logins a login shares with the others that may name the same IAM
+// user, as a digest: "" for a token login (it names no user). A user login shares it with every
+// user login of the same identity endpoint: a Secret may name one user by domain name or domain
+// id, by user name or user id, and IAM locks the user whatever the spelling, so no spelling of the
+// Secret's can tell two users apart before IAM accepted one (a login it accepted before is not
+// held up: budgetKeys). An access key is the key of one credential, whatever else is named.
 func iamUser(c Config) string {
 	var parts []string
 	switch {
 	case c.AccessKey != "":
 		parts = []string{"aksk", c.AccessKey}
 	case c.Username != "" || c.UserID != "":
-		parts = []string{"user", normaliseURL(c.AuthURL), strings.ToLower(c.DomainName), c.DomainID, strings.ToLower(c.Username), c.UserID}
+		parts = []string{"user", normaliseURL(c.AuthURL)}
 	default:
 		return ""
 	}
@@ -343,7 +348,7 @@ func (p *Pool) loginWait(keys []string, now time.Time) (time.Duration, string) {
 		max := MaxRefusedLoginsPerNamespace
 		who := "this namespace"
 		if strings.HasPrefix(k, "user\x00") {
-			max, who = MaxRefusedLoginsPerUser, "this IAM user"
+			max, who = MaxRefusedLoginsPerUser, "new credentials for this identity endpoint"
 		}
 		var w time.Duration
 		switch {

@@ -270,6 +270,8 @@ func TestPoolBoundsANamespacesRefusedLogins(t *testing.T) {
 	e := newPoolEnv(t, nil)
 	_, err := e.pool.For(ctxT(t), e.creds("team-a", testutil.ProjectTeamA))
 	require.NoError(t, err)
+	_, err = e.pool.For(ctxT(t), e.creds("team-b", testutil.ProjectTeamB))
+	require.NoError(t, err)
 	e.clock.Advance(otc.DefaultPoolIdle + time.Second)
 	for i := range 10 {
 		creds := e.creds("evil", testutil.ProjectTeamA)
@@ -279,13 +281,15 @@ func TestPoolBoundsANamespacesRefusedLogins(t *testing.T) {
 	}
 	assert.Equal(t, 1+otc.MaxRefusedLoginsPerNamespace, e.logins(testutil.ProjectTeamA), "IAM saw a bounded number of failed logins")
 
-	// Other namespaces are not held up: another user's login, and the guessed user's login that
-	// IAM accepted before (its client idled out). A new login of the guessed user waits
-	// (TestPoolBoundsTheRefusedLoginsOfOneIAMUser).
+	// Logins IAM accepted before (their clients idled out) are not held up, another user's or the
+	// guessed user's. A login never accepted before waits for the backoff, whichever user it
+	// names: no spelling tells users apart before IAM accepts one (TestRefusedLoginCapHoldsForEverySpelling).
 	_, err = e.pool.For(ctxT(t), e.creds("team-b", testutil.ProjectTeamB))
 	require.NoError(t, err)
 	_, err = e.pool.For(ctxT(t), e.creds("team-a", testutil.ProjectTeamA))
 	require.NoError(t, err)
+	_, err = e.pool.For(ctxT(t), e.creds("team-c", testutil.ProjectTeamB))
+	require.ErrorContains(t, err, "new ones wait", "a new login while someone guesses")
 
 	// After the backoff, the namespace logs in again (its fixed Secret works).
 	e.clock.Advance(otc.DefaultReauthBackoff + time.Second)

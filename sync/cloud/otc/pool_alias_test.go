@@ -19,13 +19,11 @@ func simID(key string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// REVIEW: the per-IAM-user cap of refused logins (MaxRefusedLoginsPerUser) is keyed by how the
-// Secret spells the user (iamUser: domain name OR domain id, user name OR user id), not by the user
-// IAM locks. Namespaces that name team A's user once by domain name, once by domain id and once
-// by user id each get a budget of their own: IAM sees 3x the cap of wrong passwords for one user
-// within the backoff (OTC IAM locks a user after a few wrong passwords), which the cap was meant
-// to prevent (docs/tenancy.md "Fair shares", pool.go MaxRefusedLoginsPerUser).
-func TestReviewRefusedLoginCapPerUserBypassedByAliases(t *testing.T) {
+// TestRefusedLoginCapHoldsForEverySpelling: namespaces that name team A's user once by domain
+// name, once by domain id and once by user id share one cap of refused logins: IAM sees no more
+// wrong passwords for the one user it would lock than the cap. (Found in review: the cap was keyed
+// by the Secret's spelling, which gave each spelling a budget of its own.)
+func TestRefusedLoginCapHoldsForEverySpelling(t *testing.T) {
 	e := newPoolEnv(t, nil)
 	aliases := []func(m map[string]string){
 		func(map[string]string) {}, // user name + domain name, as the Secret normally has it

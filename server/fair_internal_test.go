@@ -9,11 +9,11 @@ import (
 	"time"
 )
 
-// TestReviewFairSlotsStress (holds): many namespaces acquiring with short deadlines, releasing
+// TestFairSlotsStress: many namespaces acquiring with short deadlines, releasing
 // at random, some granted just as their deadline ends: afterwards no slot is lost or doubled
 // (total and held return to zero, no waiter is left), and every slot can be taken again.
-func TestReviewFairSlotsStress(t *testing.T) {
-	f := newFairSlots(4, 2)
+func TestFairSlotsStress(t *testing.T) {
+	f := newFairSlots(4, 2, 100)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	holding := map[string]int{}
@@ -24,7 +24,8 @@ func TestReviewFairSlotsStress(t *testing.T) {
 			key := fmt.Sprint("ns-", i%7)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rand.IntN(3000))*time.Microsecond)
 			defer cancel()
-			release, ok := f.acquire(ctx, key)
+			size := int64(1 + rand.IntN(60))
+			release, ok := f.acquire(ctx, key, size)
 			if !ok {
 				return
 			}
@@ -34,6 +35,11 @@ func TestReviewFairSlotsStress(t *testing.T) {
 				t.Errorf("%s holds %d > share", key, holding[key])
 			}
 			mu.Unlock()
+			f.mu.Lock()
+			if b := f.bytes[key]; b > 100 && b != size {
+				t.Errorf("%s holds %d bytes > share", key, b)
+			}
+			f.mu.Unlock()
 			time.Sleep(time.Duration(rand.IntN(500)) * time.Microsecond)
 			mu.Lock()
 			holding[key]--
@@ -44,12 +50,12 @@ func TestReviewFairSlotsStress(t *testing.T) {
 	}
 	wg.Wait()
 	f.mu.Lock()
-	if f.total != 0 || len(f.held) != 0 || len(f.waiting) != 0 {
-		t.Fatalf("after all released: total %d held %v waiting %d", f.total, f.held, len(f.waiting))
+	if f.total != 0 || len(f.held) != 0 || len(f.waiting) != 0 || len(f.bytes) != 0 {
+		t.Fatalf("after all released: total %d held %v waiting %d bytes %v", f.total, f.held, len(f.waiting), f.bytes)
 	}
 	f.mu.Unlock()
 	for i := range 4 {
-		if _, ok := f.acquire(context.Background(), fmt.Sprint("k", i)); !ok {
+		if _, ok := f.acquire(context.Background(), fmt.Sprint("k", i), 100); !ok {
 			t.Fatal("a slot was lost")
 		}
 	}

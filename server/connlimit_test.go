@@ -13,11 +13,11 @@ import (
 	"golang.org/x/net/http2"
 )
 
-// TestReviewConnLimitReleases (holds): after every kind of connection ends (garbage instead of a
+// TestConnLimitReleases (holds): after every kind of connection ends (garbage instead of a
 // ClientHello, a handshake the client abandons, HTTP/2 with 401 + Connection: close, HTTP/1.1 401
 // with a large unread body, a hijack-free keep-alive closed by the client), the per-client count
 // returns to zero: a client with limit 3 can again hold 3 connections.
-func TestReviewConnLimitReleases(t *testing.T) {
+func TestConnLimitReleases(t *testing.T) {
 	h := newHarness(t, &countingReconciler{})
 	url, client := tlsHooks(t, h.srv, 3)
 	host := strings.TrimPrefix(url, "https://")
