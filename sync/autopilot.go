@@ -259,7 +259,7 @@ func laterAction(remembered, fromStatus *v1alpha1.AutopilotAction) *v1alpha1.Aut
 	return fromStatus
 }
 
-// autopilot is the step (reconciler.go): it plans, reads what the plan asks for (the metrics
+// autopilot is the step (sync, reconciler.go): it plans, reads what the plan asks for (the metrics
 // from the shared view, the kept flavor list), plans again, makes the plan's action and plans
 // with its answer, and renders the plan; a resize or storage growth is made like a day-2 change.
 func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, err error) {
