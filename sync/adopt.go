@@ -106,10 +106,8 @@ func planAdopt(in adoptInput) adoptPlan {
 // ownership tags were this call's change.
 func (c *call) adopt(ctx context.Context) (inst *cloud.Instance, adopted bool, err error) {
 	in := adoptInput{spec: c.spec, policy: c.r.cfg.Adoption, me: c.me, region: c.cloud.Region()}
-	in.targetErr = c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		in.target, err = c.cloud.GetInstance(ctx, c.spec.Instanceid)
-		return err
-	})
+	s := c.observe(ctx, need{kind: readInstanceByID, id: c.spec.Instanceid})
+	in.target, in.targetErr = s.inst, s.err
 	p := planAdopt(in)
 	if p.action != nil {
 		in.answer = c.answer(ctx, *p.action)

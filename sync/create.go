@@ -110,14 +110,11 @@ func (c *call) create(ctx context.Context) error {
 		p = planCreate(in)
 	}
 	if p.needNetwork {
-		var network cloud.Network
-		if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-			network, err = c.cloud.ResolveNetwork(ctx, c.spec.Vpc, c.spec.Subnet, c.spec.Securitygroup)
-			return err
-		}); err != nil {
-			return c.createFailed(err)
+		s := c.observe(ctx, need{kind: readNetwork, vpc: c.spec.Vpc, subnet: c.spec.Subnet, securityGroup: c.spec.Securitygroup})
+		if s.err != nil {
+			return c.createFailed(s.err)
 		}
-		in.network = &network
+		in.network = &s.network
 		p = planCreate(in)
 	}
 	if p.synced != nil && p.synced.reason == ReasonWaitingForPasswordSecret {

@@ -62,24 +62,26 @@ type observation struct {
 	// taken is an instance carrying the object's name that is not its own (when inst is nil).
 	taken      *cloud.Instance
 	takenClaim claim
+	// viewed says inst was read from the shared view: the call may make no change on it
+	// (observe_view.go).
+	viewed bool
 }
 
-// observe finds the instance by the id the last call remembered, or else by the object's names,
-// new and legacy: a create whose response was lost is found here and taken over, never created
-// twice. Only an instance whose tags name this object, or an untagged one with its name, is taken
-// over by name. An object that adopts an instance it has not taken over yet has none (sync adopts
-// it; finalize leaves it alone).
-func (c *call) observe(ctx context.Context) (observation, error) {
+// findInstance finds the instance by the id the last call remembered, or else by the object's
+// names, new and legacy: a create whose response was lost is found here and taken over, never
+// created twice. Only an instance whose tags name this object, or an untagged one with its name,
+// is taken over by name. An object that adopts an instance it has not taken over yet has none
+// (sync adopts it; finalize leaves it alone).
+func (c *call) findInstance(ctx context.Context) (observation, error) {
 	var obs observation
 	if c.st.ID == "" && c.spec.Instanceid != "" {
 		return obs, nil
 	}
 	if c.st.ID != "" {
-		var inst *cloud.Instance
-		err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-			inst, err = c.readInstance(ctx) // observe_view.go: the shared view while steady
-			return err
-		})
+		maxAge := c.viewMaxAge() // observe_view.go: the shared view while steady
+		s := c.observe(ctx, need{kind: readInstance, id: c.st.ID, maxAge: maxAge})
+		inst, err := s.inst, s.err
+		obs.viewed = viewed(c.cloud, maxAge)
 		if errors.Is(err, cloud.ErrNotFound) {
 			return obs, nil
 		}
@@ -112,14 +114,11 @@ func (c *call) findByNames(ctx context.Context) ([]*cloud.Instance, error) {
 	c.listed = true
 	var all []*cloud.Instance
 	for _, name := range c.names {
-		var found []*cloud.Instance
-		if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-			found, err = c.cloud.FindInstancesByName(ctx, name)
-			return err
-		}); err != nil {
-			return nil, err
+		s := c.observe(ctx, need{kind: readInstancesName, name: name})
+		if s.err != nil {
+			return nil, s.err
 		}
-		for _, in := range found {
+		for _, in := range s.instances {
 			if !slices.ContainsFunc(all, func(x *cloud.Instance) bool { return x.ID == in.ID }) {
 				all = append(all, in)
 			}
@@ -218,11 +217,8 @@ func (c *call) trackDuplicates(ctx context.Context, inst *cloud.Instance, obs ob
 			if id == inst.ID {
 				continue
 			}
-			var other *cloud.Instance
-			err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-				other, err = c.cloud.GetInstance(ctx, id)
-				return err
-			})
+			s := c.observe(ctx, need{kind: readInstanceByID, id: id})
+			other, err := s.inst, s.err
 			switch {
 			case errors.Is(err, cloud.ErrNotFound):
 			case err != nil:

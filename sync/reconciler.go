@@ -271,7 +271,12 @@ func (c *call) sync(ctx context.Context) error {
 		c.invalid(fmt.Sprintf("region %q is not served by this controller, which manages %s.", c.spec.Region, region))
 		return nil
 	}
-	obs, err := c.observe(ctx)
+	obs, err := c.findInstance(ctx)
+	if obs.viewed {
+		// NOTE: a call that decided on the shared view makes no change: its client refuses every
+		// change (errViewStale), and Sync makes the call again on a fresh read (observe_view.go).
+		c.cloud = readOnly{c.cloud}
+	}
 	if err != nil {
 		return c.cloudError(err)
 	}

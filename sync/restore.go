@@ -281,11 +281,13 @@ func (c *call) restore(ctx context.Context, inst *cloud.Instance) (stop bool, er
 	}
 	p := planRestore(in)
 	if p.needJob != "" {
-		in.job = c.readJob(ctx, p.needJob)
+		s := c.observe(ctx, need{kind: readJob, id: p.needJob})
+		in.job = &jobRead{job: s.job, err: s.err}
 		p = planRestore(in)
 	}
 	if p.needRanges != "" {
-		in.ranges = c.readRanges(ctx, p.needRanges)
+		s := c.observe(ctx, need{kind: readRestoreTimes, id: p.needRanges})
+		in.ranges = &rangesRead{ranges: s.ranges, err: s.err}
 		p = planRestore(in)
 	}
 	if p.action != nil {
@@ -302,26 +304,6 @@ func (c *call) restore(ctx context.Context, inst *cloud.Instance) (stop bool, er
 		return true, c.cloudError(p.cloudErr)
 	}
 	return p.stop, nil
-}
-
-// readJob reads an OTC job.
-func (c *call) readJob(ctx context.Context, id string) *jobRead {
-	r := &jobRead{}
-	r.err = c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		r.job, err = c.cloud.GetJob(ctx, id)
-		return err
-	})
-	return r
-}
-
-// readRanges reads the periods OTC can restore an instance to.
-func (c *call) readRanges(ctx context.Context, instanceID string) *rangesRead {
-	r := &rangesRead{}
-	r.err = c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		r.ranges, err = c.cloud.ListRestoreTimes(ctx, instanceID)
-		return err
-	})
-	return r
 }
 
 // restoreOutcome states again, from status alone, why the current backuprestoretime was not

@@ -114,19 +114,20 @@ func planRestorePoint(in restorePointInput) restorePointPlan {
 // stops: a condition says why.
 func (c *call) restorePoint(ctx context.Context) (*cloud.RestorePoint, error) {
 	in := restorePointInput{spec: c.spec, me: c.me, ownProject: c.ownProject}
-	in.sources, in.sourcesErr = c.readSources(ctx, c.spec.Restorefrom.Instance)
+	s := c.observe(ctx, sourcesNeed(c.spec.Restorefrom.Instance))
+	in.sources, in.sourcesErr = s.instances, s.err
+	if s.inst != nil {
+		in.sources = []*cloud.Instance{s.inst}
+	}
 	p := planRestorePoint(in)
 	if p.needBackups != "" {
-		r := &backupsRead{}
-		r.err = c.cloudCall(ctx, func(ctx context.Context) (err error) {
-			r.backups, err = c.cloud.ListBackups(ctx, p.needBackups)
-			return err
-		})
-		in.backups = r
+		s := c.observe(ctx, need{kind: readBackups, id: p.needBackups})
+		in.backups = &backupsRead{backups: s.backups, err: s.err}
 		p = planRestorePoint(in)
 	}
 	if p.needRanges != "" {
-		in.ranges = c.readRanges(ctx, p.needRanges)
+		s := c.observe(ctx, need{kind: readRestoreTimes, id: p.needRanges})
+		in.ranges = &rangesRead{ranges: s.ranges, err: s.err}
 		p = planRestorePoint(in)
 	}
 	switch {
@@ -138,23 +139,13 @@ func (c *call) restorePoint(ctx context.Context) (*cloud.RestorePoint, error) {
 	return p.point, nil
 }
 
-// readSources reads the instances restorefrom.instance names: the one with that id, or those with
-// that name.
-func (c *call) readSources(ctx context.Context, ref string) (found []*cloud.Instance, err error) {
-	err = c.cloudCall(ctx, func(ctx context.Context) error {
-		if !instanceIDPattern.MatchString(ref) {
-			var err error
-			found, err = c.cloud.FindInstancesByName(ctx, ref)
-			return err
-		}
-		src, err := c.cloud.GetInstance(ctx, ref)
-		if err != nil {
-			return err
-		}
-		found = []*cloud.Instance{src}
-		return nil
-	})
-	return found, err
+// sourcesNeed is the read of the instances restorefrom.instance names: the one with that id, or
+// those with that name.
+func sourcesNeed(ref string) need {
+	if instanceIDPattern.MatchString(ref) {
+		return need{kind: readInstanceByID, id: ref}
+	}
+	return need{kind: readInstancesName, name: ref}
 }
 
 // sourceProblems compares a restore source with the spec: OTC keeps engine and version.
