@@ -3,7 +3,6 @@ package sync
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"k8s.io/utils/ptr"
 
@@ -212,32 +211,4 @@ func defaultReplicationMode(engine string) string {
 		return "sync"
 	}
 	return "async"
-}
-
-// desiredPassword is the root password the spec asks for: from spec.password, from the referenced
-// Secret, or generated. problem says why it cannot be had yet.
-func (c *call) desiredPassword() (pw secret.Value, generated bool, problem string) {
-	switch ref := c.spec.Passwordsecretref; {
-	case c.spec.Password != "":
-		return secret.New(c.spec.Password), false, ""
-	case ref != nil:
-		key := ref.Key
-		if key == "" {
-			key = KeyPassword
-		}
-		s := c.req.Related[ref.Name]
-		if s == nil {
-			return secret.Value{}, false, fmt.Sprintf("The Secret %q named in passwordsecretref was not found in namespace %s.", ref.Name, c.parent.Namespace)
-		}
-		v := string(s.Data[key])
-		if v == "" {
-			return secret.Value{}, false, fmt.Sprintf("The Secret %q named in passwordsecretref has no key %q.", ref.Name, key)
-		}
-		if msg := passwordProblem(c.spec.Datastoretype, v); msg != "" {
-			return secret.Value{}, false, fmt.Sprintf("The password in Secret %q %s.", ref.Name, msg)
-		}
-		return secret.New(v), false, ""
-	default:
-		return secret.Value{}, true, ""
-	}
 }

@@ -151,14 +151,6 @@ func New(cfg Config) *Reconciler {
 	return r
 }
 
-// cloudFor returns the client for a credential set; nil is the controller's own.
-func (r *Reconciler) cloudFor(ctx context.Context, creds *cloud.Credentials) (cloud.Cloud, error) {
-	if creds == nil || r.cfg.Clouds == nil {
-		return r.cfg.Cloud, nil
-	}
-	return r.cfg.Clouds.For(ctx, creds)
-}
-
 // call is the working state of one hook call.
 type call struct {
 	r      *Reconciler

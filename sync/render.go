@@ -1,11 +1,6 @@
 package sync
 
 import (
-	"strings"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 )
 
@@ -42,18 +37,6 @@ func (c *call) synced() {
 	c.tell(syncedOK(ReasonReconcileSuccess, "The instance matches the spec.", settled).fallback())
 }
 
-// setCondition sets a condition of the answer.
-//
-// NOTE: a call may set a condition more than once: Synced True before the steps, then False from a
-// step that finds a problem it reported before. The transition time compares with what the last
-// call reported, not with the value set earlier in this call, or it would move on every call.
-func (c *call) setCondition(typ string, status metav1.ConditionStatus, reason, message string) {
-	setCondition(&c.st, c.now, typ, status, reason, message)
-	if old := getCondition(&c.parent.Status, typ); old != nil && old.Status == status {
-		getCondition(&c.st, typ).LastTransitionTime = old.LastTransitionTime
-	}
-}
-
 // children returns every child to keep. A child left out is deleted by Metacontroller, so the
 // connection Secret is echoed as observed whenever this call had nothing newer to say.
 func (c *call) children() []any {
@@ -66,18 +49,6 @@ func (c *call) children() []any {
 	}
 	return c.keepUserSecrets(append(children, c.extra...)) // databases.go
 }
-
-// echoSecret returns the observed Secret as we would have rendered it.
-func echoSecret(parent *v1alpha1.Rds, observed *corev1.Secret) *corev1.Secret {
-	return &corev1.Secret{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: observed.Name, Namespace: parent.Namespace, Labels: childLabels(parent)},
-		Type:       corev1.SecretTypeOpaque,
-		Data:       observed.Data,
-	}
-}
-
-func joinSentences(s []string) string { return strings.Join(s, " ") }
 
 // blocked is why a reference in the spec (restorefrom, instanceid) is not used: a Synced=False
 // outcome, whose Ready follows refused when the tenancy rules refuse it (tenancy), else

@@ -144,10 +144,6 @@ func Validate(spec *v1alpha1.RdsSpec) []string {
 	return p
 }
 
-type problems []string
-
-func (p *problems) addf(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
-
 // IsHA reports whether the spec asks for a primary/standby instance.
 func IsHA(spec *v1alpha1.RdsSpec) bool { return strings.EqualFold(spec.Hamode, "ha") }
 
