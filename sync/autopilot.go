@@ -259,20 +259,19 @@ func laterAction(remembered, fromStatus *v1alpha1.AutopilotAction) *v1alpha1.Aut
 	return fromStatus
 }
 
-// autopilot is the step (reconciler.go): it plans, reads what the plan asks for (the metrics
+// autopilot is the step (sync, reconciler.go): it plans, reads what the plan asks for (the metrics
 // from the shared view, the kept flavor list), plans again, makes the plan's action and plans
 // with its answer, and renders the plan; a resize or storage growth is made like a day-2 change.
 func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, err error) {
-	reader, isReader := c.cloud.(cloud.MetricsReader)
+	_, isReader := c.cloud.(cloud.MetricsReader)
 	in := autopilotStepInput{
 		spec: c.spec, prior: &c.parent.Status, st: &c.st, inst: inst, now: c.now,
 		deleting: c.parent.DeletionTimestamp != nil, remembered: c.r.autopilot.remembered(inst.ID), reader: isReader,
 	}
 	p := planAutopilotStep(in)
 	if p.needMetrics > 0 {
-		mctx, cancel := context.WithTimeout(ctx, c.r.cfg.CallTimeout)
-		in.metrics, _ = reader.InstanceMetrics(mctx, inst, p.needMetrics, autopilotMetricsMaxAge)
-		cancel()
+		// An error leaves the metrics nil: none available.
+		in.metrics = c.observe(ctx, need{kind: readMetrics, of: inst, window: p.needMetrics, maxAge: autopilotMetricsMaxAge}).metrics
 		in.metricsRead = true
 		p = planAutopilotStep(in)
 	}
@@ -346,15 +345,12 @@ func (c *call) autopilotFlavors(ctx context.Context, inst *cloud.Instance) ([]cl
 	if l := c.r.autopilot.flavors(key); l != nil {
 		return l, nil
 	}
-	var flavors []cloud.Flavor
-	if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-		flavors, err = c.cloud.ListFlavors(ctx, inst.Engine, inst.Version)
-		return err
-	}); err != nil {
-		return nil, err
+	s := c.observe(ctx, need{kind: readFlavors, engine: inst.Engine, version: inst.Version})
+	if s.err != nil {
+		return nil, s.err
 	}
-	c.r.autopilot.keepFlavors(key, flavors)
-	return flavors, nil
+	c.r.autopilot.keepFlavors(key, s.flavors)
+	return s.flavors, nil
 }
 
 // autopilotNext says what autopilot would do next, in words that hold while the state does.

@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -120,4 +121,31 @@ func TestNodeOrderDoesNotChangeStatus(t *testing.T) {
 		roles = append(roles, n.Role)
 	}
 	assert.Equal(t, []string{"master", "readreplica", "slave"}, roles, "sorted by role, then name")
+}
+
+func TestCloudOutcome(t *testing.T) {
+	tests := []struct {
+		err       *cloud.Error
+		want      outcome
+		throttled time.Duration
+	}{
+		{err: &cloud.Error{Kind: cloud.KindThrottled, RetryAfter: 7 * time.Second}, throttled: 7 * time.Second},
+		{err: &cloud.Error{Kind: cloud.KindThrottled}, throttled: 30 * time.Second},
+		{err: &cloud.Error{Kind: cloud.KindBusy}, want: syncedOK(ReasonInstanceBusy, "The instance is busy with another operation; the change will be retried.", retry)},
+		{err: &cloud.Error{Kind: cloud.KindInvalid}, want: notSynced(ReasonCloudRefused, "OTC refused the request.", waitsForUser)},
+		{err: &cloud.Error{Kind: cloud.KindUnauthorized}, want: notSynced(ReasonCloudUnauthorized, "OTC refused the controller's credentials.", waitsForUser)},
+		{err: &cloud.Error{Kind: cloud.KindUnavailable}, want: notSynced(ReasonCloudUnavailable, "OTC did not answer as expected; the call will be retried.", retry)},
+		{err: &cloud.Error{Kind: cloud.KindUnknown}, want: notSynced(ReasonCloudUnavailable, "OTC did not answer as expected; the call will be retried.", retry)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.err.Kind.String(), func(t *testing.T) {
+			got, throttled := cloudOutcome(tc.err)
+			if tc.throttled > 0 {
+				assert.Equal(t, &ThrottledError{RetryAfter: tc.throttled}, throttled)
+				return
+			}
+			assert.Nil(t, throttled)
+			assert.Equal(t, tc.want, got)
+		})
+	}
 }

@@ -264,3 +264,11 @@ func credentialsChanged(was, now string) string {
 	}
 	return fmt.Sprintf("The instance was found with %s, but this object would now use %s: an instance lives in one OTC project, so the controller waits. Restore the earlier login's Secret or credentialssecret.", login(was), login(now))
 }
+
+// cloudFor returns the client for a credential set; nil is the controller's own.
+func (r *Reconciler) cloudFor(ctx context.Context, creds *cloud.Credentials) (cloud.Cloud, error) {
+	if creds == nil || r.cfg.Clouds == nil {
+		return r.cfg.Cloud, nil
+	}
+	return r.cfg.Clouds.For(ctx, creds)
+}

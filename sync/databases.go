@@ -30,7 +30,8 @@ type DatabasesConfig struct {
 	// ConnectTimeout bounds connecting and logging in, so that a server that cannot be reached
 	// holds a hook call for little time. Default 2s.
 	ConnectTimeout time.Duration
-	// Apply makes the server match the desired state. Default dbusers.Apply; tests wrap it.
+	// Apply, when set, makes the server match the desired state in place of the engine's SQL
+	// layer (sqlLayers): tests wrap it. Default nil.
 	Apply func(ctx context.Context, conn dbusers.Conn, d dbusers.Desired, managed dbusers.ManagedState) (dbusers.Result, error)
 }
 
@@ -43,9 +44,6 @@ func (d DatabasesConfig) withDefaults(callTimeout time.Duration) DatabasesConfig
 	}
 	if d.ConnectTimeout <= 0 {
 		d.ConnectTimeout = 2 * time.Second
-	}
-	if d.Apply == nil {
-		d.Apply = dbusers.Apply
 	}
 	return d
 }
@@ -175,9 +173,10 @@ func planDatabases(in databasesInput) databasesPlan {
 		p.dropReady = true
 		return p
 	}
-	if spec.Datastoretype != v1alpha1.EngineMySQL {
+	layer := sqlLayers[spec.Datastoretype]
+	if layer == nil {
 		p.ready = ptr.To(databasesNotReady(ReasonEngineNotSupported,
-			fmt.Sprintf("Databases and users are not supported yet for %s, only for MySQL; nothing was applied.", spec.Datastoretype), waitsForUser))
+			fmt.Sprintf("Databases and users are not supported yet for %s, only for %s; nothing was applied.", spec.Datastoretype, sqlEngines()), waitsForUser))
 		return p
 	}
 	if problems := validateUsers(spec); len(problems) > 0 {
@@ -198,7 +197,7 @@ func planDatabases(in databasesInput) databasesPlan {
 		p.ready = ready
 		return p
 	}
-	d, _ := desiredDatabases(spec, func(i int) secret.Value { return passwords[i] }) // validated
+	d, _ := desiredDatabases(layer, spec, func(i int) secret.Value { return passwords[i] }) // validated
 	// The digests in status are keyed with the root password, which readers of status lack.
 	d.DigestKey = in.rootPassword
 	fingerprint := dbusers.Fingerprint(d)
@@ -273,7 +272,7 @@ func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, 
 		in.fresh = map[int]secret.Value{}
 		for _, i := range p.generate {
 			u := c.spec.Users[i]
-			gen, err := c.generatePassword("user\x00" + u.Name + "\x00" + dbusers.NormalizeHost(u.Host))
+			gen, err := c.generatePassword("user\x00" + u.Name + "\x00" + sqlLayers[c.spec.Datastoretype].NormalizeHost(u.Host))
 			if err != nil {
 				return false, err
 			}
@@ -307,7 +306,11 @@ func (c *call) applyDatabases(ctx context.Context, d dbusers.Desired, rec *v1alp
 	}
 	actx, cancel := context.WithTimeout(ctx, c.r.cfg.Databases.Timeout)
 	defer cancel()
-	res, err := c.r.cfg.Databases.Apply(actx, conn, d, managedState(rec))
+	apply := sqlLayers[c.spec.Datastoretype].Apply // planned only for an engine with a SQL layer
+	if c.r.cfg.Databases.Apply != nil {
+		apply = c.r.cfg.Databases.Apply
+	}
+	res, err := apply(actx, conn, d, managedState(rec))
 	return &applyAnswer{res: res, err: err}
 }
 
@@ -436,8 +439,10 @@ func (c *call) userSecret(name string, u v1alpha1.User, pw secret.Value) *corev1
 		KeyUsername: []byte(u.Name),
 		KeyPassword: []byte(pw.Reveal()),
 	}
-	if db := userDatabase(u); db != "" {
-		data[KeyDatabase] = []byte(db)
+	if layer := sqlLayers[c.spec.Datastoretype]; layer != nil {
+		if db := userDatabase(layer, u); db != "" {
+			data[KeyDatabase] = []byte(db)
+		}
 	}
 	return &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
@@ -449,9 +454,9 @@ func (c *call) userSecret(name string, u v1alpha1.User, pw secret.Value) *corev1
 
 // userDatabase is the database a user's Secret names: the first one (in spec order) of its
 // GRANT strings, else of its structured grants.
-func userDatabase(u v1alpha1.User) string {
+func userDatabase(layer SQLAccounts, u v1alpha1.User) string {
 	for _, stmt := range u.Privileges {
-		if g, err := dbusers.ParseGrant(stmt, u.Name, u.Host); err == nil {
+		if g, err := layer.ParseGrant(stmt, u.Name, u.Host); err == nil {
 			return g.Database
 		}
 	}

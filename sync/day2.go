@@ -202,12 +202,11 @@ func (c *call) operate(ctx context.Context, inst *cloud.Instance) (stop bool, er
 	p := planDay2(in)
 	if p.needFlavors {
 		c.recordDay2(p)
-		if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-			in.flavors, err = c.cloud.ListFlavors(ctx, inst.Engine, inst.Version)
-			return err
-		}); err != nil {
-			return true, c.cloudError(err)
+		s := c.observe(ctx, need{kind: readFlavors, engine: inst.Engine, version: inst.Version})
+		if s.err != nil {
+			return true, c.cloudError(s.err)
 		}
+		in.flavors = s.flavors
 		if in.flavors == nil {
 			in.flavors = []cloud.Flavor{}
 		}

@@ -372,7 +372,10 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 	}
 	p := planFinalize(in)
 	if p.observe {
-		obs, err := c.observe(ctx)
+		obs, err := c.findInstance(ctx)
+		if obs.viewed {
+			c.cloud = readOnly{c.cloud} // as sync does; a deleting object never reads the view
+		}
 		if err != nil {
 			return false, c.cloudError(err)
 		}
@@ -394,12 +397,11 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 		p = planFinalize(in)
 	}
 	if p.needBackups {
-		if err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-			in.backups, err = c.cloud.ListBackups(ctx, in.inst.ID)
-			return err
-		}); err != nil {
-			return false, c.cloudError(err)
+		s := c.observe(ctx, need{kind: readBackups, id: in.inst.ID})
+		if s.err != nil {
+			return false, c.cloudError(s.err)
 		}
+		in.backups = s.backups
 		if in.backups == nil {
 			in.backups = []cloud.Backup{}
 		}
@@ -421,11 +423,8 @@ func (c *call) searchOwn(ctx context.Context) (*cloud.Instance, claim, error) {
 		return nil, claim{}, err
 	}
 	if id := c.spec.Instanceid; id != "" && !slices.ContainsFunc(found, func(in *cloud.Instance) bool { return in.ID == id }) {
-		var inst *cloud.Instance
-		err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
-			inst, err = c.cloud.GetInstance(ctx, id)
-			return err
-		})
+		s := c.observe(ctx, need{kind: readInstanceByID, id: id})
+		inst, err := s.inst, s.err
 		switch {
 		case err == nil:
 			found = append(found, inst)

@@ -41,7 +41,6 @@ import (
 // instance, whichever step stopped before it (logsStep). The rendering of the children
 // (logChildren) reads only status.logs and the observed children, so every call returns them,
 // even one that failed to observe the instance, and finalize.
-
 // ReasonLogsUnavailable: the controller cannot run log Jobs.
 const ReasonLogsUnavailable = "LogsUnavailable"
 
@@ -411,33 +410,6 @@ func planLogChildren(in logsInput, ls *v1alpha1.LogsStatus) logChildrenPlan {
 		p.job = logsJobKept(in, ls)
 	}
 	return p
-}
-
-// logChildren renders the log children planLogChildren decides: the Secret with a capability
-// sealed anew, or the observed one if sealing fails or is not this call's; and the Job.
-func (c *call) logChildren() []any {
-	ls := c.st.Logs
-	if ls == nil {
-		return nil
-	}
-	p := planLogChildren(c.logsInput(), ls)
-	var out []any
-	var rendered *corev1.Secret
-	if p.seal {
-		var err error
-		if rendered, err = c.logsSecret(ls); err != nil {
-			c.log.Error("cannot seal the log Job's capability", "job", ls.Job, "error", err.Error())
-		}
-	}
-	if rendered != nil {
-		out = append(out, rendered)
-	} else if p.echo != nil {
-		out = append(out, echoLogsSecret(c.parent, p.echo))
-	}
-	if p.job {
-		out = append(out, c.logsJob(ls))
-	}
-	return out
 }
 
 // observedLogsSecret is the Job's Secret if it is observed with a capability in it (a Secret of

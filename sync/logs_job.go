@@ -153,3 +153,30 @@ func (c *call) checkLogsStatus(ls *v1alpha1.LogsStatus) error {
 	}
 	return nil
 }
+
+// logChildren renders the log children planLogChildren decides: the Secret with a capability
+// sealed anew, or the observed one if sealing fails or is not this call's; and the Job.
+func (c *call) logChildren() []any {
+	ls := c.st.Logs
+	if ls == nil {
+		return nil
+	}
+	p := planLogChildren(c.logsInput(), ls)
+	var out []any
+	var rendered *corev1.Secret
+	if p.seal {
+		var err error
+		if rendered, err = c.logsSecret(ls); err != nil {
+			c.log.Error("cannot seal the log Job's capability", "job", ls.Job, "error", err.Error())
+		}
+	}
+	if rendered != nil {
+		out = append(out, rendered)
+	} else if p.echo != nil {
+		out = append(out, echoLogsSecret(c.parent, p.echo))
+	}
+	if p.job {
+		out = append(out, c.logsJob(ls))
+	}
+	return out
+}

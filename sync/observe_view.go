@@ -12,23 +12,25 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
 
-// readInstance reads the instance this object manages by id: from the client's shared view of the
-// cloud when the object is steady (staleness bounded by the view, sync/cloud/view), else fresh.
+// viewMaxAge is how old this call's read of its instance by id may be (readInstance): from the
+// client's shared view of the cloud when the object is steady (staleness bounded by the view,
+// sync/cloud/view), else fresh (0), and always fresh on the call made again (fresh).
 //
 // NOTE: an observation from the view may predate a change made meanwhile by another replica (each
 // keeps its own view) or behind the controller's back. A call that read the view therefore makes
-// no change on it: its client refuses every change with errViewStale, and the call is made again
-// on a fresh read (syncFresh), which decides anew.
-func (c *call) readInstance(ctx context.Context) (*cloud.Instance, error) {
-	maxAge := viewMaxAge(c.parent, c.r.cfg.ResyncSteady)
+// no change on it: the driver gives it a client that refuses every change with errViewStale
+// (readOnly), and Sync makes the call again on a fresh read, which decides anew.
+func (c *call) viewMaxAge() time.Duration {
 	if c.fresh {
-		maxAge = 0
+		return 0
 	}
-	inst, err := cloud.ObserveInstance(ctx, c.cloud, c.st.ID, maxAge)
-	if _, viewed := c.cloud.(cloud.InstanceObserver); viewed && maxAge > 0 {
-		c.cloud = readOnly{c.cloud}
-	}
-	return inst, err
+	return viewMaxAge(c.parent, c.r.cfg.ResyncSteady)
+}
+
+// viewed says a read of the instance by id with maxAge comes from client's shared view.
+func viewed(client cloud.Cloud, maxAge time.Duration) bool {
+	_, ok := client.(cloud.InstanceObserver)
+	return ok && maxAge > 0
 }
 
 // viewMaxAge is how old an observation of the instance may be for this call: as old as the steady

@@ -57,7 +57,7 @@ func TestDecisionsNeverReadOTCCodes(t *testing.T) {
 			return true
 		})
 	}
-	// The logs of reconciler.go and logs_read.go read Code: if none is found, the type check failed.
+	// The logs of clouderror.go and logs_port.go read Code: if none is found, the type check failed.
 	if logged < 2 {
 		t.Fatalf("found only %d logged reads of a cloud.Error's Code; the check no longer sees cloud.Error", logged)
 	}

@@ -188,3 +188,15 @@ func (c *call) tellAll(outcomes ...*outcome) {
 		}
 	}
 }
+
+// setCondition sets a condition of the answer.
+//
+// NOTE: a call may set a condition more than once: Synced True before the steps, then False from a
+// step that finds a problem it reported before. The transition time compares with what the last
+// call reported, not with the value set earlier in this call, or it would move on every call.
+func (c *call) setCondition(typ string, status metav1.ConditionStatus, reason, message string) {
+	setCondition(&c.st, c.now, typ, status, reason, message)
+	if old := getCondition(&c.parent.Status, typ); old != nil && old.Status == status {
+		getCondition(&c.st, typ).LastTransitionTime = old.LastTransitionTime
+	}
+}

@@ -22,7 +22,7 @@ const (
 	restoreSourceID = "fedcba9876543210fedcba9876543210in01"
 )
 
-// restoreCase is one decision of restore.go, through Sync.
+// restoreCase is one decision of restore.go, restore_new.go or adopt.go, through Sync.
 type restoreCase struct {
 	reason    string
 	spec      func(*v1alpha1.RdsSpec)

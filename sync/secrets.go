@@ -105,3 +105,13 @@ func observedPassword(s *corev1.Secret) (secret.Value, bool) {
 	}
 	return secret.New(string(pw)), true
 }
+
+// echoSecret returns the observed Secret as we would have rendered it.
+func echoSecret(parent *v1alpha1.Rds, observed *corev1.Secret) *corev1.Secret {
+	return &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: observed.Name, Namespace: parent.Namespace, Labels: childLabels(parent)},
+		Type:       corev1.SecretTypeOpaque,
+		Data:       observed.Data,
+	}
+}

@@ -15,7 +15,6 @@ import (
 // The hook validates again what the CRD already checks: objects may predate a rule, the CRD may be
 // applied without its validation, and curl users send whatever they like. Messages are stable
 // sentences, sorted in field order, so the same bad spec always yields the same condition.
-
 var (
 	versionPattern = map[string]*regexp.Regexp{
 		v1alpha1.EngineMySQL:      regexp.MustCompile(`^(5\.7|8\.0)(\.\d+)?$`),
@@ -132,7 +131,7 @@ func Validate(spec *v1alpha1.RdsSpec) []string {
 	}
 	// NOTE: spec.databases and spec.users are checked by the databases step (validate_users.go):
 	// a bad GRANT added to a running object must not stop the instance from being reported.
-	p = append(p, restoreProblems(spec)...) // restore.go
+	p = append(p, restoreProblems(spec)...)
 	if spec.Autopilot {
 		_, ap := autopilotSettingsOf(spec) // autopilot_plan.go
 		p = append(p, ap...)
@@ -144,10 +143,6 @@ func Validate(spec *v1alpha1.RdsSpec) []string {
 	}
 	return p
 }
-
-type problems []string
-
-func (p *problems) addf(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
 
 // IsHA reports whether the spec asks for a primary/standby instance.
 func IsHA(spec *v1alpha1.RdsSpec) bool { return strings.EqualFold(spec.Hamode, "ha") }
@@ -239,4 +234,41 @@ func passwordProblem(engine, pw string) string {
 		return "must mix at least three of upper case, lower case, digits and special characters"
 	}
 	return ""
+}
+
+var (
+	// instanceIDPattern is OTC's RDS instance id: 32 hex digits and a type suffix such as in01.
+	instanceIDPattern = regexp.MustCompile(`^[0-9a-f]{32}in[0-9]{2}$`)
+	// otcNamePattern is an OTC instance name or id; never empty, never a "*" wildcard.
+	otcNamePattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{3,63}$`)
+	backupIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+)
+
+// restoreProblems validates restorefrom and instanceid, in field order.
+func restoreProblems(spec *v1alpha1.RdsSpec) []string {
+	var p problems
+	if rf := spec.Restorefrom; rf != nil {
+		if !otcNamePattern.MatchString(rf.Instance) {
+			p.addf("restorefrom.instance %q is not an OTC instance id or name.", rf.Instance)
+		}
+		switch {
+		case (rf.Backupid == "") == (rf.Restoretime == ""):
+			p.addf("restorefrom needs exactly one of backupid and restoretime.")
+		case rf.Backupid != "" && !backupIDPattern.MatchString(rf.Backupid):
+			p.addf("restorefrom.backupid %q is not a backup id.", rf.Backupid)
+		case rf.Restoretime != "":
+			if _, err := time.Parse(time.RFC3339, rf.Restoretime); err != nil {
+				p.addf("restorefrom.restoretime %q is not an RFC3339 time such as 2026-11-22T10:00:00Z.", rf.Restoretime)
+			}
+		}
+	}
+	if spec.Instanceid != "" {
+		if !instanceIDPattern.MatchString(spec.Instanceid) {
+			p.addf("instanceid %q is not an OTC instance id (32 hex digits and a suffix such as in01).", spec.Instanceid)
+		}
+		if spec.Restorefrom != nil {
+			p.addf("restorefrom and instanceid are both set: a new instance is restored or an existing one adopted, not both.")
+		}
+	}
+	return p
 }

@@ -15,20 +15,21 @@ import (
 // user's own account. Engines other than MySQL are not checked here: the databases step reports
 // them as not supported, whatever the lists hold.
 func validateUsers(spec *v1alpha1.RdsSpec) []string {
-	if spec.Datastoretype != v1alpha1.EngineMySQL {
+	layer := sqlLayers[spec.Datastoretype]
+	if layer == nil {
 		return nil
 	}
 	// Passwords that come from a Secret or are generated are not known here: a placeholder
 	// lets dbusers.Validate check everything else.
 	placeholder := secret.New("placeholder")
-	d, problems := desiredDatabases(spec, func(int) secret.Value { return placeholder })
+	d, problems := desiredDatabases(layer, spec, func(int) secret.Value { return placeholder })
 	// The GRANT strings were checked by ParseGrant above; validating only the structured grants
 	// keeps the index in dbusers' messages ("grants[1]") that of spec.users[].grants.
 	for i := range d.Users {
 		d.Users[i].Grants = structuredGrants(spec.Users[i])
 	}
 	var ve *dbusers.ValidationError
-	if err := dbusers.Validate(d); errors.As(err, &ve) {
+	if err := layer.Validate(d); errors.As(err, &ve) {
 		for _, p := range ve.Problems {
 			problems = append(problems, "spec."+p+".")
 		}
@@ -49,17 +50,17 @@ func validateUsers(spec *v1alpha1.RdsSpec) []string {
 // desiredDatabases converts the spec into dbusers' desired state, with password(i) as user i's
 // password. It returns the problems of the GRANT strings of users whose account is valid (an
 // invalid account is reported once, by dbusers.Validate).
-func desiredDatabases(spec *v1alpha1.RdsSpec, password func(i int) secret.Value) (dbusers.Desired, []string) {
+func desiredDatabases(layer SQLAccounts, spec *v1alpha1.RdsSpec, password func(i int) secret.Value) (dbusers.Desired, []string) {
 	d := dbusers.Desired{Databases: spec.Databases, PruneDatabases: spec.Prunedatabases}
 	var problems []string
 	for i, u := range spec.Users {
 		us := dbusers.UserSpec{Name: u.Name, Host: u.Host, Password: password(i)}
-		accountOK := dbusers.ValidateUser(u.Name) == nil && dbusers.ValidateHost(dbusers.NormalizeHost(u.Host)) == nil
+		accountOK := layer.ValidateAccount(u.Name, u.Host) == nil
 		for j, stmt := range u.Privileges {
 			if !accountOK {
 				break
 			}
-			g, err := dbusers.ParseGrant(stmt, u.Name, u.Host)
+			g, err := layer.ParseGrant(stmt, u.Name, u.Host)
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("spec.users[%d].privileges[%d]: %s.", i, j, strings.TrimSuffix(err.Error(), ".")))
 				continue

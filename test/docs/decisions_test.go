@@ -48,6 +48,52 @@ func TestDecisionTableNamesRealCode(t *testing.T) {
 				assert.True(t, strings.Contains(code.String(), "func "+m[1]+"(t *testing.T)"), "test %s named in the table does not exist", m[1])
 			}
 		}
+		// A file a cell names holds the functions (or tests) named before it in the cell.
+		for _, cell := range cells[2:4] {
+			var names []string
+			for _, m := range token.FindAllStringSubmatch(cell, -1) {
+				if !strings.HasSuffix(m[1], ".go") {
+					names = append(names, m[1])
+					continue
+				}
+				b, err := os.ReadFile(filepath.Join(root, m[1]))
+				if !assert.NoError(t, err, "file %s named in the table", m[1]) {
+					continue
+				}
+				for _, n := range names {
+					decl := regexp.MustCompile(`func (\([^)]*\) )?` + n + `[\[(]`)
+					assert.True(t, decl.Match(b), "%s is not declared in %s, as the table says", n, m[1])
+				}
+				names = nil
+			}
+		}
 	}
 	assert.GreaterOrEqual(t, rows, 15, "the table's rows were read")
+}
+
+// token is a name or a path in backquotes.
+var token = regexp.MustCompile("`([A-Za-z][A-Za-z0-9_./]*)`")
+
+// TestLayoutTableNamesEveryFile keeps docs/architecture.md's table "Where each part of a call is"
+// true: it names every file of sync/ that is not a test, and only files that exist.
+func TestLayoutTableNamesEveryFile(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(doc), "### Where each part of a call is")
+	require.True(t, ok, "docs/architecture.md has the table")
+	table, _, _ = strings.Cut(table, "\n\n### ")
+	named := map[string]bool{}
+	for _, m := range regexp.MustCompile("`(sync/[a-z0-9_]+\\.go)`").FindAllStringSubmatch(table, -1) {
+		named[m[1]] = true
+		_, err := os.Stat(filepath.Join(root, m[1]))
+		assert.NoError(t, err, "the table names %s", m[1])
+	}
+	files, err := filepath.Glob(filepath.Join(root, "sync", "*.go"))
+	require.NoError(t, err)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		assert.True(t, named["sync/"+filepath.Base(f)], "sync/%s is not in the table", filepath.Base(f))
+	}
 }

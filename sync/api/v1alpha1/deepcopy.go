@@ -1,6 +1,7 @@
 package v1alpha1
 
-// DeepCopy returns a copy of the status that shares no memory with s.
+// DeepCopy returns a copy of the status that shares no memory with s. A field added to the status
+// (or to a type it holds) that DeepCopy must copy fails TestDeepCopyCopiesEveryField until it does.
 func (s *RdsStatus) DeepCopy() *RdsStatus {
 	if s == nil {
 		return nil
@@ -23,7 +24,8 @@ func (s *RdsStatus) DeepCopy() *RdsStatus {
 	out.Logs = s.Logs.DeepCopy()
 	out.Autopilot = s.Autopilot.DeepCopy()
 	out.Nodes = append([]Node(nil), s.Nodes...)
-	s.deepCopyDay2(&out)
+	out.ManagedTags = append([]string(nil), s.ManagedTags...)
+	out.Duplicates = append([]string(nil), s.Duplicates...)
 	out.Conditions = append([]Condition(nil), s.Conditions...)
 	return &out
 }
