@@ -116,11 +116,11 @@ func (c *call) adopt(ctx context.Context) (inst *cloud.Instance, adopted bool, e
 	if p.clearStatus {
 		c.st.Status = ""
 	}
-	c.logAll(ctx, p.logs)
+	logAll(ctx, c.log, p.logs)
 	if p.blocked != nil {
 		c.block(*p.blocked)
 	}
-	c.tellAll(p.ready, p.synced)
+	c.out.tellAll(p.ready, p.synced)
 	if p.cloudErr != nil {
 		return nil, false, c.cloudError(p.cloudErr)
 	}

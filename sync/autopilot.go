@@ -52,6 +52,9 @@ type autopilotStepInput struct {
 	inst     *cloud.Instance
 	now      metav1.Time
 	deleting bool
+	// synced is the Synced condition as the earlier steps of the call told it (or the last
+	// call left it); nil when it has none.
+	synced *v1alpha1.Condition
 	// remembered is autopilot's last change to the instance as this process remembers it
 	// (autopilotMemory.remembered); nil when it remembers none.
 	remembered *v1alpha1.AutopilotAction
@@ -115,7 +118,7 @@ func planAutopilotStep(in autopilotStepInput) autopilotStepPlan {
 	ap := autopilotBookkeeping(in)
 	p := autopilotStepPlan{autopilot: ap, resync: autopilotResync}
 	inst := in.inst
-	switch synced := getCondition(in.st, v1alpha1.ConditionSynced); {
+	switch synced := in.synced; {
 	case in.deleting:
 		return p
 	case in.st.Operation != nil || (inst.Status != cloud.StatusActive && inst.Status != cloud.StatusStorageFull):
@@ -266,6 +269,7 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	_, isReader := c.cloud.(cloud.MetricsReader)
 	in := autopilotStepInput{
 		spec: c.spec, prior: &c.parent.Status, st: &c.st, inst: inst, now: c.now,
+		synced:   c.out.condition(v1alpha1.ConditionSynced),
 		deleting: c.parent.DeletionTimestamp != nil, remembered: c.r.autopilot.remembered(inst.ID), reader: isReader,
 	}
 	p := planAutopilotStep(in)
@@ -293,13 +297,11 @@ func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, 
 func (c *call) renderAutopilot(ctx context.Context, inst *cloud.Instance, p autopilotStepPlan) error {
 	c.st.Autopilot = p.autopilot
 	if p.dropCondition {
-		c.st.Conditions = slices.DeleteFunc(c.st.Conditions, func(cd v1alpha1.Condition) bool {
-			return cd.Type == v1alpha1.ConditionAutopilot
-		})
+		c.out.drop(v1alpha1.ConditionAutopilot)
 	}
-	c.ask(p.resync)
-	c.logAll(ctx, p.logs)
-	c.tellAll(p.condition, p.synced)
+	c.out.ask(p.resync)
+	logAll(ctx, c.log, p.logs)
+	c.out.tellAll(p.condition, p.synced)
 	switch {
 	case p.failed != nil:
 		return c.cloudError(p.failed)

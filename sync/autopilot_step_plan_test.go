@@ -186,7 +186,7 @@ func TestPlanAutopilotStep(t *testing.T) {
 		{
 			name: "Synced False: the spec's own changes come first",
 			in: in(func(in *autopilotStepInput) {
-				setCondition(in.st, now, v1alpha1.ConditionSynced, metav1.ConditionFalse, ReasonFlavorUnavailable, "The flavor is sold out.")
+				in.synced = &v1alpha1.Condition{Type: v1alpha1.ConditionSynced, Status: metav1.ConditionFalse, Reason: ReasonFlavorUnavailable, Message: "The flavor is sold out.", LastTransitionTime: now}
 			}),
 			want: autopilotStepPlan{autopilot: &v1alpha1.AutopilotStatus{}, resync: autopilotResync,
 				condition: autopilotCondition(metav1.ConditionTrue, ReasonAutopilotWaiting, "Autopilot waits until the spec's own changes can be made (see Synced).")},
@@ -196,7 +196,7 @@ func TestPlanAutopilotStep(t *testing.T) {
 			in: in(func(in *autopilotStepInput) {
 				in.inst.Status = cloud.StatusStorageFull
 				in.metrics = nil
-				setCondition(in.st, now, v1alpha1.ConditionSynced, metav1.ConditionFalse, ReasonInstanceUnavailable, "The instance is STORAGE FULL in OTC.")
+				in.synced = &v1alpha1.Condition{Type: v1alpha1.ConditionSynced, Status: metav1.ConditionFalse, Reason: ReasonInstanceUnavailable, Message: "The instance is STORAGE FULL in OTC.", LastTransitionTime: now}
 			}),
 			want: grows50("the instance is STORAGE FULL"),
 		},

@@ -44,7 +44,7 @@ func (c *call) cloudError(err error) error {
 		// change: it ranks as what it is, a wait or a failure.
 		o = o.made()
 	}
-	c.tell(o)
+	c.out.tell(o)
 	return nil
 }
 

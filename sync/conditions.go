@@ -1,6 +1,8 @@
 package sync
 
 import (
+	"slices"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
@@ -60,10 +62,20 @@ func setCondition(st *v1alpha1.RdsStatus, now metav1.Time, typ string, status me
 
 // getCondition returns the condition of type typ, or nil.
 func getCondition(st *v1alpha1.RdsStatus, typ string) *v1alpha1.Condition {
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == typ {
-			return &st.Conditions[i]
+	return getConditionIn(st.Conditions, typ)
+}
+
+// getConditionIn returns the condition of type typ among conds, or nil.
+func getConditionIn(conds []v1alpha1.Condition, typ string) *v1alpha1.Condition {
+	for i := range conds {
+		if conds[i].Type == typ {
+			return &conds[i]
 		}
 	}
 	return nil
+}
+
+// removeCondition drops the condition of type typ, if any.
+func removeCondition(st *v1alpha1.RdsStatus, typ string) {
+	st.Conditions = slices.DeleteFunc(st.Conditions, func(c v1alpha1.Condition) bool { return c.Type == typ })
 }

@@ -21,7 +21,7 @@ func (c *call) connectionFor(inst *cloud.Instance) bool {
 	desired, generated, _ := c.desiredPassword()
 	conn, problem := connectionOf(c.spec.Datastoretype, inst, observed, stored, desired, generated, c.st.Adopted)
 	if problem != nil {
-		c.tell(*problem)
+		c.out.tell(*problem)
 		return false
 	}
 	c.conn = conn

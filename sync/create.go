@@ -119,7 +119,7 @@ func (c *call) create(ctx context.Context) error {
 	if p.synced != nil && p.synced.reason == ReasonWaitingForPasswordSecret {
 		c.waitForUser(p.synced.reason, p.synced.message) // Ready keeps what it said
 	} else {
-		c.tellAll(p.ready, p.synced)
+		c.out.tellAll(p.ready, p.synced)
 	}
 	if p.create == nil {
 		return nil
@@ -159,8 +159,8 @@ func (c *call) createFailed(err error) error {
 	if err := c.cloudError(err); err != nil {
 		return err
 	}
-	if synced := getCondition(&c.st, v1alpha1.ConditionSynced); synced != nil && synced.Reason == ReasonCloudRefused {
-		c.tell(notReady(ReasonCreateFailed, "OTC refused to create the instance; see the Synced condition.", settled))
+	if synced := c.out.condition(v1alpha1.ConditionSynced); synced != nil && synced.Reason == ReasonCloudRefused {
+		c.out.tell(notReady(ReasonCreateFailed, "OTC refused to create the instance; see the Synced condition.", settled))
 	}
 	return nil
 }
@@ -169,11 +169,11 @@ func (c *call) createFailed(err error) error {
 // been refused yet. Transient errors in between keep it (status is echoed), so that it stays until
 // the spec changes or the create succeeds.
 func (c *call) forgetCreateFailed() {
-	ready := getCondition(&c.st, v1alpha1.ConditionReady)
+	ready := c.out.condition(v1alpha1.ConditionReady)
 	if ready == nil || ready.Reason != ReasonCreateFailed || c.st.ID != "" || c.parent.Status.ObservedGeneration == c.parent.Generation {
 		return
 	}
-	c.tell(notReady(ReasonCreating, "The instance is not created yet; see the Synced condition.", settled).fallback())
+	c.out.tell(notReady(ReasonCreating, "The instance is not created yet; see the Synced condition.", settled).fallback())
 }
 
 func createOpts(spec *v1alpha1.RdsSpec, name string, network cloud.Network, pw secret.Value) cloud.CreateInstanceOpts {

@@ -237,12 +237,12 @@ func (c *call) credentials(ctx context.Context) (bool, error) {
 			c.creds, c.cloud, c.ownProject = creds, client, true
 		}
 	}
-	c.logAll(ctx, p.logs)
+	logAll(ctx, c.log, p.logs)
 	switch {
 	case p.failed != nil:
 		return false, c.cloudError(p.failed)
 	case p.synced != nil:
-		c.tellAll(p.synced, p.ready)
+		c.out.tellAll(p.synced, p.ready)
 		return false, nil
 	case p.own:
 		c.st.CredentialsSecret, c.st.CredentialsProject = "", ""

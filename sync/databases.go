@@ -260,7 +260,7 @@ func planDatabases(in databasesInput) databasesPlan {
 func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, err error) {
 	in := databasesInput{
 		spec: c.spec, object: c.parent.Name, rec: c.st.DatabasesAndUsers,
-		readySet:   getCondition(&c.st, v1alpha1.ConditionDatabasesReady) != nil,
+		readySet:   c.out.condition(v1alpha1.ConditionDatabasesReady) != nil,
 		instStatus: inst.Status, related: c.req.Related, secrets: c.req.Secrets,
 		now: c.now, driftCheck: c.r.cfg.Databases.DriftCheck,
 	}
@@ -284,16 +284,16 @@ func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, 
 		in.answer = c.applyDatabases(ctx, *p.apply, in.rec)
 		p = planDatabases(in)
 	}
-	c.logAll(ctx, p.logs)
+	logAll(ctx, c.log, p.logs)
 	c.st.DatabasesAndUsers = p.record
 	for _, a := range p.accounts {
 		c.extra = append(c.extra, c.userSecret(a.secret, a.user, a.password))
 	}
 	if p.dropReady {
-		removeCondition(&c.st, v1alpha1.ConditionDatabasesReady)
+		c.out.drop(v1alpha1.ConditionDatabasesReady)
 	}
-	c.tellAll(p.ready)
-	c.ask(p.within)
+	c.out.tellAll(p.ready)
+	c.out.ask(p.within)
 	return false, nil
 }
 
@@ -532,7 +532,3 @@ func userSecretRules(req *hook.CustomizeRequest) []hook.ResourceRule {
 	return []hook.ResourceRule{{APIVersion: "v1", Resource: "secrets", Namespace: req.Parent.Namespace, Names: slices.Compact(names)}}
 }
 
-// removeCondition drops the condition of type typ, if any.
-func removeCondition(st *v1alpha1.RdsStatus, typ string) {
-	st.Conditions = slices.DeleteFunc(st.Conditions, func(c v1alpha1.Condition) bool { return c.Type == typ })
-}

@@ -217,7 +217,7 @@ func (c *call) operate(ctx context.Context, inst *cloud.Instance) (stop bool, er
 		c.keepGrownFlavor(inst)
 	}
 	if p.outcome != nil {
-		c.tell(*p.outcome)
+		c.out.tell(*p.outcome)
 	}
 	if p.change == nil {
 		return false, nil
@@ -240,7 +240,7 @@ func (c *call) recordDay2(p day2Plan) {
 		c.st.RestartRequest = p.restartRequest
 	}
 	if p.pending {
-		c.askClass(inFlight)
+		c.out.askClass(inFlight)
 	}
 }
 
@@ -261,10 +261,10 @@ func (c *call) issue(ctx context.Context, inst *cloud.Instance, ch change) error
 	}
 	c.log.Info("issued day-2 change", "instance", inst.ID, "operation", describe(ch), "job", jobID)
 	if ch.op != "" {
-		c.tell(inProgress(c.st.Operation).made())
+		c.out.tell(inProgress(c.st.Operation).made())
 		return nil
 	}
-	c.tell(syncedOK(ReasonReconcileSuccess, "The change was made in OTC.", inFlight).made())
+	c.out.tell(syncedOK(ReasonReconcileSuccess, "The change was made in OTC.", inFlight).made())
 	return nil
 }
 

@@ -55,9 +55,11 @@ func (r *Reconciler) Finalize(ctx context.Context, req *hook.Request) (*hook.Fin
 	// waits: a child left out is deleted at once, and a generated password with it.
 	// The log Job and its Secret are kept too, and followed to their end (logs.go).
 	c.finalizeLogs()
-	resp := &hook.FinalizeResponse{Status: &c.st, Children: append(c.children(), c.logChildren()...), Finalized: done}
+	children := append(c.children(), c.logChildren()...)
+	c.st.Conditions = c.out.render(c.now)
+	resp := &hook.FinalizeResponse{Status: &c.st, Children: children, Finalized: done}
 	if !done {
-		resp.ResyncAfterSeconds = c.resync.Seconds()
+		resp.ResyncAfterSeconds = c.out.resync().Seconds()
 	}
 	return resp, nil
 }
@@ -359,7 +361,7 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 		if !done {
 			// A deletion under way that waits for its login looks again soon: the user who
 			// deletes an object waits for it to go.
-			c.askClass(retry)
+			c.out.askClass(retry)
 		}
 		return done, err
 	}
@@ -449,12 +451,12 @@ func (c *call) searchOwn(ctx context.Context) (*cloud.Instance, claim, error) {
 // renderFinalize writes a final plan into the answer.
 func (c *call) renderFinalize(ctx context.Context, p finalizePlan) error {
 	c.st.Status, c.st.Operation, c.st.FinalBackup = p.instanceStatus, p.operation, p.finalBackup
-	c.logAll(ctx, p.events)
+	logAll(ctx, c.log, p.events)
 	if p.ready != nil {
-		c.tell(*p.ready)
+		c.out.tell(*p.ready)
 	}
 	if p.synced != nil {
-		c.tell(*p.synced)
+		c.out.tell(*p.synced)
 	}
 	if p.failed != nil {
 		return c.cloudError(p.failed)

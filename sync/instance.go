@@ -171,13 +171,13 @@ func (c *call) claimInstance(ctx context.Context, inst *cloud.Instance, obs *obs
 	_, err := c.act(ctx, ch.act)
 	switch {
 	case errors.Is(err, cloud.ErrBusy):
-		c.tell(syncedOK(ReasonInstanceBusy, "The instance is busy; the "+ch.target+" will be made when OTC accepts it.", retry))
+		c.out.tell(syncedOK(ReasonInstanceBusy, "The instance is busy; the "+ch.target+" will be made when OTC accepts it.", retry))
 		return true, nil
 	case err != nil:
 		return true, c.cloudError(err)
 	}
 	c.log.Info("wrote ownership tags", "instance", inst.ID, "change", ch.target)
-	c.tell(syncedOK(ReasonReconcileSuccess, "OTC was asked for the "+ch.target+".", inFlight).made())
+	c.out.tell(syncedOK(ReasonReconcileSuccess, "OTC was asked for the "+ch.target+".", inFlight).made())
 	return true, nil
 }
 
@@ -230,9 +230,9 @@ func (c *call) trackDuplicates(ctx context.Context, inst *cloud.Instance, obs ob
 	}
 	c.st.Duplicates = dups
 	if o := duplicatesOutcome(inst.ID, dups); o != nil {
-		c.tell(*o)
+		c.out.tell(*o)
 	} else {
-		removeCondition(&c.st, v1alpha1.ConditionInstanceDuplicates)
+		c.out.drop(v1alpha1.ConditionInstanceDuplicates)
 	}
 }
 
@@ -265,8 +265,8 @@ func (c *call) nameTaken(inst *cloud.Instance, cl claim) {
 	c.log.Warn("instance name taken", "instance", inst.ID, "name", inst.Name, "ownership", cl.Kind.String(),
 		"ownerNamespace", cl.Namespace, "ownerCluster", cl.Cluster)
 	c.st.Status, c.st.Operation = "", nil
-	c.tell(notReady(ReasonInstanceNameTaken, nameTakenMessage(inst.ID, cl, c.r.cfg.Adoption, c.me), settled))
-	c.tell(notSynced(ReasonInstanceNameTaken, "No instance is created; see the Ready condition.", settled))
+	c.out.tell(notReady(ReasonInstanceNameTaken, nameTakenMessage(inst.ID, cl, c.r.cfg.Adoption, c.me), settled))
+	c.out.tell(notSynced(ReasonInstanceNameTaken, "No instance is created; see the Ready condition.", settled))
 }
 
 // vanished reports an instance that OTC no longer lists although this object created or adopted
@@ -278,7 +278,7 @@ func (c *call) nameTaken(inst *cloud.Instance, cl claim) {
 func (c *call) vanished() {
 	c.st.Status = ""
 	c.st.Operation = nil
-	c.tell(notReady(ReasonInstanceNotFound,
+	c.out.tell(notReady(ReasonInstanceNotFound,
 		"OTC lists no instance of this object under status.id: it is gone, or was never this object's. It is not recreated automatically; delete this object to clean up.", settled))
-	c.tell(syncedOK(ReasonReconcileSuccess, "The instance is gone.", settled))
+	c.out.tell(syncedOK(ReasonReconcileSuccess, "The instance is gone.", settled))
 }

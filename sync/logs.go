@@ -259,12 +259,12 @@ func (c *call) applyLogs(p logsPlan) {
 	if p.accepted != nil {
 		c.r.logRequests.record(string(c.parent.UID), *p.accepted)
 	}
-	c.logAll(context.Background(), p.events)
-	c.tellAll(p.synced)
+	logAll(context.Background(), c.log, p.events)
+	c.out.tellAll(p.synced)
 	if p.ask != nil {
-		c.askClass(*p.ask)
+		c.out.askClass(*p.ask)
 	}
-	c.ask(p.within)
+	c.out.ask(p.within)
 }
 
 // acceptLogs is the status of a new request, with the options it runs with.

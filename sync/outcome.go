@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -90,16 +91,6 @@ func (o outcome) underway() outcome { o.about = aboutUnderway; return o }
 // spec.", Ready from the instance's status. Any other outcome of the condition replaces it.
 func (o outcome) fallback() outcome { o.about = aboutFallback; return o }
 
-// tell records an outcome: its condition, and its class's resync. Ready and Synced have one owner
-// per call (rankOf); a later outcome of lower or equal rank does not replace an earlier one.
-func (c *call) tell(o outcome) {
-	c.ask(c.r.resyncOf(o.class))
-	if !c.mayTell(o.cond, rankOf(o)) {
-		return
-	}
-	c.setCondition(o.cond, o.status, o.reason, o.message)
-}
-
 // The ranks of Ready and Synced outcomes. Each of the two has one owner per call: the first
 // outcome of the highest rank. A problem (False) outranks any good news, so that no change,
 // operation or wait hides what someone must fix; among problems, OTC's refusal of this call's own change comes first, since it
@@ -108,7 +99,6 @@ func (c *call) tell(o outcome) {
 // So which outcome shows never depends on who wrote last; status.operation still tells an
 // operation under way while a problem shows.
 const (
-	rankNone     = -2 // nothing told yet in this call
 	rankDefault  = -1 // a fallback: any other outcome replaces it
 	rankWaiting  = 0  // True: nothing to change, or waiting for the instance
 	rankUnderway = 1  // True: an operation an earlier call started
@@ -134,37 +124,153 @@ func rankOf(o outcome) int {
 	return rankWaiting
 }
 
-// mayTell reports whether an outcome of this rank becomes the call's condition cond, and if so
-// takes the rank. Only Ready and Synced are ranked: every other condition has one step that
-// writes it.
-func (c *call) mayTell(cond string, rank int) bool {
-	var told *int
-	switch cond {
-	case v1alpha1.ConditionReady:
-		told = &c.readyRank
-	case v1alpha1.ConditionSynced:
-		told = &c.syncedRank
-	default:
-		return true
+// ranked reports whether a condition has one owner per call chosen by rank (Ready, Synced); every
+// other condition has one step that tells it, and the last word of that step stands.
+func ranked(cond string) bool {
+	return cond == v1alpha1.ConditionReady || cond == v1alpha1.ConditionSynced
+}
+
+// findings collect what the steps of one call told, in the order they told it. Nothing is written
+// while the call runs: render chooses each condition once, by rank, and the resync, when the
+// answer is written (docs/conditions.md).
+type findings struct {
+	// prior are the conditions the last call left, which a condition keeps while no step tells
+	// it, and against which a transition time is kept.
+	prior []v1alpha1.Condition
+	told  []finding
+	// within is the shortest delay asked for (ask, the outcomes' classes); 0: none yet.
+	within time.Duration
+	delay  func(class) time.Duration
+}
+
+// finding is one word of a step about a condition: an outcome, told only if the condition says
+// nothing yet (first), or the condition's removal (drop).
+type finding struct {
+	outcome
+	first, drop bool
+}
+
+func newFindings(prior []v1alpha1.Condition, delay func(class) time.Duration) findings {
+	return findings{prior: prior, delay: delay}
+}
+
+// tell records an outcome: its condition, and its class's resync.
+func (f *findings) tell(o outcome) {
+	f.askClass(o.class)
+	f.told = append(f.told, finding{outcome: o})
+}
+
+// tellAll tells the outcomes that are set, in order.
+func (f *findings) tellAll(outcomes ...*outcome) {
+	for _, o := range outcomes {
+		if o != nil {
+			f.tell(*o)
+		}
 	}
-	if *told != rankNone && rank <= *told {
-		return false
-	}
-	*told = rank
-	return true
+}
+
+// tellFirst tells an outcome only if its condition says nothing yet (neither the last call's
+// status nor an earlier step of this call): a first word that a later outcome may replace.
+func (f *findings) tellFirst(o outcome) {
+	f.askClass(o.class)
+	f.told = append(f.told, finding{outcome: o, first: true})
+}
+
+// drop removes a condition that no longer applies.
+func (f *findings) drop(cond string) {
+	f.told = append(f.told, finding{outcome: outcome{cond: cond}, drop: true})
 }
 
 // ask asks to be called again within d at the latest. The answer's resync is the shortest delay
 // any part of the call asked for, the steady resync when none did: no part of a call can lengthen
 // what another asked.
-func (c *call) ask(d time.Duration) {
-	if d > 0 {
-		c.resync = min(c.resync, d)
+func (f *findings) ask(d time.Duration) {
+	if d > 0 && (f.within == 0 || d < f.within) {
+		f.within = d
 	}
 }
 
 // askClass is ask with the delay of a class.
-func (c *call) askClass(cl class) { c.ask(c.r.resyncOf(cl)) }
+func (f *findings) askClass(cl class) { f.ask(f.delay(cl)) }
+
+// resync is the delay the answer asks for: the shortest any part of the call asked, else the
+// steady one.
+func (f *findings) resync() time.Duration {
+	if steady := f.delay(settled); f.within == 0 || f.within > steady {
+		return steady
+	}
+	return f.within
+}
+
+// chosen is a condition as the findings so far choose it: the winning outcome and its rank, or
+// dropped, or nothing told (told false).
+type chosen struct {
+	outcome
+	rank          int
+	told, dropped bool
+}
+
+// choose goes through the findings in order and chooses each condition: for Ready and Synced the
+// first outcome of the highest rank, for any other the last word. A first word counts only while
+// the condition says nothing, in the last call's status or in this call.
+func (f *findings) choose() (map[string]chosen, []string) {
+	got := map[string]chosen{}
+	var order []string // conditions in the order they were first told
+	for _, t := range f.told {
+		cur, seen := got[t.cond]
+		if !seen {
+			order = append(order, t.cond)
+		}
+		switch {
+		case t.drop:
+			got[t.cond] = chosen{dropped: true}
+		case t.first:
+			if cur.told || (!cur.dropped && getConditionIn(f.prior, t.cond) != nil) {
+				continue
+			}
+			got[t.cond] = chosen{outcome: t.outcome, rank: rankOf(t.outcome), told: true}
+		case ranked(t.cond) && cur.told && rankOf(t.outcome) <= cur.rank:
+			// a later outcome of lower or equal rank does not replace an earlier one
+		default:
+			got[t.cond] = chosen{outcome: t.outcome, rank: rankOf(t.outcome), told: true}
+		}
+	}
+	return got, order
+}
+
+// condition is the condition typ as the answer would carry it now: chosen from what the call told
+// so far, else as the last call left it; nil when it has none.
+func (f *findings) condition(typ string) *v1alpha1.Condition {
+	got, _ := f.choose()
+	switch ch := got[typ]; {
+	case ch.dropped:
+		return nil
+	case ch.told:
+		return &v1alpha1.Condition{Type: typ, Status: ch.status, Reason: ch.reason, Message: ch.message}
+	}
+	if old := getConditionIn(f.prior, typ); old != nil {
+		cp := *old
+		return &cp
+	}
+	return nil
+}
+
+// render writes the conditions of the answer, each once: a condition no step told keeps what the
+// last call left, a dropped one goes, a told one keeps its transition time while its status holds
+// (setCondition). New conditions follow in the order they were first told.
+func (f *findings) render(now metav1.Time) []v1alpha1.Condition {
+	got, order := f.choose()
+	st := v1alpha1.RdsStatus{Conditions: slices.Clone(f.prior)}
+	for _, typ := range order {
+		switch ch := got[typ]; {
+		case ch.dropped:
+			removeCondition(&st, typ)
+		case ch.told:
+			setCondition(&st, now, typ, ch.status, ch.reason, ch.message)
+		}
+	}
+	return st.Conditions
+}
 
 // logLine is a line a step logs for its decision.
 type logLine struct {
@@ -174,29 +280,8 @@ type logLine struct {
 }
 
 // logAll logs a plan's lines.
-func (c *call) logAll(ctx context.Context, lines []logLine) {
+func logAll(ctx context.Context, log *slog.Logger, lines []logLine) {
 	for _, l := range lines {
-		c.log.Log(ctx, l.level, l.msg, l.args...)
-	}
-}
-
-// tellAll tells the outcomes that are set, in order.
-func (c *call) tellAll(outcomes ...*outcome) {
-	for _, o := range outcomes {
-		if o != nil {
-			c.tell(*o)
-		}
-	}
-}
-
-// setCondition sets a condition of the answer.
-//
-// NOTE: a call may set a condition more than once: Synced True before the steps, then False from a
-// step that finds a problem it reported before. The transition time compares with what the last
-// call reported, not with the value set earlier in this call, or it would move on every call.
-func (c *call) setCondition(typ string, status metav1.ConditionStatus, reason, message string) {
-	setCondition(&c.st, c.now, typ, status, reason, message)
-	if old := getCondition(&c.parent.Status, typ); old != nil && old.Status == status {
-		getCondition(&c.st, typ).LastTransitionTime = old.LastTransitionTime
+		log.Log(ctx, l.level, l.msg, l.args...)
 	}
 }

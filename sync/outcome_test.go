@@ -43,10 +43,10 @@ func TestSyncedHasOneOwnerPerCall(t *testing.T) {
 			c := r.begin(context.Background(), request(sampleSpec(), v1alpha1.RdsStatus{}))
 			c.synced()
 			for _, o := range tc.told {
-				c.tell(o)
+				c.out.tell(o)
 			}
-			assert.Equal(t, tc.want, getCondition(&c.st, v1alpha1.ConditionSynced).Reason)
-			assert.Equal(t, tc.resync, c.resync)
+			assert.Equal(t, tc.want, getConditionIn(c.out.render(c.now), v1alpha1.ConditionSynced).Reason)
+			assert.Equal(t, tc.resync, c.out.resync())
 		})
 	}
 }
@@ -69,9 +69,9 @@ func TestReadyHasOneOwnerPerCall(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := New(Config{}).begin(context.Background(), request(sampleSpec(), v1alpha1.RdsStatus{}))
 			for _, o := range tc.told {
-				c.tell(o)
+				c.out.tell(o)
 			}
-			assert.Equal(t, tc.want, getCondition(&c.st, v1alpha1.ConditionReady).Reason)
+			assert.Equal(t, tc.want, getConditionIn(c.out.render(c.now), v1alpha1.ConditionReady).Reason)
 		})
 	}
 }

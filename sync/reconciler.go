@@ -160,7 +160,6 @@ type call struct {
 	st     v1alpha1.RdsStatus // the answer, starting from what the last call remembered
 	now    metav1.Time
 	log    *slog.Logger
-	resync time.Duration
 
 	// cloud is the OTC client this call uses, logged in with creds: credentials from the object's
 	// own namespace (its own OTC project), or nil for the controller's own. ownProject is creds != nil.
@@ -175,9 +174,9 @@ type call struct {
 	listed bool
 	// fresh makes the call read its instance fresh by id, never from the shared view.
 	fresh bool
-	// readyRank and syncedRank are the ranks of the Ready and Synced outcomes this call told so
-	// far (outcome.go).
-	readyRank, syncedRank int
+	// out are the outcomes the steps told; render writes the conditions and the resync from them,
+	// once (outcome.go).
+	out findings
 	// attempted says the call sent its one change (act): a cloud error from here on is OTC's
 	// answer to it (cloudError).
 	attempted bool
@@ -200,11 +199,9 @@ func (r *Reconciler) begin(ctx context.Context, req *hook.Request) *call {
 		st:     *req.Parent.Status.DeepCopy(),
 		now:    metav1.NewTime(r.cfg.Now().UTC().Truncate(time.Second)),
 		log:    LoggerFrom(ctx),
-		resync: r.cfg.ResyncSteady,
 		cloud:  r.cfg.Cloud,
-
-		readyRank: rankNone, syncedRank: rankNone,
 	}
+	c.out = newFindings(c.st.Conditions, r.resyncOf)
 	c.st.ObservedGeneration = c.parent.Generation
 	c.me = owner{Cluster: r.cfg.ClusterID, Namespace: c.parent.Namespace, Name: c.parent.Name, UID: string(c.parent.UID), Created: c.parent.CreationTimestamp.Time}
 	c.names = []string{
@@ -237,7 +234,8 @@ func (r *Reconciler) Sync(ctx context.Context, req *hook.Request) (*hook.SyncRes
 	}
 	// The log children follow status.logs on every call, whichever step the call stopped at (logs.go).
 	children := append(c.children(), c.logChildren()...)
-	return &hook.SyncResponse{Status: &c.st, Children: children, ResyncAfterSeconds: c.resync.Seconds()}, nil
+	c.st.Conditions = c.out.render(c.now)
+	return &hook.SyncResponse{Status: &c.st, Children: children, ResyncAfterSeconds: c.out.resync().Seconds()}, nil
 }
 
 // sync runs the steps of a sync call in their fixed order. Each observes what it needs, decides
@@ -299,9 +297,9 @@ func (c *call) sync(ctx context.Context) error {
 	if adopted {
 		// The adoption's tags were this call's change. A password problem stays reported.
 		if !stopped {
-			c.tell(syncedOK(ReasonReconcileSuccess, "The instance was adopted: its ownership tags now name this object.", inFlight).made())
+			c.out.tell(syncedOK(ReasonReconcileSuccess, "The instance was adopted: its ownership tags now name this object.", inFlight).made())
 		}
-		c.askClass(inFlight)
+		c.out.askClass(inFlight)
 		stopped = true
 	} else {
 		// NOTE: the ownership tags come before anything else, whatever the password: an instance

@@ -7,34 +7,26 @@ import (
 // invalid reports a spec the hook does not act on; Ready keeps what it said, or says so if it
 // said nothing yet.
 func (c *call) invalid(message string) {
-	c.tell(notSynced(ReasonInvalidSpec, message, waitsForUser))
-	c.tellFirst(notReady(ReasonInvalidSpec, "The spec is invalid; see the Synced condition.", waitsForUser))
-}
-
-// tellFirst tells an outcome only if its condition was never set: a first word that any later
-// outcome of the condition replaces.
-func (c *call) tellFirst(o outcome) {
-	if getCondition(&c.st, o.cond) == nil {
-		c.tell(o)
-	}
+	c.out.tell(notSynced(ReasonInvalidSpec, message, waitsForUser))
+	c.out.tellFirst(notReady(ReasonInvalidSpec, "The spec is invalid; see the Synced condition.", waitsForUser))
 }
 
 // waitForUser reports something only the user can fix, and looks again at the steady pace: a
 // referenced Secret is a related resource, so Metacontroller calls again as soon as it changes.
 func (c *call) waitForUser(reason, message string) {
-	c.tell(notSynced(reason, message, waitsForUser))
-	c.tellFirst(notReady(reason, "Waiting for the spec's prerequisites; see the Synced condition.", waitsForUser))
+	c.out.tell(notSynced(reason, message, waitsForUser))
+	c.out.tellFirst(notReady(reason, "Waiting for the spec's prerequisites; see the Synced condition.", waitsForUser))
 }
 
 func (c *call) pending(reason, message string) {
-	c.tell(notReady(reason, message, inFlight))
-	c.tell(syncedOK(ReasonReconcileSuccess, "The change was issued to OTC.", inFlight).made())
+	c.out.tell(notReady(reason, message, inFlight))
+	c.out.tell(syncedOK(ReasonReconcileSuccess, "The change was issued to OTC.", inFlight).made())
 }
 
 // synced is the Synced condition of a call that found nothing to say: every outcome a step tells
 // replaces it.
 func (c *call) synced() {
-	c.tell(syncedOK(ReasonReconcileSuccess, "The instance matches the spec.", settled).fallback())
+	c.out.tell(syncedOK(ReasonReconcileSuccess, "The instance matches the spec.", settled).fallback())
 }
 
 // children returns every child to keep. A child left out is deleted by Metacontroller, so the
@@ -70,8 +62,8 @@ func (c *call) block(b blocked) {
 // refused reports a reference the tenancy rules refuse (InvalidSpec-style: the user must change
 // the spec): a stable Synced and, unless set already, Ready condition, and no cloud change.
 func (c *call) refused(reason, message string) {
-	c.tell(notSynced(reason, message, waitsForUser))
-	if getCondition(&c.st, v1alpha1.ConditionReady) == nil || c.st.ID == "" {
-		c.tell(notReady(reason, "The spec names an instance this object may not use; see the Synced condition.", waitsForUser))
+	c.out.tell(notSynced(reason, message, waitsForUser))
+	if c.out.condition(v1alpha1.ConditionReady) == nil || c.st.ID == "" {
+		c.out.tell(notReady(reason, "The spec names an instance this object may not use; see the Synced condition.", waitsForUser))
 	}
 }

@@ -16,7 +16,7 @@ import (
 func (c *call) report(inst *cloud.Instance) {
 	var ready outcome
 	c.st, ready = reported(c.st, inst)
-	c.tell(ready.fallback()) // a step's Ready about its change replaces the instance's state
+	c.out.tell(ready.fallback()) // a step's Ready about its change replaces the instance's state
 }
 
 // reported is the status with what OTC says of the instance, and the Ready outcome its status

@@ -298,8 +298,8 @@ func (c *call) restore(ctx context.Context, inst *cloud.Instance) (stop bool, er
 	if p.reapplyDatabases {
 		c.reapplyDatabases()
 	}
-	c.logAll(ctx, p.logs)
-	c.tellAll(p.ready, p.synced)
+	logAll(ctx, c.log, p.logs)
+	c.out.tellAll(p.ready, p.synced)
 	if p.cloudErr != nil {
 		return true, c.cloudError(p.cloudErr)
 	}
