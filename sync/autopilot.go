@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -262,53 +261,103 @@ func laterAction(remembered, fromStatus *v1alpha1.AutopilotAction) *v1alpha1.Aut
 	return fromStatus
 }
 
-// autopilot is the step (sync, reconciler.go): it plans, reads what the plan asks for (the metrics
-// from the shared view, the kept flavor list), plans again, makes the plan's action and plans
-// with its answer, and renders the plan; a resize or storage growth is made like a day-2 change.
-func (c *call) autopilot(ctx context.Context, inst *cloud.Instance) (stop bool, err error) {
-	_, isReader := c.cloud.(cloud.MetricsReader)
-	in := autopilotStepInput{
-		spec: c.spec, prior: &c.parent.Status, st: &c.st, inst: inst, now: c.now,
-		synced:   c.out.condition(v1alpha1.ConditionSynced),
-		deleting: c.parent.DeletionTimestamp != nil, remembered: c.r.autopilot.remembered(inst.ID), reader: isReader,
-	}
-	p := planAutopilotStep(in)
-	if p.needMetrics > 0 {
-		// An error leaves the metrics nil: none available.
-		in.metrics = c.observe(ctx, need{kind: readMetrics, of: inst, window: p.needMetrics, maxAge: autopilotMetricsMaxAge}).metrics
-		in.metricsRead = true
-		p = planAutopilotStep(in)
-	}
-	if p.needFlavors {
-		// NOTE: under sustained pressure (at the limit, in the cooldown) every sync needs the
-		// list: it is kept for autopilotFlavorsTTL per engine and version, not listed per sync.
-		in.flavors = &flavorsRead{}
-		in.flavors.list, in.flavors.err = c.autopilotFlavors(ctx, inst)
-		p = planAutopilotStep(in)
-	}
-	if p.action != nil {
-		in.answer = c.answer(ctx, *p.action)
-		p = planAutopilotStep(in)
-	}
-	return p.stop, c.renderAutopilot(ctx, inst, p)
+// autopilotStep is the autopilot step as the loop runs it (loop.go): it plans, reads what the
+// plan asks for (the metrics from the shared view, the flavor list unless kept), plans again, makes
+// the plan's action (the storage autoscaling policy, or a resize or storage growth made like a
+// day-2 change) and plans with OTC's answer.
+type autopilotStep struct {
+	in autopilotStepInput
+	// kept is the flavor list of the instance's engine and version an earlier call of this process
+	// read, for autopilotFlavorsTTL, under flavorsKey (region, project, engine, version).
+	// NOTE: under sustained pressure (at the limit, in the cooldown) every sync needs the list; it
+	// must not cost a listing per sync. The list is what OTC sells, not a fact about the object, so
+	// an answer does not depend on whether it was kept or read.
+	kept       []cloud.Flavor
+	flavorsKey string
+	// read says the flavor list was read by this call, to be kept (render).
+	read bool
+	// change is OTC's answer to the plan's change; the action's answer is in.answer.
+	change     *sent
+	generation int64
+	p          autopilotStepPlan
 }
 
-// renderAutopilot writes a final plan into the answer, and makes its change.
-func (c *call) renderAutopilot(ctx context.Context, inst *cloud.Instance, p autopilotStepPlan) error {
-	c.st.Autopilot = p.autopilot
+func newAutopilotStep(c *call, inst *cloud.Instance) *autopilotStep {
+	_, isReader := c.cloud.(cloud.MetricsReader)
+	key := flavorsKey(c.cloud, inst)
+	return &autopilotStep{
+		in: autopilotStepInput{
+			spec: c.spec, prior: &c.parent.Status, st: &c.st, inst: inst, now: c.now,
+			synced:   c.out.condition(v1alpha1.ConditionSynced),
+			deleting: c.parent.DeletionTimestamp != nil, remembered: c.r.autopilot.remembered(inst.ID), reader: isReader,
+		},
+		kept: c.r.autopilot.flavors(key), flavorsKey: key, generation: c.parent.Generation,
+	}
+}
+
+// flavorsKey is what a flavor list is kept under: the client's region and project, the instance's
+// engine and version. Another credential set's project or region may sell other flavors in other
+// AZs.
+func flavorsKey(client cloud.Cloud, inst *cloud.Instance) string {
+	return client.Region() + "/" + cloud.ProjectOf(client) + "/" + inst.Engine + "/" + inst.Version
+}
+
+func (s *autopilotStep) plan() head {
+	s.p = planAutopilotStep(s.in)
+	if s.p.needFlavors && s.kept != nil {
+		s.in.flavors = &flavorsRead{list: s.kept}
+		s.p = planAutopilotStep(s.in)
+	}
+	p := s.p
+	h := head{stop: p.stop, err: p.failed, logs: p.logs, within: p.resync}
 	if p.dropCondition {
-		c.out.drop(v1alpha1.ConditionAutopilot)
+		h.tells = append(h.tells, finding{outcome: outcome{cond: v1alpha1.ConditionAutopilot}, drop: true})
 	}
-	c.out.ask(p.resync)
-	logAll(ctx, c.log, p.logs)
-	c.out.tellAll(p.condition, p.synced)
+	h.tells = append(h.tells, told(p.condition, p.synced)...)
 	switch {
-	case p.failed != nil:
-		return c.cloudError(p.failed)
+	case p.needMetrics > 0:
+		h.needs = []need{{kind: readMetrics, of: s.in.inst, window: p.needMetrics, maxAge: autopilotMetricsMaxAge}}
+	case p.needFlavors:
+		h.needs = []need{{kind: readFlavors, engine: s.in.inst.Engine, version: s.in.inst.Version}}
+	case p.failed != nil, s.in.answer != nil:
+	case s.change != nil:
+		h = issuedHead(h, s.in.inst.ID, *p.change, *s.change, s.generation)
+	case p.action != nil:
+		h.act = p.action
 	case p.change != nil:
-		return c.issue(ctx, inst, *p.change) // records status.autopilot and this process's memory
+		h.act = &p.change.act
 	}
-	return nil
+	return h
+}
+
+func (s *autopilotStep) saw(n need, r seen) {
+	switch n.kind {
+	case readMetrics: // an error leaves the metrics nil: none available
+		s.in.metrics, s.in.metricsRead = r.metrics, true
+	case readFlavors:
+		s.in.flavors = &flavorsRead{list: r.flavors, err: r.err}
+		s.read = r.err == nil
+	}
+}
+
+func (s *autopilotStep) answered(res acted, err error) {
+	if s.p.action != nil {
+		s.in.answer = &actAnswer{jobID: res.jobID, backup: res.backup, err: err}
+		return
+	}
+	s.change = &sent{res: res, err: err}
+}
+
+// render writes status.autopilot, keeps a flavor list read, and records a change sent like a day-2
+// change (status.operation, status.autopilot and this process's memory).
+func (s *autopilotStep) render(c *call) {
+	c.st.Autopilot = s.p.autopilot
+	if s.read {
+		c.r.autopilot.keepFlavors(s.flavorsKey, s.in.flavors.list)
+	}
+	if s.change != nil && s.p.change != nil {
+		c.recordSent(s.in.inst, *s.p.change, *s.change)
+	}
 }
 
 // noteCloudGrowth records a volume OTC's storage autoscaling grew: reported, and kept as the
@@ -337,22 +386,6 @@ func noteCloudGrowth(in autopilotStepInput, ap v1alpha1.AutopilotStatus) v1alpha
 	}
 	ap.Volume, ap.VolumeFloor = inst.Volume.Size, spec.Volumesize
 	return ap
-}
-
-// autopilotFlavors is OTC's flavor list of the instance's engine and version as this call's
-// client sees it, kept for autopilotFlavorsTTL per region and project: another credential set's
-// project or region may sell other flavors in other AZs.
-func (c *call) autopilotFlavors(ctx context.Context, inst *cloud.Instance) ([]cloud.Flavor, error) {
-	key := c.cloud.Region() + "/" + cloud.ProjectOf(c.cloud) + "/" + inst.Engine + "/" + inst.Version
-	if l := c.r.autopilot.flavors(key); l != nil {
-		return l, nil
-	}
-	s := c.observe(ctx, need{kind: readFlavors, engine: inst.Engine, version: inst.Version})
-	if s.err != nil {
-		return nil, s.err
-	}
-	c.r.autopilot.keepFlavors(key, s.flavors)
-	return s.flavors, nil
 }
 
 // autopilotNext says what autopilot would do next, in words that hold while the state does.

@@ -28,8 +28,7 @@ func TestAutopilotFlavorsPerClient(t *testing.T) {
 		cl cloud.Cloud
 		az string
 	}{{de, "eu-de-01"}, {nl, "eu-nl-01"}, {de, "eu-de-01"}} {
-		c := &call{r: r, cloud: tc.cl}
-		got, err := c.autopilotFlavors(context.Background(), inst)
+		got, err := autopilotFlavors(r, tc.cl, inst)
 		require.NoError(t, err)
 		require.Len(t, got, 1)
 		assert.Equal(t, "normal", got[0].AZStatus[tc.az], "%s: the list of its own region", tc.cl.Region())
@@ -60,10 +59,23 @@ func TestAutopilotFlavorsPerProject(t *testing.T) {
 		cl cloud.Cloud
 		az string
 	}{{readOnly{a}, "eu-de-01"}, {readOnly{b}, "eu-de-02"}} {
-		c := &call{r: r, cloud: tc.cl}
-		got, err := c.autopilotFlavors(context.Background(), inst)
+		got, err := autopilotFlavors(r, tc.cl, inst)
 		require.NoError(t, err)
 		require.Len(t, got, 1)
 		assert.Equal(t, "normal", got[0].AZStatus[tc.az], "the list of its own project")
 	}
+}
+
+// autopilotFlavors is the flavor list the autopilot step plans with for a call with this client:
+// the kept one, else one it reads (observe) and keeps (render).
+func autopilotFlavors(r *Reconciler, client cloud.Cloud, inst *cloud.Instance) ([]cloud.Flavor, error) {
+	c := &call{r: r, cloud: client}
+	s := &autopilotStep{flavorsKey: flavorsKey(client, inst)}
+	if s.kept = r.autopilot.flavors(s.flavorsKey); s.kept != nil {
+		return s.kept, nil
+	}
+	n := need{kind: readFlavors, engine: inst.Engine, version: inst.Version}
+	s.saw(n, c.observe(context.Background(), n))
+	s.render(c)
+	return s.in.flavors.list, s.in.flavors.err
 }

@@ -531,4 +531,3 @@ func userSecretRules(req *hook.CustomizeRequest) []hook.ResourceRule {
 	slices.Sort(names)
 	return []hook.ResourceRule{{APIVersion: "v1", Resource: "secrets", Namespace: req.Parent.Namespace, Names: slices.Compact(names)}}
 }
-

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
 
 // Operation types of the day-2 changes, recorded in status.operation while they run.
@@ -191,47 +193,79 @@ func planDay2(in day2Input) day2Plan {
 	return p
 }
 
-// operate is the day-2 step: it plans, reads the flavor list if the plan needs it, plans again,
-// and makes the change the plan names.
-func (c *call) operate(ctx context.Context, inst *cloud.Instance) (stop bool, err error) {
-	in := day2Input{
-		spec: c.spec, prior: &c.parent.Status, st: &c.st, inst: inst, uid: string(c.parent.UID),
-		generation: c.parent.Generation, deleting: c.parent.DeletionTimestamp != nil,
-		sentRestart: c.r.sent.seen(c.oneShotKey(OpRestart, c.spec.Restartrequest)),
-	}
-	p := planDay2(in)
-	if p.needFlavors {
-		c.recordDay2(p)
-		s := c.observe(ctx, need{kind: readFlavors, engine: inst.Engine, version: inst.Version})
-		if s.err != nil {
-			return true, c.cloudError(s.err)
-		}
-		in.flavors = s.flavors
-		if in.flavors == nil {
-			in.flavors = []cloud.Flavor{}
-		}
-		p = planDay2(in)
-	}
-	c.recordDay2(p)
-	if p.grown {
-		c.keepGrownFlavor(inst)
-	}
-	if p.outcome != nil {
-		c.out.tell(*p.outcome)
-	}
-	if p.change == nil {
-		return false, nil
-	}
-	ch := *p.change
-	if ch.act.kind == actSingleToHA && c.spec.Datastoretype == v1alpha1.EngineSQLServer {
-		ch.act.password = c.conn.password // NOTE: OTC needs the root password for SQL Server only
-	}
-	return true, c.issue(ctx, inst, ch)
+// day2Step is the day-2 step as the loop runs it (loop.go): it plans, reads the flavor list if the
+// plan needs it, plans again, makes the change the plan names and records OTC's answer.
+type day2Step struct {
+	in day2Input
+	// password is the root password SingleToHA needs for SQL Server (the connection's).
+	password  secret.Value
+	flavorErr error
+	sent      *sent
+	p         day2Plan
 }
 
-// recordDay2 writes the status records of a day-2 plan: the managed tags and a one-shot request
-// found handled.
-func (c *call) recordDay2(p day2Plan) {
+// sent is a change made and OTC's answer to it.
+type sent struct {
+	res acted
+	err error
+}
+
+func newDay2Step(c *call, inst *cloud.Instance) *day2Step {
+	s := &day2Step{in: day2Input{
+		spec: c.spec, prior: &c.parent.Status, st: &c.st, inst: inst, uid: string(c.parent.UID),
+		generation: c.parent.Generation, deleting: c.parent.DeletionTimestamp != nil,
+		sentRestart: c.r.sent.seen(oneShotKey(c.parent.UID, OpRestart, c.spec.Restartrequest)),
+	}}
+	if c.conn != nil {
+		s.password = c.conn.password
+	}
+	return s
+}
+
+func (s *day2Step) plan() head {
+	s.p = planDay2(s.in)
+	h := head{tells: told(s.p.outcome)}
+	if s.p.pending {
+		h.ask = ptr.To(inFlight)
+	}
+	switch {
+	case s.p.needFlavors && s.flavorErr != nil:
+		h.err, h.stop = s.flavorErr, true
+		return h
+	case s.p.needFlavors:
+		h.needs = []need{{kind: readFlavors, engine: s.in.inst.Engine, version: s.in.inst.Version}}
+		return h
+	case s.p.change == nil:
+		return h
+	}
+	h.stop = true
+	ch := *s.p.change
+	if s.sent == nil {
+		h.act = &ch.act
+		if ch.act.kind == actSingleToHA && s.in.spec.Datastoretype == v1alpha1.EngineSQLServer {
+			h.act.password = s.password // NOTE: OTC needs the root password for SQL Server only
+		}
+		return h
+	}
+	return issuedHead(h, s.in.inst.ID, ch, *s.sent, s.in.generation)
+}
+
+func (s *day2Step) saw(_ need, r seen) {
+	s.flavorErr = r.err
+	if r.err == nil {
+		s.in.flavors = r.flavors
+		if s.in.flavors == nil {
+			s.in.flavors = []cloud.Flavor{}
+		}
+	}
+}
+
+func (s *day2Step) answered(res acted, err error) { s.sent = &sent{res: res, err: err} }
+
+// render writes the status records of the plan: the managed tags and a one-shot request found
+// handled, a flavor autopilot's growth explains, and what status remembers of a sent change.
+func (s *day2Step) render(c *call) {
+	p := s.p
 	c.st.ManagedTags = p.managedTags
 	if p.upgradeRequest != "" {
 		c.st.UpgradeRequest = p.upgradeRequest
@@ -239,33 +273,46 @@ func (c *call) recordDay2(p day2Plan) {
 	if p.restartRequest != "" {
 		c.st.RestartRequest = p.restartRequest
 	}
-	if p.pending {
-		c.out.askClass(inFlight)
+	if p.grown {
+		c.keepGrownFlavor(s.in.inst)
+	}
+	if p.change != nil && s.sent != nil {
+		c.recordSent(s.in.inst, *p.change, *s.sent)
 	}
 }
 
-// issue makes the change and records it. A change whose answer was lost (OTC may have acted) is
-// recorded as if it had been accepted: the next call looks at the instance before acting again.
-func (c *call) issue(ctx context.Context, inst *cloud.Instance, ch change) error {
-	res, err := c.act(ctx, ch.act)
-	jobID := res.jobID
-	if err != nil && !outcomeUnknown(err) {
-		return c.cloudError(err) // refused: nothing happened, try again later
+// issuedHead is the head of a plan whose change was sent, on OTC's answer. A change whose answer
+// was lost (OTC may have acted) is recorded as if it had been accepted (recordSent): the next call
+// looks at the instance before acting again.
+func issuedHead(h head, instance string, ch change, a sent, generation int64) head {
+	if a.err != nil {
+		h.err = a.err // refused: nothing happened, try again later; or no answer
+		return h
+	}
+	h.logs = append(h.logs, logLine{slog.LevelInfo, "issued day-2 change", []any{"instance", instance, "operation", describe(ch), "job", a.res.jobID}})
+	if ch.op != "" {
+		h.tells = append(h.tells, finding{outcome: inProgress(sentOperation(ch, a, generation)).made()})
+		return h
+	}
+	h.tells = append(h.tells, finding{outcome: syncedOK(ReasonReconcileSuccess, "The change was made in OTC.", inFlight).made()})
+	return h
+}
+
+// sentOperation is status.operation for a sent change of an operation type.
+func sentOperation(ch change, a sent, generation int64) *v1alpha1.Operation {
+	return &v1alpha1.Operation{Type: ch.op, JobID: a.res.jobID, Generation: generation, Target: ch.target}
+}
+
+// recordSent writes what status remembers of a sent change, unless OTC refused it: the change's
+// records and its operation.
+func (c *call) recordSent(inst *cloud.Instance, ch change, a sent) {
+	if a.err != nil && !outcomeUnknown(a.err) {
+		return
 	}
 	c.record(inst, ch.records)
 	if ch.op != "" {
-		c.st.Operation = &v1alpha1.Operation{Type: ch.op, JobID: jobID, Generation: c.parent.Generation, Target: ch.target}
+		c.st.Operation = sentOperation(ch, a, c.parent.Generation)
 	}
-	if err != nil {
-		return c.cloudError(err)
-	}
-	c.log.Info("issued day-2 change", "instance", inst.ID, "operation", describe(ch), "job", jobID)
-	if ch.op != "" {
-		c.out.tell(inProgress(c.st.Operation).made())
-		return nil
-	}
-	c.out.tell(syncedOK(ReasonReconcileSuccess, "The change was made in OTC.", inFlight).made())
-	return nil
 }
 
 // record writes what status remembers of a sent change.
@@ -275,7 +322,7 @@ func (c *call) record(inst *cloud.Instance, r records) {
 	}
 	if r.restartRequest != "" {
 		c.st.RestartRequest = r.restartRequest
-		c.r.sent.record(c.oneShotKey(OpRestart, r.restartRequest))
+		c.r.sent.record(oneShotKey(c.parent.UID, OpRestart, r.restartRequest))
 	}
 	if a := r.autopilot; a != nil {
 		ap := c.autopilotStatus()

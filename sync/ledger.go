@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"k8s.io/apimachinery/pkg/types"
 	gosync "sync"
 	"time"
 )
@@ -47,6 +48,6 @@ func (l *ledger) seen(key string) bool {
 }
 
 // oneShotKey identifies a one-shot request of one object.
-func (c *call) oneShotKey(op, value string) string {
-	return string(c.parent.UID) + "\x00" + op + "\x00" + value
+func oneShotKey(uid types.UID, op, value string) string {
+	return string(uid) + "\x00" + op + "\x00" + value
 }

@@ -169,6 +169,32 @@ func (f *findings) tellAll(outcomes ...*outcome) {
 	}
 }
 
+// record tells what a step's last plan says: its outcomes, in order, and how soon it asks to be
+// called again.
+func (f *findings) record(h head) {
+	for _, t := range h.tells {
+		if !t.drop {
+			f.askClass(t.class)
+		}
+		f.told = append(f.told, t)
+	}
+	if h.ask != nil {
+		f.askClass(*h.ask)
+	}
+	f.ask(h.within)
+}
+
+// told is an outcome as a step's plan tells it; nil tells nothing.
+func told(outcomes ...*outcome) []finding {
+	var out []finding
+	for _, o := range outcomes {
+		if o != nil {
+			out = append(out, finding{outcome: *o})
+		}
+	}
+	return out
+}
+
 // tellFirst tells an outcome only if its condition says nothing yet (neither the last call's
 // status nor an earlier step of this call): a first word that a later outcome may replace.
 func (f *findings) tellFirst(o outcome) {

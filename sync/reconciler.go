@@ -172,8 +172,9 @@ type call struct {
 	names []string
 	// listed says this call already looked up the instances carrying the object's names.
 	listed bool
-	// fresh makes the call read its instance fresh by id, never from the shared view.
-	fresh bool
+	// fresh makes the call read its instance fresh by id, never from the shared view; viewed says
+	// it read the shared view, so that it makes no change (runStep).
+	fresh, viewed bool
 	// out are the outcomes the steps told; render writes the conditions and the resync from them,
 	// once (outcome.go).
 	out findings
@@ -265,7 +266,7 @@ func (c *call) sync(ctx context.Context) error {
 	if obs.viewed {
 		// NOTE: a call that decided on the shared view makes no change: its client refuses every
 		// change (errViewStale), and Sync makes the call again on a fresh read (observe_view.go).
-		c.cloud = readOnly{c.cloud}
+		c.cloud, c.viewed = readOnly{c.cloud}, true
 	}
 	if err != nil {
 		return c.cloudError(err)
@@ -311,18 +312,22 @@ func (c *call) sync(ctx context.Context) error {
 		stopped = stopped || claimed
 	}
 	c.trackDuplicates(ctx, inst, obs)
-	// Each step below may set its own conditions and stop the call (stop true): a step that issued
-	// a change to the instance always stops, so that a call makes at most one change.
-	for _, step := range []func(context.Context, *cloud.Instance) (stop bool, err error){
-		c.restore,   // restore.go: point-in-time restore in place
-		c.operate,   // day2.go: changes to the running instance
-		c.autopilot, // autopilot.go: growth the metrics ask for
-		c.databases, // databases.go: databases, users and grants over SQL
+	// The steps on the instance, in their fixed order, each run by the one loop (runStep,
+	// loop.go): a step that made its change stops the call, so that a call makes at most one.
+	for _, next := range []func(*call, *cloud.Instance) step{
+		func(c *call, inst *cloud.Instance) step { return newRestoreStep(c, inst) },   // restore.go: point-in-time restore in place
+		func(c *call, inst *cloud.Instance) step { return newDay2Step(c, inst) },      // day2.go: changes to the running instance
+		func(c *call, inst *cloud.Instance) step { return newAutopilotStep(c, inst) }, // autopilot.go: growth the metrics ask for
 	} {
 		if stopped {
 			break
 		}
-		if stopped, err = step(ctx, inst); err != nil {
+		if stopped, err = c.runStep(ctx, next(c, inst)); err != nil {
+			return err
+		}
+	}
+	if !stopped {
+		if _, err = c.databases(ctx, inst); err != nil { // databases.go: over SQL, never the cloud
 			return err
 		}
 	}

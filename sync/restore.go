@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -272,38 +271,49 @@ func withResult(rec *v1alpha1.RestoreStatus, result string) *v1alpha1.RestoreSta
 	return &out
 }
 
-// restore is the point-in-time restore step: it plans, reads what the plan asks for, plans
-// again, makes the plan's restore and plans with its answer, and applies the plan.
-func (c *call) restore(ctx context.Context, inst *cloud.Instance) (stop bool, err error) {
-	in := restoreInput{
+// restoreStep is the point-in-time restore step as the loop runs it (loop.go).
+type restoreStep struct {
+	in restoreInput
+	p  restorePlan
+}
+
+func newRestoreStep(c *call, inst *cloud.Instance) *restoreStep {
+	return &restoreStep{in: restoreInput{
 		spec: c.spec, prior: c.parent.Status.Operation, rec: c.st.Restore, op: c.st.Operation,
 		inst: inst, generation: c.parent.Generation,
+	}}
+}
+
+func (s *restoreStep) plan() head {
+	s.p = planRestore(s.in)
+	h := head{tells: told(s.p.ready, s.p.synced), act: s.p.action, stop: s.p.stop, err: s.p.cloudErr, logs: s.p.logs}
+	switch {
+	case s.p.needJob != "":
+		h.needs = []need{{kind: readJob, id: s.p.needJob}}
+	case s.p.needRanges != "":
+		h.needs = []need{{kind: readRestoreTimes, id: s.p.needRanges}}
 	}
-	p := planRestore(in)
-	if p.needJob != "" {
-		s := c.observe(ctx, need{kind: readJob, id: p.needJob})
-		in.job = &jobRead{job: s.job, err: s.err}
-		p = planRestore(in)
+	return h
+}
+
+func (s *restoreStep) saw(n need, r seen) {
+	switch n.kind {
+	case readJob:
+		s.in.job = &jobRead{job: r.job, err: r.err}
+	case readRestoreTimes:
+		s.in.ranges = &rangesRead{ranges: r.ranges, err: r.err}
 	}
-	if p.needRanges != "" {
-		s := c.observe(ctx, need{kind: readRestoreTimes, id: p.needRanges})
-		in.ranges = &rangesRead{ranges: s.ranges, err: s.err}
-		p = planRestore(in)
+}
+
+func (s *restoreStep) answered(res acted, err error) {
+	s.in.answer = &actAnswer{jobID: res.jobID, backup: res.backup, err: err}
+}
+
+func (s *restoreStep) render(c *call) {
+	c.st.Restore, c.st.Operation = s.p.restore, s.p.operation
+	if s.p.reapplyDatabases {
+		c.st.DatabasesAndUsers = forgetApplied(c.st.DatabasesAndUsers)
 	}
-	if p.action != nil {
-		in.answer = c.answer(ctx, *p.action)
-		p = planRestore(in)
-	}
-	c.st.Restore, c.st.Operation = p.restore, p.operation
-	if p.reapplyDatabases {
-		c.reapplyDatabases()
-	}
-	logAll(ctx, c.log, p.logs)
-	c.out.tellAll(p.ready, p.synced)
-	if p.cloudErr != nil {
-		return true, c.cloudError(p.cloudErr)
-	}
-	return p.stop, nil
 }
 
 // restoreOutcome states again, from status alone, why the current backuprestoretime was not

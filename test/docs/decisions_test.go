@@ -97,3 +97,70 @@ func TestLayoutTableNamesEveryFile(t *testing.T) {
 		assert.True(t, named["sync/"+filepath.Base(f)], "sync/%s is not in the table", filepath.Base(f))
 	}
 }
+
+// TestCallPictureNamesRealCode keeps docs/architecture.md's section "How a call runs" true: every
+// name in backquotes or in its picture that is not a path is declared in sync/ (a function, a
+// method, a type or a constant), and its lists of reads and changes are exactly observe's read
+// kinds and act's action kinds.
+func TestCallPictureNamesRealCode(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "architecture.md"))
+	require.NoError(t, err)
+	_, sec, ok := strings.Cut(string(doc), "## How a call runs")
+	require.True(t, ok, "docs/architecture.md has the section")
+	sec, _, _ = strings.Cut(sec, "\n## ")
+
+	files, err := filepath.Glob(filepath.Join(root, "sync", "*.go"))
+	require.NoError(t, err)
+	var code strings.Builder
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		code.Write(b)
+	}
+	declared := func(n string) bool {
+		return regexp.MustCompile(`(func (\([^)]*\) )?|type |\t)` + regexp.QuoteMeta(n) + `[\[( ]`).MatchString(code.String())
+	}
+	// The picture's names: identifiers followed by ( or :, and the step types.
+	_, picture, _ := strings.Cut(sec, "```text")
+	picture, _, _ = strings.Cut(picture, "```")
+	names := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\b([a-zA-Z][A-Za-z0-9]*(?:\.[a-z][A-Za-z0-9]*)?)\(`).FindAllStringSubmatch(picture, -1) {
+		names[m[1]] = true
+	}
+	for _, m := range regexp.MustCompile(`\b([a-z][A-Za-z0-9]*Step)\b`).FindAllStringSubmatch(picture, -1) {
+		names[m[1]] = true
+	}
+	for _, m := range token.FindAllStringSubmatch(sec, -1) {
+		if !strings.Contains(m[1], "/") {
+			names[m[1]] = true
+		}
+	}
+	require.GreaterOrEqual(t, len(names), 20, "the section's names were read")
+	for n := range names {
+		_, method, isMethod := strings.Cut(n, ".")
+		if isMethod {
+			n = method
+		}
+		assert.True(t, declared(n), "%s, named in \"How a call runs\", is not declared in sync/", n)
+	}
+
+	// The lists of reads and changes are the switches' kinds, all of them.
+	for _, tc := range []struct{ lead, typ string }{{"`observe` makes the reads:", "readKind"}, {"`act` makes the changes:", "actionKind"}} {
+		_, list, ok := strings.Cut(sec, tc.lead)
+		require.True(t, ok, "the section lists %s", tc.typ)
+		list, _, _ = strings.Cut(list, "\n\n")
+		listed := map[string]bool{}
+		for _, m := range token.FindAllStringSubmatch(list, -1) {
+			listed[m[1]] = true
+		}
+		kinds := map[string]bool{}
+		for _, m := range regexp.MustCompile(`(?m)^\t([a-zA-Z]+)\s+`+tc.typ+` = `).FindAllStringSubmatch(code.String(), -1) {
+			kinds[m[1]] = true
+		}
+		require.NotEmpty(t, kinds, "the %s constants were read", tc.typ)
+		assert.Equal(t, kinds, listed, "the section lists every %s, and only those", tc.typ)
+	}
+}
