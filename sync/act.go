@@ -68,9 +68,8 @@ type actAnswer struct {
 	err    error
 }
 
-// answer makes the action (act) and returns the answer for the plan.
-func (c *call) answer(ctx context.Context, a action) *actAnswer {
-	res, err := c.act(ctx, a)
+// answerOf is OTC's answer to an action (act), for the plan made again on it.
+func answerOf(res acted, err error) *actAnswer {
 	return &actAnswer{jobID: res.jobID, backup: res.backup, err: err}
 }
 
@@ -82,7 +81,7 @@ func (c *call) answer(ctx context.Context, a action) *actAnswer {
 // observation that still asks for it.
 func (c *call) act(ctx context.Context, a action) (res acted, err error) {
 	c.attempted = true
-	err = c.cloudCall(ctx, func(ctx context.Context) (err error) {
+	err = withDeadline(ctx, c.r.cfg.CallTimeout, func(ctx context.Context) (err error) {
 		jobID := &res.jobID
 		switch a.kind {
 		case actResize:

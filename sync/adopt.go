@@ -110,7 +110,7 @@ func (c *call) adopt(ctx context.Context) (inst *cloud.Instance, adopted bool, e
 	in.target, in.targetErr = s.inst, s.err
 	p := planAdopt(in)
 	if p.action != nil {
-		in.answer = c.answer(ctx, *p.action)
+		in.answer = answerOf(c.act(ctx, *p.action))
 		p = planAdopt(in)
 	}
 	if p.clearStatus {
@@ -118,7 +118,7 @@ func (c *call) adopt(ctx context.Context) (inst *cloud.Instance, adopted bool, e
 	}
 	logAll(ctx, c.log, p.logs)
 	if p.blocked != nil {
-		c.block(*p.blocked)
+		c.out.block(*p.blocked, c.st.ID)
 	}
 	c.out.tellAll(p.ready, p.synced)
 	if p.cloudErr != nil {

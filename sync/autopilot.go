@@ -34,11 +34,12 @@ const autopilotMetricsMaxAge = 3 * time.Minute
 // by the view, so this costs no cloud call.
 const autopilotResync = time.Minute
 
-func (c *call) autopilotStatus() *v1alpha1.AutopilotStatus {
-	if c.st.Autopilot == nil {
-		c.st.Autopilot = &v1alpha1.AutopilotStatus{}
+// autopilotOf is status.autopilot, made if there is none yet.
+func autopilotOf(st *v1alpha1.RdsStatus) *v1alpha1.AutopilotStatus {
+	if st.Autopilot == nil {
+		st.Autopilot = &v1alpha1.AutopilotStatus{}
 	}
-	return c.st.Autopilot
+	return st.Autopilot
 }
 
 // autopilotStepInput is all that the autopilot step decides on: the spec, the status the last
@@ -342,7 +343,7 @@ func (s *autopilotStep) saw(n need, r seen) {
 
 func (s *autopilotStep) answered(res acted, err error) {
 	if s.p.action != nil {
-		s.in.answer = &actAnswer{jobID: res.jobID, backup: res.backup, err: err}
+		s.in.answer = answerOf(res, err)
 		return
 	}
 	s.change = &sent{res: res, err: err}
@@ -454,7 +455,7 @@ func autopilotGrown(flavors []cloud.Flavor, inst *cloud.Instance, flavorref stri
 // keepGrownFlavor remembers a flavor autopilotGrown explained, so that the next call needs no
 // flavor list.
 func (c *call) keepGrownFlavor(inst *cloud.Instance) {
-	ap := c.autopilotStatus()
+	ap := autopilotOf(&c.st)
 	ap.Flavor, ap.FlavorFloor = inst.Flavor, c.spec.Flavorref
 	if ap.Last != nil && ap.Last.To == inst.Flavor {
 		return // only the floor changed: the change is recorded

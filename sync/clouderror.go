@@ -17,9 +17,9 @@ func (e *ThrottledError) Error() string {
 	return fmt.Sprintf("OTC throttled the controller; retry after %s", e.RetryAfter)
 }
 
-// cloudCall runs one cloud call under the per-call deadline.
-func (c *call) cloudCall(ctx context.Context, fn func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, c.r.cfg.CallTimeout)
+// withDeadline runs one cloud call under the per-call deadline.
+func withDeadline(ctx context.Context, timeout time.Duration, fn func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return fn(ctx)
 }

@@ -3,21 +3,16 @@ package sync
 import (
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
 
-func (c *call) observedSecret() *corev1.Secret { return c.req.Secrets[c.st.ConnectionSecret] }
-
-func (c *call) observedPassword() (secret.Value, bool) { return observedPassword(c.observedSecret()) }
-
 // connectionFor sets the connection Secret for an existing instance (connectionOf). It reports
 // false when the password is unknown.
 func (c *call) connectionFor(inst *cloud.Instance) bool {
-	observed, stored := c.observedPassword()
+	observed, stored := observedPassword(c.req.Secrets[c.st.ConnectionSecret])
 	desired, generated, _ := c.desiredPassword()
 	conn, problem := connectionOf(c.spec.Datastoretype, inst, observed, stored, desired, generated, c.st.Adopted)
 	if problem != nil {

@@ -90,9 +90,9 @@ func (c *call) create(ctx context.Context) error {
 	c.st.Status = ""
 	in := createInput{spec: c.spec, generation: c.parent.Generation, name: c.st.Name}
 	in.desired, in.generated, in.problem = c.desiredPassword()
-	in.observed, in.stored = c.observedPassword()
+	in.observed, in.stored = observedPassword(c.req.Secrets[c.st.ConnectionSecret])
 	if in.generated && !in.stored {
-		gen, err := c.generatePassword("root")
+		gen, err := generatePassword(c.r.cfg, c.parent.UID, "root")
 		if err != nil {
 			return err
 		}
@@ -117,7 +117,7 @@ func (c *call) create(ctx context.Context) error {
 		p = planCreate(in)
 	}
 	if p.synced != nil && p.synced.reason == ReasonWaitingForPasswordSecret {
-		c.waitForUser(p.synced.reason, p.synced.message) // Ready keeps what it said
+		c.out.waitForUser(p.synced.reason, p.synced.message) // Ready keeps what it said
 	} else {
 		c.out.tellAll(p.ready, p.synced)
 	}
@@ -127,7 +127,7 @@ func (c *call) create(ctx context.Context) error {
 	res, err := c.act(ctx, *p.create)
 	if errors.Is(err, cloud.ErrConflict) {
 		// The name exists: an earlier create went through after all. The next call finds it.
-		c.pending(ReasonCreating, "The instance is being created.")
+		c.out.pending(ReasonCreating, "The instance is being created.")
 		return nil
 	}
 	if err != nil {
@@ -139,7 +139,7 @@ func (c *call) create(ctx context.Context) error {
 	c.st.Status = cloud.StatusBuild
 	c.st.Operation = p.op
 	c.st.Restore = restoreBaseline(c.spec)
-	c.pending(ReasonCreating, "The instance is being created.")
+	c.out.pending(ReasonCreating, "The instance is being created.")
 	return nil
 }
 

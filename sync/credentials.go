@@ -223,7 +223,7 @@ func (c *call) credentials(ctx context.Context) (bool, error) {
 	p := planCredentials(in)
 	var client cloud.Cloud
 	if p.login != nil {
-		err := c.cloudCall(ctx, func(ctx context.Context) (err error) {
+		err := withDeadline(ctx, c.r.cfg.CallTimeout, func(ctx context.Context) (err error) {
 			client, err = c.r.cloudFor(ctx, p.login)
 			return err
 		})

@@ -272,7 +272,7 @@ func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, 
 		in.fresh = map[int]secret.Value{}
 		for _, i := range p.generate {
 			u := c.spec.Users[i]
-			gen, err := c.generatePassword("user\x00" + u.Name + "\x00" + sqlLayers[c.spec.Datastoretype].NormalizeHost(u.Host))
+			gen, err := generatePassword(c.r.cfg, c.parent.UID, "user\x00"+u.Name+"\x00"+sqlLayers[c.spec.Datastoretype].NormalizeHost(u.Host))
 			if err != nil {
 				return false, err
 			}
@@ -287,7 +287,7 @@ func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, 
 	logAll(ctx, c.log, p.logs)
 	c.st.DatabasesAndUsers = p.record
 	for _, a := range p.accounts {
-		c.extra = append(c.extra, c.userSecret(a.secret, a.user, a.password))
+		c.extra = append(c.extra, userSecret(c.parent, *c.conn, a.secret, a.user, a.password))
 	}
 	if p.dropReady {
 		c.out.drop(v1alpha1.ConditionDatabasesReady)
@@ -432,21 +432,21 @@ func userPasswords(in databasesInput, p *databasesPlan) (passwords []secret.Valu
 
 // userSecret renders the child Secret with one account's connection details. database is the
 // first database the user is granted something on, if any.
-func (c *call) userSecret(name string, u v1alpha1.User, pw secret.Value) *corev1.Secret {
+func userSecret(parent *v1alpha1.Rds, conn connection, name string, u v1alpha1.User, pw secret.Value) *corev1.Secret {
 	data := map[string][]byte{
-		KeyHost:     []byte(c.conn.host),
-		KeyPort:     []byte(strconv.Itoa(c.conn.port)),
+		KeyHost:     []byte(conn.host),
+		KeyPort:     []byte(strconv.Itoa(conn.port)),
 		KeyUsername: []byte(u.Name),
 		KeyPassword: []byte(pw.Reveal()),
 	}
-	if layer := sqlLayers[c.spec.Datastoretype]; layer != nil {
+	if layer := sqlLayers[parent.Spec.Datastoretype]; layer != nil {
 		if db := userDatabase(layer, u); db != "" {
 			data[KeyDatabase] = []byte(db)
 		}
 	}
 	return &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.parent.Namespace, Labels: childLabels(c.parent)},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: parent.Namespace, Labels: childLabels(parent)},
 		Type:       corev1.SecretTypeOpaque,
 		Data:       data,
 	}
@@ -469,26 +469,26 @@ func userDatabase(layer SQLAccounts, u v1alpha1.User) string {
 // keepUserSecrets appends the observed Secrets of the spec's users and of the accounts still
 // managed (not dropped yet) that this call did not render: a child left out is deleted, and a
 // generated password with it. Called by children(), so finalize keeps them too.
-func (c *call) keepUserSecrets(children []any) []any {
+func keepUserSecrets(req *hook.Request, st *v1alpha1.RdsStatus, children []any) []any {
 	var names []string
-	for _, u := range c.spec.Users {
-		names = append(names, UserSecretName(c.parent.Name, u.Name, u.Host))
+	for _, u := range req.Parent.Spec.Users {
+		names = append(names, UserSecretName(req.Parent.Name, u.Name, u.Host))
 	}
-	if rec := c.st.DatabasesAndUsers; rec != nil {
+	if rec := st.DatabasesAndUsers; rec != nil {
 		for _, u := range rec.Users {
-			names = append(names, UserSecretName(c.parent.Name, u.Name, u.Host))
+			names = append(names, UserSecretName(req.Parent.Name, u.Name, u.Host))
 		}
 	}
 	slices.Sort(names)
 	for _, name := range slices.Compact(names) {
-		observed := c.req.Secrets[name]
+		observed := req.Secrets[name]
 		if observed == nil || slices.ContainsFunc(children, func(ch any) bool {
 			s, ok := ch.(*corev1.Secret)
 			return ok && s.Name == name
 		}) {
 			continue
 		}
-		children = append(children, echoSecret(c.parent, observed))
+		children = append(children, echoSecret(&req.Parent, observed))
 	}
 	return children
 }

@@ -325,7 +325,7 @@ func (c *call) record(inst *cloud.Instance, r records) {
 		c.r.sent.record(oneShotKey(c.parent.UID, OpRestart, r.restartRequest))
 	}
 	if a := r.autopilot; a != nil {
-		ap := c.autopilotStatus()
+		ap := autopilotOf(&c.st)
 		ap.Last = a.last
 		if a.flavor != "" {
 			ap.Flavor, ap.FlavorFloor = a.flavor, a.flavorFloor

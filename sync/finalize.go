@@ -357,7 +357,7 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 	if ok, err := c.credentials(ctx); !ok || err != nil { // credentials.go: c.cloud from here on
 		// NOTE: the create is issued only once the connection Secret is stored (create): without
 		// an instance id and that Secret, nothing was ever created that could be left behind.
-		done := err == nil && c.st.ID == "" && c.observedSecret() == nil
+		done := err == nil && c.st.ID == "" && c.req.Secrets[c.st.ConnectionSecret] == nil
 		if !done {
 			// A deletion under way that waits for its login looks again soon: the user who
 			// deletes an object waits for it to go.
@@ -367,7 +367,7 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 	}
 	in := finalizeInput{
 		spec: c.spec, st: &c.st, me: c.me, object: c.parent.Namespace + "/" + c.parent.Name, generation: c.parent.Generation,
-		lost: c.generatedPasswordSecrets(), saved: c.parent.Annotations[AnnotationPasswordSaved] == "true",
+		lost: generatedPasswordSecrets(c.req, &c.st), saved: c.parent.Annotations[AnnotationPasswordSaved] == "true",
 	}
 	if t := c.parent.DeletionTimestamp; t != nil {
 		in.deletionStart = t.Time
@@ -410,7 +410,7 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 		p = planFinalize(in)
 	}
 	if p.act != nil {
-		in.answer = c.answer(ctx, *p.act)
+		in.answer = answerOf(c.act(ctx, *p.act))
 		p = planFinalize(in)
 	}
 	return p.finalized, c.renderFinalize(ctx, p)
@@ -468,14 +468,14 @@ func (c *call) renderFinalize(ctx context.Context, p finalizePlan) error {
 // controller generated for an account that outlives the object: the root account unless the spec
 // now gives its password, and each spec user without password or passwordsecretref. Accounts that
 // already left the spec are not listed: the instance no longer belongs to anyone who would use them.
-func (c *call) generatedPasswordSecrets() []string {
+func generatedPasswordSecrets(req *hook.Request, st *v1alpha1.RdsStatus) []string {
 	var names []string
-	if c.st.PasswordGenerated && c.spec.Password == "" && c.spec.Passwordsecretref == nil && c.observedSecret() != nil {
-		names = append(names, c.st.ConnectionSecret)
+	if st.PasswordGenerated && req.Parent.Spec.Password == "" && req.Parent.Spec.Passwordsecretref == nil && req.Secrets[st.ConnectionSecret] != nil {
+		names = append(names, st.ConnectionSecret)
 	}
-	for _, u := range c.spec.Users {
-		name := UserSecretName(c.parent.Name, u.Name, u.Host)
-		if u.Password == "" && u.Passwordsecretref == nil && c.req.Secrets[name] != nil {
+	for _, u := range req.Parent.Spec.Users {
+		name := UserSecretName(req.Parent.Name, u.Name, u.Host)
+		if u.Password == "" && u.Passwordsecretref == nil && req.Secrets[name] != nil {
 			names = append(names, name)
 		}
 	}

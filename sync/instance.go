@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -78,7 +79,11 @@ func (c *call) findInstance(ctx context.Context) (observation, error) {
 		return obs, nil
 	}
 	if c.st.ID != "" {
-		maxAge := c.viewMaxAge() // observe_view.go: the shared view while steady
+		// The shared view while steady (observe_view.go), never on the call made again (fresh).
+		var maxAge time.Duration
+		if !c.fresh {
+			maxAge = viewMaxAge(c.parent, c.r.cfg.ResyncSteady)
+		}
 		s := c.observe(ctx, need{kind: readInstance, id: c.st.ID, maxAge: maxAge})
 		inst, err := s.inst, s.err
 		obs.viewed = viewed(c.cloud, maxAge)
@@ -132,10 +137,6 @@ func (c *call) findByNames(ctx context.Context) ([]*cloud.Instance, error) {
 //
 // NOTE: an instance adopted before there were ownership tags has none, and a name of its own: it
 // is taken over again where the adoption policy would adopt it today (its tags are then written).
-func (c *call) manages(cl claim) bool {
-	return manages(cl, c.st.Adopted, c.r.cfg.Adoption, c.me)
-}
-
 func manages(cl claim, adopted bool, policy AdoptionPolicy, me owner) bool {
 	return cl.mine() || (cl.Kind == Unowned && adopted && adoptionRefusal(policy, cl, me) == "")
 }
@@ -166,7 +167,7 @@ func (c *call) claimInstance(ctx context.Context, inst *cloud.Instance, obs *obs
 		if err != nil {
 			return true, c.cloudError(err)
 		}
-		obs.others = c.othersOf(inst, found)
+		obs.others = othersOf(inst, found, c.me, c.names)
 	}
 	_, err := c.act(ctx, ch.act)
 	switch {
@@ -182,10 +183,10 @@ func (c *call) claimInstance(ctx context.Context, inst *cloud.Instance, obs *obs
 }
 
 // othersOf are the instances found that are this object's too, besides inst (duplicates).
-func (c *call) othersOf(inst *cloud.Instance, found []*cloud.Instance) []string {
+func othersOf(inst *cloud.Instance, found []*cloud.Instance, me owner, names []string) []string {
 	mine := []*cloud.Instance{inst}
 	for _, in := range found {
-		if classify(in, c.me, c.names...).mine() {
+		if classify(in, me, names...).mine() {
 			mine = append(mine, in)
 		}
 	}
@@ -205,7 +206,7 @@ func (c *call) trackDuplicates(ctx context.Context, inst *cloud.Instance, obs ob
 	prev := slices.Compact(slices.Sorted(slices.Values(c.parent.Status.Duplicates)))
 	if !c.listed && len(prev) > maxDuplicateLookups {
 		found, err := c.findByNames(ctx)
-		dups = c.othersOf(inst, found)
+		dups = othersOf(inst, found, c.me, c.names)
 		if err != nil {
 			// Unknown for now: a few are kept to be looked up next time.
 			dups = slices.DeleteFunc(prev[:maxDuplicateLookups], func(id string) bool { return id == inst.ID })

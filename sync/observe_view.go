@@ -12,20 +12,11 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
 
-// viewMaxAge is how old this call's read of its instance by id may be (readInstance): from the
-// client's shared view of the cloud when the object is steady (staleness bounded by the view,
-// sync/cloud/view), else fresh (0), and always fresh on the call made again (fresh).
-//
 // NOTE: an observation from the view may predate a change made meanwhile by another replica (each
 // keeps its own view) or behind the controller's back. A call that read the view therefore makes
-// no change on it: the driver gives it a client that refuses every change with errViewStale
-// (readOnly), and Sync makes the call again on a fresh read, which decides anew.
-func (c *call) viewMaxAge() time.Duration {
-	if c.fresh {
-		return 0
-	}
-	return viewMaxAge(c.parent, c.r.cfg.ResyncSteady)
-}
+// no change on it: the loop stops a step that would (runStep), the driver gives it a client that
+// refuses every change with errViewStale (readOnly), and Sync makes the call again on a fresh
+// read, which decides anew.
 
 // viewed says a read of the instance by id with maxAge comes from client's shared view.
 func viewed(client cloud.Cloud, maxAge time.Duration) bool {

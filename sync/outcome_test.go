@@ -41,7 +41,7 @@ func TestSyncedHasOneOwnerPerCall(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := New(Config{})
 			c := r.begin(context.Background(), request(sampleSpec(), v1alpha1.RdsStatus{}))
-			c.synced()
+			c.out.synced()
 			for _, o := range tc.told {
 				c.out.tell(o)
 			}

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"k8s.io/apimachinery/pkg/types"
 	"math/big"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
@@ -76,11 +77,11 @@ func pick(random io.Reader, set string) (byte, error) {
 // holding the one the instance was not created with. With Config.PasswordKey set, a generated
 // password is a function of that key, the object's uid and what it is for: every call for the
 // same object answers the same password, and nobody without the key can compute it.
-func (c *call) passwordSource(purpose string) (io.Reader, error) {
-	if c.r.cfg.PasswordKey.Empty() {
-		return c.r.cfg.Random, nil
+func passwordSource(cfg Config, uid types.UID, purpose string) (io.Reader, error) {
+	if cfg.PasswordKey.Empty() {
+		return cfg.Random, nil
 	}
-	stream, err := hkdf.Key(sha256.New, []byte(c.r.cfg.PasswordKey.Reveal()), []byte(c.parent.UID),
+	stream, err := hkdf.Key(sha256.New, []byte(cfg.PasswordKey.Reveal()), []byte(uid),
 		"rds-lambda-controller/password/v1\x00"+purpose, 1024)
 	if err != nil {
 		return nil, fmt.Errorf("derive password: %w", err)
@@ -89,8 +90,8 @@ func (c *call) passwordSource(purpose string) (io.Reader, error) {
 }
 
 // generatePassword returns a new password for purpose (see passwordSource).
-func (c *call) generatePassword(purpose string) (string, error) {
-	src, err := c.passwordSource(purpose)
+func generatePassword(cfg Config, uid types.UID, purpose string) (string, error) {
+	src, err := passwordSource(cfg, uid, purpose)
 	if err != nil {
 		return "", err
 	}

@@ -57,7 +57,7 @@ type seen struct {
 // reads OTC (besides the login, credentials.go), as act is the one place it changes it; a read
 // changes nothing of the call.
 func (c *call) observe(ctx context.Context, n need) (s seen) {
-	s.err = c.cloudCall(ctx, func(ctx context.Context) (err error) {
+	s.err = withDeadline(ctx, c.r.cfg.CallTimeout, func(ctx context.Context) (err error) {
 		switch n.kind {
 		case readInstance:
 			s.inst, err = cloud.ObserveInstance(ctx, c.cloud, n.id, n.maxAge)

@@ -246,11 +246,11 @@ func (r *Reconciler) Sync(ctx context.Context, req *hook.Request) (*hook.SyncRes
 func (c *call) sync(ctx context.Context) error {
 	c.forgetCreateFailed()
 	if problems := Validate(c.spec); len(problems) > 0 {
-		c.invalid(joinSentences(problems))
+		c.out.invalid(joinSentences(problems))
 		return nil
 	}
 	if id := c.spec.Instanceid; id != "" && c.st.ID != "" && id != c.st.ID {
-		c.invalid(fmt.Sprintf("instanceid %s is not the instance %s this object manages; instanceid cannot change.", id, c.st.ID))
+		c.out.invalid(fmt.Sprintf("instanceid %s is not the instance %s this object manages; instanceid cannot change.", id, c.st.ID))
 		return nil
 	}
 	if ok, err := c.credentials(ctx); !ok || err != nil { // credentials.go: c.cloud from here on
@@ -259,7 +259,7 @@ func (c *call) sync(ctx context.Context) error {
 	// NOTE: the region is a check that needs no cloud call, so it is made before any: a spec for
 	// another region makes no call to OTC and gets no child (not even the password Secret).
 	if region := c.cloud.Region(); c.spec.Region != region {
-		c.invalid(fmt.Sprintf("region %q is not served by this controller, which manages %s.", c.spec.Region, region))
+		c.out.invalid(fmt.Sprintf("region %q is not served by this controller, which manages %s.", c.spec.Region, region))
 		return nil
 	}
 	obs, err := c.findInstance(ctx)
@@ -272,7 +272,7 @@ func (c *call) sync(ctx context.Context) error {
 		return c.cloudError(err)
 	}
 	inst, adopted := obs.inst, false
-	switch decideInstance(c.st.ID, c.spec.Instanceid, obs, c.manages(obs.claim)) {
+	switch decideInstance(c.st.ID, c.spec.Instanceid, obs, manages(obs.claim, c.st.Adopted, c.r.cfg.Adoption, c.me)) {
 	case instanceVanished:
 		c.vanished()
 		return nil
@@ -293,7 +293,7 @@ func (c *call) sync(ctx context.Context) error {
 	c.report(inst)
 	stopped := !c.connectionFor(inst)
 	if !stopped {
-		c.synced()
+		c.out.synced()
 	}
 	if adopted {
 		// The adoption's tags were this call's change. A password problem stays reported.

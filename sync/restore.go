@@ -306,7 +306,7 @@ func (s *restoreStep) saw(n need, r seen) {
 }
 
 func (s *restoreStep) answered(res acted, err error) {
-	s.in.answer = &actAnswer{jobID: res.jobID, backup: res.backup, err: err}
+	s.in.answer = answerOf(res, err)
 }
 
 func (s *restoreStep) render(c *call) {

@@ -134,7 +134,7 @@ func (c *call) restorePoint(ctx context.Context) (*cloud.RestorePoint, error) {
 	case p.cloudErr != nil:
 		return nil, c.cloudError(p.cloudErr)
 	case p.blocked != nil:
-		c.block(*p.blocked)
+		c.out.block(*p.blocked, c.st.ID)
 	}
 	return p.point, nil
 }

@@ -112,7 +112,7 @@ func TestGeneratedPasswordsWithAKeyAreStablePerObject(t *testing.T) {
 	gen := func(key secret.Value, uid types.UID, purpose string) string {
 		r := New(Config{Cloud: &cloudtest.Fake{}, PasswordKey: key})
 		c := &call{r: r, parent: &v1alpha1.Rds{ObjectMeta: metav1.ObjectMeta{UID: uid}}}
-		pw, err := c.generatePassword(purpose)
+		pw, err := generatePassword(c.r.cfg, c.parent.UID, purpose)
 		require.NoError(t, err)
 		for _, engine := range otccases.Engines {
 			assert.Empty(t, passwordProblem(engine, pw), "meets OTC's rules for %s: %q", engine, pw)
