@@ -212,15 +212,11 @@ func (p *logsPlan) priorAccepted() []metav1.Time {
 	return p.logs.Accepted
 }
 
-// logsStep runs the logs step after the instance steps, whether or not one of them stopped the
-// call: it needs no root password, makes no cloud call and changes nothing on the instance, so a
-// restore or a day-2 change that holds the other steps for a long time, or an adopted instance
-// whose password is unknown, does not hold a log request. An earlier step's resync survives.
-func (c *call) logsStep(inst *cloud.Instance) {
-	c.logs(inst)
-}
-
-// logs starts a new log request and follows the Job of the latest one.
+// logs is the logs step: it starts a new log request and follows the Job of the latest one. It runs
+// after the instance steps, whether or not one of them stopped the call: it needs no root
+// password, makes no cloud call and changes nothing on the instance, so a restore or a day-2
+// change that holds the other steps for a long time, or an adopted instance whose password is
+// unknown, does not hold a log request. An earlier step's resync survives.
 func (c *call) logs(inst *cloud.Instance) {
 	c.logsInstance = inst.ID
 	in := c.logsInput()

@@ -333,6 +333,6 @@ func (c *call) sync(ctx context.Context) error {
 	}
 	// The log Job and its capability change nothing on the instance: they follow every call that
 	// sees it, whichever step stopped (logs.go).
-	c.logsStep(inst)
+	c.logs(inst)
 	return nil
 }
