@@ -241,15 +241,20 @@ func latest(points []cloud.Point, since time.Time) (float64, bool) {
 	return 0, false
 }
 
-// heldAbove reports whether every 5-minute average since `since` is at or above threshold and
-// they cover the window ending at `at`; it returns the smallest of them.
+// heldAbove reports whether the metric held at or above threshold for the window ending at `at`:
+// every 5-minute average that ended within the window (and began at or after since) is at or
+// above it, and together they cover the window; it returns the smallest of them.
+// NOTE: Cloud Eye answers the period still running with its value so far (a minute into it, the
+// average of one minute): it is no evidence of a window held, and a spike in it must not buy a
+// larger flavor and a restart, so it is never counted.
 func heldAbove(points []cloud.Point, since, at time.Time, window time.Duration, threshold float64) (float64, bool) {
 	need := int((window + cloud.MetricPeriod - 1) / cloud.MetricPeriod) // averages that cover the window
 	var n int
 	low := 101.0
 	for _, p := range points {
-		if p.At.Before(since) || p.At.Before(at.Add(-window-cloud.MetricPeriod)) {
-			continue
+		end := p.At.Add(cloud.MetricPeriod)
+		if p.At.Before(since) || end.Before(at.Add(-window)) || end.After(at) {
+			continue // before the last change, ended before the window, or still running
 		}
 		if p.Value < threshold {
 			return 0, false

@@ -26,7 +26,8 @@ func TestPlanAutopilot(t *testing.T) {
 		{SpecCode: "rds.mysql.n1.2xlarge.2", VCPUs: "8", RAMGB: 16, Mode: "single", AZStatus: normal},
 		{SpecCode: "rds.mysql.n1.10xlarge.2", VCPUs: "40", RAMGB: 80, Mode: "single", AZStatus: normal}, // "40" < "8" as strings
 	}
-	// held returns a reading with the metric at v for the last 20 minutes.
+	// held returns a reading with the metric at v for the last 20 minutes: four periods that ended
+	// and the one that began now (Cloud Eye answers it with its value so far).
 	held := func(metric string, v float64) *cloud.InstanceMetrics {
 		m := &cloud.InstanceMetrics{At: now, Points: map[string][]cloud.Point{}}
 		for i := 4; i >= 0; i-- {
@@ -34,7 +35,14 @@ func TestPlanAutopilot(t *testing.T) {
 		}
 		return m
 	}
+	// series returns a reading of CPU with a 5-minute average beginning at each offset from now
+	// (negative: in the past) at each value.
+	series := func(points ...cloud.Point) *cloud.InstanceMetrics {
+		return &cloud.InstanceMetrics{At: now, Points: map[string][]cloud.Point{cloud.MetricCPU: points}}
+	}
+	ago := func(d time.Duration) time.Time { return now.Add(-d) }
 	settings := autopilotSettings{cpu: 90, mem: 90, disk: 90, window: 15 * time.Minute, cooldown: time.Hour, maxVolume: 100, maxVCPUs: 8}
+	window := func(d time.Duration) autopilotSettings { s := settings; s.window = d; return s }
 	inst := func(flavor string, size int) *cloud.Instance {
 		return &cloud.Instance{Status: cloud.StatusActive, Engine: "SQLServer", Flavor: flavor, Volume: cloud.Volume{Type: "CLOUDSSD", Size: size}}
 	}
@@ -102,6 +110,47 @@ func TestPlanAutopilot(t *testing.T) {
 					m.Points[cloud.MetricCPU] = m.Points[cloud.MetricCPU][4:]
 					return m
 				}()},
+			cond: ReasonAutopilotWatching,
+		},
+		"spike in the running period": {
+			reason: "a young instance with a 5m window: its only average is the running period, one minute in at 95% (#23)",
+			in: apInput{inst: inst("rds.mysql.n1.large.2", 40), s: window(5 * time.Minute),
+				metrics: series(cloud.Point{At: ago(time.Minute), Value: 95})},
+			cond: ReasonAutopilotWatching,
+		},
+		"spike after a quiet window": {
+			reason: "the periods that ended are below the threshold; the running one at 95% is no pressure yet",
+			in: apInput{inst: inst("rds.mysql.n1.large.2", 40), s: window(5 * time.Minute),
+				metrics: series(cloud.Point{At: ago(11 * time.Minute), Value: 30}, cloud.Point{At: ago(6 * time.Minute), Value: 30},
+					cloud.Point{At: ago(time.Minute), Value: 95})},
+			cond: ReasonAutopilotWatching,
+		},
+		"5m window held": {
+			reason: "one period that ended a minute ago at 95% covers a 5m window; the running one does not matter",
+			in: apInput{inst: inst("rds.mysql.n1.large.2", 40), s: window(5 * time.Minute),
+				metrics: series(cloud.Point{At: ago(6 * time.Minute), Value: 95}, cloud.Point{At: ago(time.Minute), Value: 40})},
+			action: APResize, to: "rds.mysql.c2.xlarge",
+		},
+		"15m window, two periods ended": {
+			reason: "two ended periods and one running a minute in cover 10 of the 15 minutes: not held (#23)",
+			in: apInput{inst: inst("rds.mysql.n1.large.2", 40),
+				metrics: series(cloud.Point{At: ago(11 * time.Minute), Value: 95}, cloud.Point{At: ago(6 * time.Minute), Value: 95},
+					cloud.Point{At: ago(time.Minute), Value: 95})},
+			cond: ReasonAutopilotWatching,
+		},
+		"15m window, three periods ended": {
+			reason: "three ended periods at 95% cover the window: held, whatever the running one says",
+			in: apInput{inst: inst("rds.mysql.n1.large.2", 40),
+				metrics: series(cloud.Point{At: ago(16 * time.Minute), Value: 95}, cloud.Point{At: ago(11 * time.Minute), Value: 95},
+					cloud.Point{At: ago(6 * time.Minute), Value: 95}, cloud.Point{At: ago(time.Minute), Value: 10})},
+			action: APResize, to: "rds.mysql.c2.xlarge",
+		},
+		"15m window, an ended period below": {
+			reason: "every period that ended within the window counts: one at 80% is no pressure",
+			in: apInput{inst: inst("rds.mysql.n1.large.2", 40),
+				metrics: series(cloud.Point{At: ago(21 * time.Minute), Value: 95}, cloud.Point{At: ago(16 * time.Minute), Value: 80},
+					cloud.Point{At: ago(11 * time.Minute), Value: 95}, cloud.Point{At: ago(6 * time.Minute), Value: 95},
+					cloud.Point{At: ago(time.Minute), Value: 95})},
 			cond: ReasonAutopilotWatching,
 		},
 		"cooldown": {

@@ -139,6 +139,38 @@ func TestAutopilotCPUTwiceAfterCooldown(t *testing.T) {
 	assert.Equal(t, sync.ReasonAutopilotAtLimit, c.Reason)
 }
 
+// TestAutopilotCountsEndedPeriods pins CPU at 95 % from the instance's first minute with a 5m
+// window. The simulator answers Cloud Eye's running period with its value so far, as Cloud Eye
+// does; autopilot resizes once the first period has ended, never while it runs (#23).
+func TestAutopilotCountsEndedPeriods(t *testing.T) {
+	w, _ := newAutopilotWorld(t, func(s *v1alpha1.RdsSpec) { s.Autopilotwindow = "5m" })
+	w.pin(cloud.MetricCPU, 95)
+	inst, ok := w.sim.Instance(w.status().ID)
+	require.True(t, ok)
+	first := inst.Created.Truncate(cloud.MetricPeriod).Add(cloud.MetricPeriod) // Cloud Eye's first average of it
+	ended := first.Add(cloud.MetricPeriod)
+
+	var resizedAt time.Time
+	for w.clock.Now().Before(ended.Add(5 * time.Minute)) {
+		now := w.clock.Now()
+		w.sync()
+		if resizedAt.IsZero() && w.sim.Calls(otcsim.OpResize) > 0 {
+			resizedAt = now
+		}
+		if now.After(first) && now.Before(ended) {
+			require.Zero(t, w.sim.Calls(otcsim.OpResize), "at %s the first period (%s) still runs: no window held yet",
+				now.Format(time.TimeOnly), first.Format(time.TimeOnly))
+			require.Equal(t, sync.ReasonAutopilotWatching, apCondition(w).Reason)
+		}
+		w.clock.Advance(20 * time.Second)
+	}
+	require.False(t, resizedAt.IsZero(), "a full period at 95 %% holds a 5m window: one resize")
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
+	assert.False(t, resizedAt.Before(ended), "resized at %s, before the first period ended at %s",
+		resizedAt.Format(time.TimeOnly), ended.Format(time.TimeOnly))
+	assert.Contains(t, w.status().Autopilot.Last.Reason, "rds001_cpu_util at least 95.0% >= 90% for 5m0s")
+}
+
 func TestAutopilotAtLimit(t *testing.T) {
 	w, _ := newAutopilotWorld(t, func(s *v1alpha1.RdsSpec) { s.Autopilotmaxvcpus = 2 })
 	w.pin(cloud.MetricCPU, 99)

@@ -100,17 +100,30 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		name string
 		p    *time.Duration
 	}
-	durations := []durationFlag{{"latency", &c.opts.Latency}}
+	var all time.Duration
+	fs.DurationVar(&all, "duration", 0, "how long every operation's transient state lasts, e.g. 1s for a fast run (0: each operation's default); a --duration-<operation> flag overrides it")
+	durations := []durationFlag{{"latency", &c.opts.Latency}, {"duration", &all}}
+	var ops []durationFlag
 	for _, x := range []durationFlag{
 		{"create", &d.Create}, {"delete", &d.Delete}, {"backup", &d.Backup}, {"resize", &d.Resize},
 		{"enlarge", &d.Enlarge}, {"restart", &d.Restart}, {"single-to-ha", &d.SingleToHA},
 		{"upgrade", &d.Upgrade}, {"restore", &d.Restore},
 	} {
-		fs.DurationVar(x.p, "duration-"+x.name, *x.p, "how long the "+x.name+" operation's transient state lasts")
+		fs.DurationVar(x.p, "duration-"+x.name, *x.p, "how long the "+x.name+" operation's transient state lasts (overrides --duration)")
 		durations = append(durations, durationFlag{"duration-" + x.name, x.p})
+		ops = append(ops, durationFlag{"duration-" + x.name, x.p})
 	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if all > 0 {
+		for _, x := range ops {
+			if !set[x.name] {
+				*x.p = all
+			}
+		}
 	}
 	if c.version {
 		return c, nil

@@ -108,6 +108,18 @@ func TestParseFlags(t *testing.T) {
 	require.ErrorContains(t, err, "--latency -1s: must not be negative")
 	_, err = parseFlags([]string{"--duration-create", "-5s"}, io.Discard)
 	require.ErrorContains(t, err, "--duration-create -5s: must not be negative")
+	// --duration sets every operation's duration; a --duration-<operation> flag, before or after
+	// it, overrides it.
+	cfg, err = parseFlags([]string{"--duration-resize", "4s", "--duration", "1s", "--duration-create", "2s"}, io.Discard)
+	require.NoError(t, err)
+	want := otcsim.Durations{Create: 2 * time.Second, Delete: time.Second, Backup: time.Second, Resize: 4 * time.Second,
+		Enlarge: time.Second, Restart: time.Second, SingleToHA: time.Second, Upgrade: time.Second, Restore: time.Second}
+	assert.Equal(t, want, cfg.opts.Durations)
+	cfg, err = parseFlags([]string{"--duration", "0"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, otcsim.DefaultDurations(), cfg.opts.Durations, "0: each operation's default")
+	_, err = parseFlags([]string{"--duration", "-1s"}, io.Discard)
+	require.ErrorContains(t, err, "--duration -1s: must not be negative")
 	_, err = parseFlags([]string{"--manual-clock"}, io.Discard)
 	require.Error(t, err)
 }

@@ -15,11 +15,13 @@ import (
 	golangsdk "github.com/opentelekomcloud/gophertelekomcloud"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v1/vpcs"
+	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v2/extensions/security/groups"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v2/networks"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v2/subnets"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/flavors"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/instances"
+	vpcsv3 "github.com/opentelekomcloud/gophertelekomcloud/openstack/vpc/v3/vpcs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -114,11 +116,11 @@ func readHandshake(t *testing.T, addr string) byte {
 
 // TestUnmodifiedSDKProgram plays an unmodified gophertelekomcloud program that knows the simulator
 // only through the OS_* variables it prints: it logs in with AuthOptionsFromEnv, lists flavors,
-// finds the network by name (VPC v1 and Neutron), creates an instance, sees it go ACTIVE, enlarges its volume and deletes it. The instance is backed
-// by a MySQL-compatible server given with --endpoint.
+// finds the network by name (VPC v1, VPC v3 and Neutron, the VPC also as its Neutron router),
+// creates an instance, sees it go ACTIVE, enlarges its volume and deletes it. The instance is backed
+// by a MySQL-compatible server given with --endpoint; --duration makes every operation take 1 s.
 func TestUnmodifiedSDKProgram(t *testing.T) {
-	exports := startOtcsim(t, "--duration-create", "1s", "--duration-enlarge", "1s", "--duration-delete", "1s",
-		"--endpoint", "sdk-demo-01="+mysqlEndpoint(t))
+	exports := startOtcsim(t, "--duration", "1s", "--endpoint", "sdk-demo-01="+mysqlEndpoint(t))
 	exportOnly(t, exports)
 
 	// From here on: what any program using the SDK does.
@@ -160,6 +162,24 @@ func TestUnmodifiedSDKProgram(t *testing.T) {
 	secGroup, err := groups.IDFromName(netV2, "golang")
 	require.NoError(t, err)
 	assert.Equal(t, otcsim.SeedSubnetID, network.ID, "the Neutron network id is the VPC v1 subnet id")
+
+	// The same VPC as an OpenStack program finds it (its Neutron router) and through VPC v3 (the
+	// catalog's "vpc" entry).
+	pages, err = routers.List(netV2, routers.ListOpts{Name: "frank-test"}).AllPages()
+	require.NoError(t, err)
+	routerList, err := routers.ExtractRouters(pages)
+	require.NoError(t, err)
+	require.Len(t, routerList, 1)
+	assert.Equal(t, vpcList[0].ID, routerList[0].ID, "a VPC is the Neutron router with the same id")
+	vpcV3, err := openstack.NewVpcV3(provider, golangsdk.EndpointOpts{Region: os.Getenv("OS_REGION_NAME")})
+	require.NoError(t, err)
+	v3List, err := vpcsv3.List(vpcV3, vpcsv3.ListOpts{Name: []string{"frank-test"}})
+	require.NoError(t, err)
+	require.Len(t, v3List, 1)
+	assert.Equal(t, vpcList[0].ID, v3List[0].Id)
+	v3Got, err := vpcsv3.Get(vpcV3, v3List[0].Id)
+	require.NoError(t, err)
+	assert.Equal(t, vpcList[0].CIDR, v3Got.Cidr)
 
 	created, err := instances.Create(rds, instances.CreateRdsOpts{
 		Name:             "sdk-demo-01",

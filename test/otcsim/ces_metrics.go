@@ -126,9 +126,11 @@ func (s *Sim) datapoints(in *instance, m *metricDef, from, to int64, period int,
 	if n := (end - first) / step; n > maxDatapoints {
 		first += (n - maxDatapoints) * step
 	}
+	// NOTE: the period still running is answered too, with its value so far (the minutes begun),
+	// as Cloud Eye's series do: a client must not read it as a full period.
 	for ts := first; ts <= end; ts += step {
 		var vals []float64
-		for minute := ts / 60_000; minute*60_000 < ts+step; minute++ {
+		for minute := ts / 60_000; minute*60_000 < ts+step && minute*60_000 <= now.UnixMilli(); minute++ {
 			vals = append(vals, s.sample(in, m, minute))
 		}
 		out = append(out, map[string]any{filter: aggregate(vals, filter), "timestamp": ts, "unit": m.unit})

@@ -104,6 +104,46 @@ func TestBatchListMetricData(t *testing.T) {
 	assert.IsType(t, golangsdk.ErrDefault400{}, err, "3 metrics × a week of minutes is too many points")
 }
 
+// TestMetricRunningPeriod: like Cloud Eye, an aggregated series ends with the period still running,
+// answered with its value so far (the average of the minutes begun), not held back until it ends.
+func TestMetricRunningPeriod(t *testing.T) {
+	e := newEnv(t, Options{})
+	ces := cesClient(t, e)
+	id := e.createActive(t, createOpts("metrics-03"))
+	e.clock.Advance(time.Hour)
+	start := e.clock.Now().Truncate(5 * time.Minute)
+	e.clock.Advance(start.Add(2*time.Minute + 30*time.Second).Sub(e.clock.Now())) // the minutes :00, :01, :02 begun
+	now := e.clock.Now()
+
+	dims := []metricdata.MetricsDimension{{Name: "rds_cluster_id", Value: id}}
+	batch := func(period string) []metricdata.DatapointForBatchMetric {
+		res, err := metricdata.BatchListMetricData(ces, metricdata.BatchListMetricDataOpts{
+			Metrics: []metricdata.Metric{{Namespace: "SYS.RDS", MetricName: "rds001_cpu_util", Dimensions: dims}},
+			From:    now.Add(-20 * time.Minute).UnixMilli(), To: now.UnixMilli(), Period: period, Filter: "average",
+		})
+		require.NoError(t, err)
+		require.Len(t, res, 1)
+		return res[0].Datapoints
+	}
+	periods, minutes := batch("300"), batch("1")
+	last := periods[len(periods)-1]
+	assert.Equal(t, start.UnixMilli(), last.Timestamp, "the running period is answered")
+	var sum float64
+	var n int
+	for _, p := range minutes {
+		if p.Timestamp >= start.UnixMilli() {
+			sum += p.Average
+			n++
+		}
+	}
+	require.Equal(t, 3, n)
+	assert.InDelta(t, sum/3, last.Average, 0.01, "its value so far: the minutes begun")
+
+	e.sim.SetMetric(id, "rds001_cpu_util", 95)
+	periods = batch("300")
+	assert.Equal(t, 95.0, periods[len(periods)-1].Average)
+}
+
 func TestAlarms(t *testing.T) {
 	e := newEnv(t, Options{})
 	ces := cesClient(t, e)

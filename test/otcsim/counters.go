@@ -69,6 +69,10 @@ const (
 	OpGetNetwork         = "GetNetwork"         // Neutron GET /v2.0/networks/{id}
 	OpListNeutronSubnets = "ListNeutronSubnets" // Neutron GET /v2.0/subnets
 	OpGetNeutronSubnet   = "GetNeutronSubnet"   // Neutron GET /v2.0/subnets/{id}
+	OpListRouters        = "ListRouters"        // Neutron GET /v2.0/routers
+	OpGetRouter          = "GetRouter"          // Neutron GET /v2.0/routers/{id}
+	OpListVpcsV3         = "ListVpcsV3"         // VPC v3 GET /v3/{project}/vpc/vpcs
+	OpGetVpcV3           = "GetVpcV3"           // VPC v3 GET /v3/{project}/vpc/vpcs/{id}
 
 	OpShowMetricData      = "ShowMetricData"
 	OpBatchListMetricData = "BatchListMetricData"

@@ -16,6 +16,7 @@ const (
 	svcVPC                    // VPC v1 {"code","message"}
 	svcNeutron                // {"NeutronError":{...}}
 	svcCES                    // {"http_code","message":{"details","code"}}
+	svcVPC3                   // VPC v3 {"request_id","error_code","error_msg"}
 	svcControl                // the simulator's own API
 )
 
@@ -75,6 +76,8 @@ func writeError(w http.ResponseWriter, svc service, e *apiError) {
 		writeJSON(w, e.Status, map[string]any{"NeutronError": map[string]any{
 			"type": typ, "message": e.Message, "detail": "",
 		}})
+	case svcVPC3:
+		writeJSON(w, e.Status, map[string]any{"request_id": stableHex("request/" + e.Code + "/" + e.Message), "error_code": e.Code, "error_msg": e.Message})
 	case svcCES:
 		writeJSON(w, e.Status, map[string]any{
 			"http_code": strconv.Itoa(e.Status),
@@ -104,7 +107,7 @@ func notFoundError(svc service, method, path string) *apiError {
 	switch svc {
 	case svcRDS:
 		return errorf(http.StatusNotFound, "DBS.200045", "%s", msg)
-	case svcVPC:
+	case svcVPC, svcVPC3:
 		return errorf(http.StatusNotFound, "VPC.0001", "%s", msg)
 	case svcCES:
 		return errorf(http.StatusNotFound, "ces.0001", "%s", msg)
@@ -144,7 +147,7 @@ func serverError(svc service, status int) *apiError {
 			return errorf(status, "DBS.108000", "Service unavailable. Try again later.")
 		}
 		return errorf(status, "DBS.108000", "System error.")
-	case svcVPC:
+	case svcVPC, svcVPC3:
 		return errorf(status, "VPC.0500", "System error.")
 	case svcCES:
 		return errorf(status, "ces.0028", "Internal service error.")

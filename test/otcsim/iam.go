@@ -229,6 +229,7 @@ func (s *Sim) baseURL(r *http.Request) string {
 //   - rdsv3    → <base>/rds/v3/<pid>         (NewRDSV3 uses it as is)
 //   - volumev2 → <base>/evs/v2/<pid>         (NewCESClient rewrites it to <base>/ces/V1.0/<pid>/)
 //   - network  → <base>/vpc/                 (NewNetworkV1 appends v1/, NewNetworkV2 appends v2.0/)
+//   - vpc      → <base>/vpc/v1/<pid>         (NewVpcV3 rewrites v1 to v3 and appends vpc/: <base>/vpc/v3/<pid>/vpc/)
 //   - identity → <base>/v3
 func (s *Sim) catalog(base string) []map[string]any {
 	pid := s.opts.ProjectID
@@ -245,6 +246,7 @@ func (s *Sim) catalog(base string) []map[string]any {
 		entry("rdsv3", "rdsv3", base+"/rds/v3/"+pid),
 		entry("volumev2", "cinderv2", base+"/evs/v2/"+pid),
 		entry("network", "neutron", base+"/vpc/"),
+		entry("vpc", "vpc", base+"/vpc/v1/"+pid),
 		entry("ces", "ces", base+"/ces/V1.0/"+pid),
 		entry("identity", "keystone", base+"/v3"),
 	}

@@ -41,9 +41,9 @@ func (m *Multi) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (m *Multi) route(r *http.Request) *Sim {
-	// /rds/v3/<pid>/..., /vpc/v1/<pid>/..., /ces/V1.0/<pid>/..., /evs/v2/<pid>/...
+	// /rds/v3/<pid>/..., /vpc/v1/<pid>/..., /vpc/v3/<pid>/..., /ces/V1.0/<pid>/..., /evs/v2/<pid>/...
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")
-	if len(parts) >= 3 && (parts[0] == "rds" || parts[0] == "ces" || parts[0] == "evs" || (parts[0] == "vpc" && parts[1] == "v1")) {
+	if len(parts) >= 3 && (parts[0] == "rds" || parts[0] == "ces" || parts[0] == "evs" || (parts[0] == "vpc" && (parts[1] == "v1" || parts[1] == "v3"))) {
 		if s := m.byProject[parts[2]]; s != nil {
 			return s
 		}

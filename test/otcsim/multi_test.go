@@ -8,6 +8,7 @@ import (
 	golangsdk "github.com/opentelekomcloud/gophertelekomcloud"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/instances"
+	vpcsv3 "github.com/opentelekomcloud/gophertelekomcloud/openstack/vpc/v3/vpcs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -37,7 +38,7 @@ func TestMultiKeepsProjectsApart(t *testing.T) {
 	)
 	t.Cleanup(m.Close)
 	_, rds0 := multiLogin(t, m, 0)
-	_, rdsA := multiLogin(t, m, 1)
+	providerA, rdsA := multiLogin(t, m, 1)
 	assert.Equal(t, 1, m.Sims[0].Calls(OpCreateToken))
 	assert.Equal(t, 1, m.Sims[1].Calls(OpCreateToken), "each login goes to its user's project")
 	assert.Contains(t, rdsA.ResourceBaseURL(), "a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a1")
@@ -52,6 +53,16 @@ func TestMultiKeepsProjectsApart(t *testing.T) {
 	assert.Empty(t, list0.Instances, "the other project lists none of it")
 	assert.Len(t, m.Sims[1].Instances(), 1)
 	assert.Empty(t, m.Sims[0].Instances())
+
+	// VPC v3 has the project in its path too: each project reads its own VPCs.
+	m.Sims[1].AddVPC("only-in-a", "10.1.0.0/16")
+	v3, err := openstack.NewVpcV3(providerA, golangsdk.EndpointOpts{Region: Region})
+	require.NoError(t, err)
+	vpcsA, err := vpcsv3.List(v3, vpcsv3.ListOpts{Name: []string{"only-in-a"}})
+	require.NoError(t, err)
+	assert.Len(t, vpcsA, 1)
+	assert.Equal(t, 1, m.Sims[1].Calls(OpListVpcsV3))
+	assert.Zero(t, m.Sims[0].Calls(OpListVpcsV3))
 
 	// Project A's path with project 0's token: the token is routed with the path, and refused.
 	rds0.Endpoint, rds0.ResourceBase = rdsA.Endpoint, rdsA.ResourceBase

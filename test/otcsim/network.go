@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"slices"
+	"strconv"
+	"time"
 )
 
 // Seed network: the names the original operator's sample spec uses. The ids are stable.
@@ -25,6 +28,7 @@ var (
 
 type vpc struct {
 	id, name, cidr string
+	created        time.Time
 }
 
 type subnet struct {
@@ -38,7 +42,7 @@ type secGroup struct {
 }
 
 func (s *Sim) seedNetwork() {
-	s.vpcs = append(s.vpcs, &vpc{id: SeedVPCID, name: SeedVPCName, cidr: "192.168.0.0/16"})
+	s.vpcs = append(s.vpcs, &vpc{id: SeedVPCID, name: SeedVPCName, cidr: "192.168.0.0/16", created: s.now()})
 	s.subnets = append(s.subnets, newSubnet(SeedSubnetID, SeedNeutronSubnetID, SeedVPCID, SeedSubnetName,
 		netip.MustParsePrefix("192.168.0.0/24")))
 	s.groups = append(s.groups,
@@ -60,7 +64,7 @@ func (s *Sim) AddVPC(name, cidr string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id := s.randUUID()
-	s.vpcs = append(s.vpcs, &vpc{id: id, name: name, cidr: cidr})
+	s.vpcs = append(s.vpcs, &vpc{id: id, name: name, cidr: cidr, created: s.now()})
 	return id
 }
 
@@ -228,4 +232,99 @@ func (s *Sim) handleGetSecurityGroup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"security_group": g.json(s.opts.ProjectID)})
+}
+
+// jsonV3 is the VPC as VPC v3 shows it.
+func (v *vpc) jsonV3(projectID string, subnets int) map[string]any {
+	at := v.created.UTC().Format("2006-01-02T15:04:05Z")
+	return map[string]any{
+		"id": v.id, "name": v.name, "description": "", "cidr": v.cidr, "extend_cidrs": []string{},
+		"status": "ACTIVE", "project_id": projectID, "enterprise_project_id": "0",
+		"created_at": at, "updated_at": at, "tags": []any{},
+		"cloud_resources": []map[string]any{
+			{"resource_type": "routetable", "resource_count": 1},
+			{"resource_type": "virsubnet", "resource_count": subnets},
+		},
+	}
+}
+
+func (s *Sim) vpcsV3() []map[string]any {
+	out := []map[string]any{}
+	for _, v := range s.vpcs {
+		n := 0
+		for _, sn := range s.subnets {
+			if sn.vpcID == v.id {
+				n++
+			}
+		}
+		out = append(out, v.jsonV3(s.opts.ProjectID, n))
+	}
+	return out
+}
+
+// handleListVpcsV3 serves GET /vpc/v3/{project}/vpc/vpcs: VPC v3 filters on id, name, description
+// and cidr (each repeatable: any of its values matches) and pages with limit and marker.
+// NOTE: the SDK's vpcs.List (v0.9.8) reads one page and never follows page_info.next_marker.
+func (s *Sim) handleListVpcsV3(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit := 2000
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 0 || n > 2000 {
+			writeError(w, svcVPC3, errorf(http.StatusBadRequest, "VPC.0002", "Invalid limit %q: 0 to 2000.", l))
+			return
+		}
+		if n > 0 {
+			limit = n
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []map[string]any{}
+	for _, v := range s.vpcsV3() {
+		match := true
+		for _, k := range []string{"id", "name", "description", "cidr"} {
+			if want := q[k]; len(want) > 0 && !slices.Contains(want, fmt.Sprint(v[k])) {
+				match = false
+			}
+		}
+		if match {
+			out = append(out, v)
+		}
+	}
+	if m := q.Get("marker"); m != "" {
+		i := slices.IndexFunc(out, func(v map[string]any) bool { return v["id"] == m })
+		if i < 0 {
+			writeError(w, svcVPC3, errorf(http.StatusBadRequest, "VPC.0002", "Invalid marker %s.", m))
+			return
+		}
+		out = out[i+1:]
+	}
+	page := map[string]any{"current_count": min(len(out), limit)}
+	if len(out) > limit {
+		out = out[:limit]
+		page["next_marker"] = out[limit-1]["id"]
+	}
+	if len(out) > 0 {
+		page["previous_marker"] = out[0]["id"]
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"request_id": stableHex("request/ListVpcsV3/" + r.URL.RawQuery), "vpcs": out, "page_info": page,
+	})
+}
+
+// handleGetVpcV3 serves GET /vpc/v3/{project}/vpc/vpcs/{id}.
+func (s *Sim) handleGetVpcV3(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := r.PathValue("id")
+	for _, v := range s.vpcsV3() {
+		if v["id"] == id {
+			writeJSON(w, http.StatusOK, map[string]any{"request_id": stableHex("request/GetVpcV3/" + id), "vpc": v})
+			return
+		}
+	}
+	// NOTE: the contract (../shared/otc-api.md, section 9) gives VPC v3's error shape, not its
+	// codes; the simulator answers an unknown VPC with VPC v1's VPC.0003.
+	writeError(w, svcVPC3, errorf(http.StatusNotFound, "VPC.0003", "The VPC %s does not exist.", id))
 }

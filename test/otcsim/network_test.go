@@ -8,10 +8,12 @@ import (
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v1/subnets"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v1/vpcs"
+	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v2/extensions/layer3/routers"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v2/extensions/security/groups"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v2/networks"
 	nsubnets "github.com/opentelekomcloud/gophertelekomcloud/openstack/networking/v2/subnets"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/instances"
+	vpcsv3 "github.com/opentelekomcloud/gophertelekomcloud/openstack/vpc/v3/vpcs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -186,4 +188,99 @@ func TestNeutronNetworksAndSubnets(t *testing.T) {
 	_, err = nsubnets.Get(v2, "nope").Extract()
 	require.ErrorAs(t, err, &e404)
 	assert.Contains(t, string(e404.Body), `"SubnetNotFound"`)
+}
+
+// TestNeutronRouters: a VPC is the Neutron router with the same id and name, listed and read
+// through the SDK's layer3/routers (an OpenStack client finds a VPC so).
+func TestNeutronRouters(t *testing.T) {
+	e := newEnv(t, Options{})
+	_, v2 := networkClients(t, e)
+	other := e.sim.AddVPC("team-b", "10.0.0.0/16")
+
+	pages, err := routers.List(v2, routers.ListOpts{}).AllPages()
+	require.NoError(t, err)
+	all, err := routers.ExtractRouters(pages)
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+	assert.Equal(t, []string{SeedVPCID, other}, []string{all[0].ID, all[1].ID})
+
+	pages, err = routers.List(v2, routers.ListOpts{Name: SeedVPCName}).AllPages()
+	require.NoError(t, err)
+	byName, err := routers.ExtractRouters(pages)
+	require.NoError(t, err)
+	require.Len(t, byName, 1)
+	r := byName[0]
+	assert.Equal(t, SeedVPCID, r.ID, "the router's id is the VPC's")
+	assert.Equal(t, SeedVPCName, r.Name)
+	assert.Equal(t, "ACTIVE", r.Status)
+	assert.True(t, r.AdminStateUp)
+	assert.Equal(t, e.sim.ProjectID(), r.TenantID)
+	assert.Empty(t, r.GatewayInfo.NetworkID, "no external gateway")
+
+	got, err := routers.Get(v2, other).Extract()
+	require.NoError(t, err)
+	assert.Equal(t, "team-b", got.Name)
+
+	// Paged as Neutron pages: limit and a next link the SDK follows.
+	pages, err = routers.List(v2, routers.ListOpts{Limit: 1}).AllPages()
+	require.NoError(t, err)
+	paged, err := routers.ExtractRouters(pages)
+	require.NoError(t, err)
+	assert.Equal(t, all, paged)
+
+	_, err = routers.Get(v2, "nope").Extract()
+	var e404 golangsdk.ErrDefault404
+	require.ErrorAs(t, err, &e404)
+	assert.Contains(t, string(e404.Body), `"RouterNotFound"`)
+}
+
+// TestVpcV3: the catalog's "vpc" entry gives NewVpcV3 its endpoint; the SDK's VPC v3 look-ups
+// (vpcs.List with its filters, vpcs.Get) decode the simulator's answers.
+func TestVpcV3(t *testing.T) {
+	e := newEnv(t, Options{})
+	v3, err := openstack.NewVpcV3(e.provider, golangsdk.EndpointOpts{})
+	require.NoError(t, err)
+	assert.Equal(t, e.srv.URL+"/vpc/v3/"+e.sim.ProjectID()+"/vpc/", v3.ResourceBaseURL())
+	other := e.sim.AddVPC("team-b", "10.0.0.0/16")
+	_, err = e.sim.AddSubnet(other, "team-b-1", "10.0.1.0/24")
+	require.NoError(t, err)
+	_, err = e.sim.AddSubnet(other, "team-b-2", "10.0.2.0/24")
+	require.NoError(t, err)
+
+	all, err := vpcsv3.List(v3, vpcsv3.ListOpts{})
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+
+	byName, err := vpcsv3.List(v3, vpcsv3.ListOpts{Name: []string{SeedVPCName}})
+	require.NoError(t, err)
+	require.Len(t, byName, 1)
+	v := byName[0]
+	assert.Equal(t, SeedVPCID, v.Id)
+	assert.Equal(t, "192.168.0.0/16", v.Cidr)
+	assert.Equal(t, "ACTIVE", v.Status)
+	assert.Equal(t, e.sim.ProjectID(), v.ProjectId)
+	assert.Contains(t, v.CloudResources, vpcsv3.CloudResource{ResourceType: "virsubnet", ResourceCount: 1})
+
+	two, err := vpcsv3.List(v3, vpcsv3.ListOpts{Id: []string{SeedVPCID, other}, Cidr: []string{"10.0.0.0/16"}})
+	require.NoError(t, err)
+	require.Len(t, two, 1, "filters combine; the values of one filter are alternatives")
+	assert.Equal(t, other, two[0].Id)
+
+	first, err := vpcsv3.List(v3, vpcsv3.ListOpts{Limit: 1})
+	require.NoError(t, err)
+	require.Len(t, first, 1)
+	rest, err := vpcsv3.List(v3, vpcsv3.ListOpts{Marker: first[0].Id})
+	require.NoError(t, err)
+	assert.Equal(t, all, append(first, rest...))
+
+	got, err := vpcsv3.Get(v3, other)
+	require.NoError(t, err)
+	assert.Equal(t, "team-b", got.Name)
+	assert.Contains(t, got.CloudResources, vpcsv3.CloudResource{ResourceType: "virsubnet", ResourceCount: 2})
+
+	_, err = vpcsv3.Get(v3, "nope")
+	var e404 golangsdk.ErrDefault404
+	require.ErrorAs(t, err, &e404)
+	assert.Contains(t, string(e404.Body), `"error_code":"VPC.0003"`)
+	assert.Contains(t, string(e404.Body), `"request_id"`)
 }

@@ -139,7 +139,7 @@ func neutronGet(w http.ResponseWriter, kind, notFound, id string, all []map[stri
 		}
 	}
 	writeError(w, svcNeutron, errorf(http.StatusNotFound, notFound, "%s %s could not be found.",
-		map[string]string{"network": "Network", "subnet": "Subnet"}[kind], id))
+		map[string]string{"network": "Network", "subnet": "Subnet", "router": "Router"}[kind], id))
 }
 
 // handleListNetworks serves GET /vpc/v2.0/networks.
@@ -168,4 +168,34 @@ func (s *Sim) handleGetNeutronSubnet(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	neutronGet(w, "subnet", "SubnetNotFound", r.PathValue("id"), s.neutronSubnets())
+}
+
+// NOTE: on OTC a VPC is a Neutron router with the same id and name (the VPC's routes are the
+// router's); Neutron lists it under /v2.0/routers, which is how an OpenStack client finds a VPC.
+// The simulator gives it no external gateway (no SNAT): external_gateway_info is null.
+func (s *Sim) neutronRouters() []map[string]any {
+	pid := s.opts.ProjectID
+	out := []map[string]any{}
+	for _, v := range s.vpcs {
+		out = append(out, map[string]any{
+			"id": v.id, "name": v.name, "description": "", "status": "ACTIVE", "admin_state_up": true,
+			"distributed": false, "external_gateway_info": nil, "routes": []any{},
+			"availability_zone_hints": []string{}, "tenant_id": pid, "project_id": pid,
+		})
+	}
+	return out
+}
+
+// handleListRouters serves GET /vpc/v2.0/routers.
+func (s *Sim) handleListRouters(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.neutronList(w, r, "routers", s.neutronRouters())
+}
+
+// handleGetRouter serves GET /vpc/v2.0/routers/{id}.
+func (s *Sim) handleGetRouter(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	neutronGet(w, "router", "RouterNotFound", r.PathValue("id"), s.neutronRouters())
 }

@@ -111,6 +111,12 @@ func (s *Sim) apiRoutes() []route {
 		api("GET /vpc/v2.0/networks/{id}", OpGetNetwork, svcNeutron, s.handleGetNetwork),
 		api("GET /vpc/v2.0/subnets", OpListNeutronSubnets, svcNeutron, s.handleListNeutronSubnets),
 		api("GET /vpc/v2.0/subnets/{id}", OpGetNeutronSubnet, svcNeutron, s.handleGetNeutronSubnet),
+		api("GET /vpc/v2.0/routers", OpListRouters, svcNeutron, s.handleListRouters),
+		api("GET /vpc/v2.0/routers/{id}", OpGetRouter, svcNeutron, s.handleGetRouter),
+
+		// VPC v3 (the "vpc" catalog entry, which NewVpcV3 rewrites from v1 to v3)
+		api("GET /vpc/v3/{project}/vpc/vpcs", OpListVpcsV3, svcVPC3, s.handleListVpcsV3),
+		api("GET /vpc/v3/{project}/vpc/vpcs/{id}", OpGetVpcV3, svcVPC3, s.handleGetVpcV3),
 
 		// Cloud Eye v1
 		api("GET "+ces+"/metric-data", OpShowMetricData, svcCES, s.handleShowMetricData),
@@ -148,6 +154,8 @@ func serviceOf(path string) service {
 		return svcRDS
 	case strings.HasPrefix(path, "/vpc/v1/"):
 		return svcVPC
+	case strings.HasPrefix(path, "/vpc/v3/"):
+		return svcVPC3
 	case strings.HasPrefix(path, "/vpc/"):
 		return svcNeutron
 	case strings.HasPrefix(path, "/ces/"):
