@@ -20,12 +20,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 	"github.com/mcsps/rds-lambda-controller/test/metacontroller"
-	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
 

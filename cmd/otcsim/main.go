@@ -18,8 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/internal/version"
-	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
 
 func main() {

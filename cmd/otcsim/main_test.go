@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/internal/version"
-	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
 

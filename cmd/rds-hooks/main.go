@@ -31,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/mcsps/rds-lambda-controller/internal/hookauth"
+	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/internal/version"
 	"github.com/mcsps/rds-lambda-controller/server"
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
@@ -38,7 +39,6 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/view"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
-	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
 
 func main() {

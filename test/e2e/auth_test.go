@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/internal/hookauth"
+	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/server"
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
-	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
 
 // The attacks of issue #17 that needed no more than a pod anywhere in the cluster: with no

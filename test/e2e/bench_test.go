@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcsps/rds-lambda-controller/test/otcsim"
+	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 )
 
 // BenchmarkSyncSteady measures one steady-state sync call of a Ready instance end to end: the

@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
-	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
 
 // TestRefusalShowsOurSentence: a create OTC refuses reads as our own sentence with OTC's code,

@@ -13,12 +13,12 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/server"
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	standin "github.com/mcsps/rds-lambda-controller/test/metacontroller"
-	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testdata"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )

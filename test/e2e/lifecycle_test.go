@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
-	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
 
 // TestLifecycle is the walking skeleton: the original operator's example object is created,

@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
-	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
 
 // TestLongNames: Rds objects named with 64 and 253 characters are created like any other, and the

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	rdssync "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
-	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
 
 // TestConcurrentIdenticalCreates: OTC lets instances share a name, so two calls that both find no

@@ -1,5 +1,5 @@
 // Package otccases lists OTC's documented value constraints as test cases, so that the hook's
-// validation (sync), the CRD's rules (test/manifests) and the simulator (test/otcsim) are each
+// validation (sync), the CRD's rules (test/manifests) and the simulator (internal/otcsim) are each
 // tested against the same list and cannot drift apart.
 //
 // Source: DOC:rds/api_v3_recommended/db_instance_management/creating_a_db_instance (port and

@@ -33,12 +33,12 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/view"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 	standin "github.com/mcsps/rds-lambda-controller/test/metacontroller"
-	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 	"github.com/mcsps/rds-lambda-controller/test/testdata"
 )
 

@@ -3,7 +3,7 @@ package testutil
 import (
 	"testing"
 
-	"github.com/mcsps/rds-lambda-controller/test/otcsim"
+	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 )
 
 // Projects of TwoProjects: the controller's own (index 0) and two teams' (1 and 2), each with its

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
-	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
 
 // Login returns the real OTC adapter logged in to the simulator srv, the way rds-hooks logs in

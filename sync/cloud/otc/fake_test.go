@@ -13,13 +13,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
-	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
 
 // fakeOTC is a minimal Keystone plus RDS for the adapter's own plumbing: renewal, deadlines and
-// headers. The behaviour of the OTC API itself is tested against test/otcsim.
+// headers. The behaviour of the OTC API itself is tested against internal/otcsim.
 type fakeOTC struct {
 	*httptest.Server
 	logins    atomic.Int32

@@ -12,7 +12,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
 
-// simID is otcsim's stable id of key (test/otcsim/ids.go stableHex), for naming team A's domain
+// simID is otcsim's stable id of key (internal/otcsim/ids.go stableHex), for naming team A's domain
 // and user by id as a Secret may.
 func simID(key string) string {
 	sum := sha256.Sum256([]byte("otcsim/" + key))

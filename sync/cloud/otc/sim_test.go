@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
-	"github.com/mcsps/rds-lambda-controller/test/otcsim"
 )
 
 var t0 = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)

@@ -69,7 +69,7 @@ func TestControlAPI(t *testing.T) {
 	var keys map[string]json.RawMessage
 	require.Equal(t, http.StatusOK, control(t, e, http.MethodGet, "/_sim/state", nil, &keys))
 	assert.Equal(t, []string{"alarms", "backups", "calls", "faults", "instances", "mutating", "now", "project_id"},
-		slices.Sorted(maps.Keys(keys)), "the keys README.md and test/otcsim/README.md name")
+		slices.Sorted(maps.Keys(keys)), "the keys README.md and internal/otcsim/README.md name")
 	require.Len(t, state.Instances, 1)
 	assert.Equal(t, "controlled-01", state.Instances[0].Name)
 	assert.Equal(t, []string{"eu-de-01"}, state.Instances[0].AvailabilityZones)
