@@ -55,6 +55,7 @@ func (r *Reconciler) Finalize(ctx context.Context, req *hook.Request) (*hook.Fin
 	// waits: a child left out is deleted at once, and a generated password with it.
 	// The log Job and its Secret are kept too, and followed to their end (logs.go).
 	c.finalizeLogs()
+	r.remember(c.keep)
 	children := append(c.children(), c.logChildren()...)
 	c.st.Conditions = c.out.render(c.now)
 	resp := &hook.FinalizeResponse{Status: &c.st, Children: children, Finalized: done}

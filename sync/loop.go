@@ -30,12 +30,13 @@ type head struct {
 
 // step is one step of a sync call as the loop runs it: plan is a pure function of what the step
 // holds (its input, what was read, OTC's answer); saw and answered add to it; render writes the last
-// plan's status fields into the answer. No step holds a cloud client.
+// plan's status fields and children into the answer. No step holds a cloud client, and render gets
+// only the answer.
 type step interface {
 	plan() head
 	saw(n need, s seen)
 	answered(res acted, err error)
-	render(c *call)
+	render(a *answer)
 }
 
 // maxReadRounds bounds the rounds of reads one step asks for (restore: its job, then its periods).
@@ -64,7 +65,7 @@ func (c *call) runStep(ctx context.Context, s step) (stop bool, err error) {
 		s.answered(c.act(ctx, *h.act))
 		h = s.plan() // OTC's answer is the step's: a second action is never made
 	}
-	s.render(c)
+	s.render(&c.answer)
 	logAll(ctx, c.log, h.logs)
 	c.out.record(h)
 	if h.err != nil {

@@ -151,13 +151,61 @@ func New(cfg Config) *Reconciler {
 	return r
 }
 
+// answer is what a call answers, as its steps write it (render): the status, starting from what
+// the last call remembered, the connection Secret, further children, and what the process keeps
+// once the call is answered. It holds no client and reads nothing.
+type answer struct {
+	st v1alpha1.RdsStatus
+	// conn is the connection Secret to return; nil means echo the observed one, if any.
+	conn *connection
+	// extra are further children the steps return (user Secrets, the log Job and its Secret).
+	extra []any
+	// keep is what the process remembers once the call is answered (Reconciler.remember).
+	keep memo
+}
+
+// memo is what a call asks the process to remember (Reconciler.remember): the restarts it sent
+// (ledger.go), autopilot's change and a flavor list it read (autopilot.go), a log request it
+// accepted (logs_limit.go). A step writes it into the answer; the driver keeps it once the call
+// is answered, so that no step writes process memory.
+type memo struct {
+	restarts  []string
+	autopilot map[string]v1alpha1.AutopilotAction // by instance id
+	flavors   map[string][]cloud.Flavor           // by flavorsKey
+	logs      map[string]logAcceptance            // by object uid
+}
+
+// rememberAutopilot keeps autopilot's last change to the instance.
+func (m *memo) rememberAutopilot(id string, last v1alpha1.AutopilotAction) {
+	if m.autopilot == nil {
+		m.autopilot = map[string]v1alpha1.AutopilotAction{}
+	}
+	m.autopilot[id] = last
+}
+
+// remember keeps what a call asked the process to remember.
+func (r *Reconciler) remember(m memo) {
+	for _, key := range m.restarts {
+		r.sent.record(key)
+	}
+	for id, last := range m.autopilot {
+		r.autopilot.record(id, &last)
+	}
+	for key, list := range m.flavors {
+		r.autopilot.keepFlavors(key, list)
+	}
+	for uid, a := range m.logs {
+		r.logRequests.record(uid, a)
+	}
+}
+
 // call is the working state of one hook call.
 type call struct {
 	r      *Reconciler
 	req    *hook.Request
 	parent *v1alpha1.Rds
 	spec   *v1alpha1.RdsSpec
-	st     v1alpha1.RdsStatus // the answer, starting from what the last call remembered
+	answer // what the call answers so far
 	now    metav1.Time
 	log    *slog.Logger
 
@@ -182,10 +230,6 @@ type call struct {
 	// answer to it (cloudError).
 	attempted bool
 
-	// conn is the connection Secret to return; nil means echo the observed one, if any.
-	conn *connection
-	// extra are further children the steps return (user Secrets, the log Job and its Secret).
-	extra []any
 	// logsInstance is the instance id this call observed and gave the logs step; only such a call
 	// renders the log Job's capability (logs.go), any other echoes the observed Secret.
 	logsInstance string
@@ -197,7 +241,7 @@ func (r *Reconciler) begin(ctx context.Context, req *hook.Request) *call {
 		req:    req,
 		parent: &req.Parent,
 		spec:   &req.Parent.Spec,
-		st:     *req.Parent.Status.DeepCopy(),
+		answer: answer{st: *req.Parent.Status.DeepCopy()},
 		now:    metav1.NewTime(r.cfg.Now().UTC().Truncate(time.Second)),
 		log:    LoggerFrom(ctx),
 		cloud:  r.cfg.Cloud,
@@ -225,10 +269,12 @@ func (r *Reconciler) Sync(ctx context.Context, req *hook.Request) (*hook.SyncRes
 	defer unlock()
 	c := r.begin(ctx, req)
 	err = c.sync(ctx)
+	r.remember(c.keep)
 	if errors.Is(err, errViewStale) { // a change decided on the shared view: decide again, fresh
 		c = r.begin(ctx, req)
 		c.fresh = true
 		err = c.sync(ctx)
+		r.remember(c.keep)
 	}
 	if err != nil {
 		return nil, err
