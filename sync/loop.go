@@ -20,8 +20,10 @@ type head struct {
 	act *action
 	// stop holds the later steps of the call.
 	stop bool
-	// err is a failed read, or OTC's answer to the action, sorted like any cloud error (cloudError).
+	// err is a failed read, or OTC's answer to the action, sorted like any cloud error (cloudError);
+	// then are outcomes told after err's (create: Ready says OTC refused it).
 	err  error
+	then []finding
 	logs []logLine
 	// ask asks to be called again as soon as the class says; within, within that long (if positive).
 	ask    *class
@@ -69,7 +71,11 @@ func (c *call) runStep(ctx context.Context, s step) (stop bool, err error) {
 	logAll(ctx, c.log, h.logs)
 	c.out.record(h)
 	if h.err != nil {
-		return true, c.cloudError(h.err)
+		if err := c.cloudError(h.err); err != nil {
+			return true, err
+		}
+		c.out.record(head{tells: h.then})
+		return true, nil
 	}
 	return h.stop, nil
 }

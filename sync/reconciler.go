@@ -218,8 +218,6 @@ type call struct {
 	// me is this object as ownership tags name it; names are its instance names, new and legacy.
 	me    owner
 	names []string
-	// listed says this call already looked up the instances carrying the object's names.
-	listed bool
 	// fresh makes the call read its instance fresh by id, never from the shared view; viewed says
 	// it read the shared view, so that it makes no change (runStep).
 	fresh, viewed bool
@@ -290,7 +288,7 @@ func (r *Reconciler) Sync(ctx context.Context, req *hook.Request) (*hook.SyncRes
 // answer (docs/architecture.md, "How a call decides"). A step that acted stops the call, so a call
 // makes at most one change.
 func (c *call) sync(ctx context.Context) error {
-	c.forgetCreateFailed()
+	forgetCreateFailed(&c.out, &c.st, c.parent)
 	if problems := Validate(c.spec); len(problems) > 0 {
 		c.out.invalid(joinSentences(problems))
 		return nil
@@ -325,13 +323,22 @@ func (c *call) sync(ctx context.Context) error {
 	case instanceNameTaken:
 		c.nameTaken(obs.taken, obs.takenClaim)
 		return nil
-	case instanceAdopt:
-		if inst, adopted, err = c.adopt(ctx); inst == nil || err != nil {
+	case instanceAdopt: // adopt.go: spec.instanceid
+		s := newAdoptStep(c.spec, c.r.cfg.Adoption, c.me, c.cloud.Region())
+		if _, err = c.runStep(ctx, s); err != nil {
 			return err
 		}
+		if inst, adopted = s.taken(); inst == nil {
+			return nil
+		}
 		obs.claim = classify(inst, c.me)
-	case instanceCreate:
-		return c.create(ctx)
+	case instanceCreate: // create.go: a new instance, or a restore into one
+		s, err := newCreateStep(c)
+		if err != nil {
+			return err
+		}
+		_, err = c.runStep(ctx, s)
+		return err
 	case instanceNotOwned:
 		c.notOwned(inst, obs.claim)
 		return nil
@@ -351,13 +358,18 @@ func (c *call) sync(ctx context.Context) error {
 	} else {
 		// NOTE: the ownership tags come before anything else, whatever the password: an instance
 		// without them can be mistaken for nobody's.
-		claimed, err := c.claimInstance(ctx, inst, &obs)
+		claim := newClaimStep(inst, obs, c.me, c.names)
+		claimed, err := c.runStep(ctx, claim)
 		if err != nil {
 			return err
 		}
+		obs = claim.listed(obs)
 		stopped = stopped || claimed
 	}
-	c.trackDuplicates(ctx, inst, obs)
+	// instance.go: status.duplicates; it makes no change and stops nothing
+	if _, err := c.runStep(ctx, newDuplicatesStep(inst, obs, c.parent.Status.Duplicates, c.me, c.names)); err != nil {
+		return err
+	}
 	// The steps on the instance, in their fixed order, each run by the one loop (runStep,
 	// loop.go): a step that made its change stops the call, so that a call makes at most one.
 	for _, next := range []func(*call, *cloud.Instance) step{
