@@ -229,7 +229,7 @@ func (s *claimStep) plan() head {
 		tells: told(ptr.To(syncedOK(ReasonReconcileSuccess, "OTC was asked for the "+s.ch.target+".", inFlight).made()))}
 }
 
-func (s *claimStep) saw(_ need, r seen)             { s.list.saw(r) }
+func (s *claimStep) saw(_ need, r seen)            { s.list.saw(r) }
 func (s *claimStep) answered(res acted, err error) { s.answer = answerOf(res, err) }
 func (s *claimStep) render(*answer)                {}
 
@@ -339,7 +339,7 @@ func (s *duplicatesStep) saw(n need, r seen) {
 }
 
 func (s *duplicatesStep) answered(acted, error) {} // it makes no change
-func (s *duplicatesStep) render(a *answer)     { a.st.Duplicates = s.dups }
+func (s *duplicatesStep) render(a *answer)      { a.st.Duplicates = s.dups }
 
 // duplicatesOutcome is the InstanceDuplicates condition for the further instances of this object
 // besides the one it manages; nil when there are none.
