@@ -18,6 +18,9 @@ type head struct {
 	needs []need
 	// act is the step's one change: the loop makes it (act) and plans again on OTC's answer.
 	act *action
+	// sql is the step's action outside the cloud (databases): the loop makes it (actSQL) and plans
+	// again on its answer, on the shared view too; it is not the call's change.
+	sql *sqlAction
 	// stop holds the later steps of the call.
 	stop bool
 	// err is a failed read, or OTC's answer to the action, sorted like any cloud error (cloudError);
@@ -66,6 +69,13 @@ func (c *call) runStep(ctx context.Context, s step) (stop bool, err error) {
 		}
 		s.answered(c.act(ctx, *h.act))
 		h = s.plan() // OTC's answer is the step's: a second action is never made
+	} else if h.sql != nil {
+		res, err := c.actSQL(ctx, *h.sql)
+		if err != nil {
+			return true, err // no password could be generated: the call fails
+		}
+		s.answered(res, nil)
+		h = s.plan() // the answer is the step's: a second action is never made
 	}
 	s.render(&c.answer)
 	logAll(ctx, c.log, h.logs)

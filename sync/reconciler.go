@@ -385,7 +385,7 @@ func (c *call) sync(ctx context.Context) error {
 		}
 	}
 	if !stopped {
-		if _, err = c.databases(ctx, inst); err != nil { // databases.go: over SQL, never the cloud
+		if _, err = c.runStep(ctx, newDatabasesStep(c, inst)); err != nil { // databases.go: over SQL, never the cloud
 			return err
 		}
 	}
