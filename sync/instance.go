@@ -74,59 +74,97 @@ type observation struct {
 }
 
 // findInstance finds the instance by the id the last call remembered, or else by the object's
-// names, new and legacy: a create whose response was lost is found here and taken over, never
-// created twice. Only an instance whose tags name this object, or an untagged one with its name,
-// is taken over by name. An object that adopts an instance it has not taken over yet has none
-// (sync adopts it; finalize leaves it alone).
+// names (lookupOf); viewed says it came from the shared view.
 func (c *call) findInstance(ctx context.Context) (observation, error) {
-	var obs observation
-	if c.st.ID == "" && c.spec.Instanceid != "" {
-		return obs, nil
-	}
-	if c.st.ID != "" {
+	var maxAge time.Duration
+	if !c.fresh && c.st.ID != "" {
 		// The shared view while steady (observe_view.go), never on the call made again (fresh).
-		var maxAge time.Duration
-		if !c.fresh {
-			maxAge = viewMaxAge(c.parent, c.r.cfg.ResyncSteady)
+		maxAge = viewMaxAge(c.parent, c.r.cfg.ResyncSteady)
+	}
+	l := lookupOf(c.st.ID, c.spec.Instanceid, maxAge, c.me, c.names)
+	for ns := l.next(); ns != nil; ns = l.next() {
+		for _, n := range ns {
+			l.saw(n, c.observe(ctx, n))
 		}
-		s := c.observe(ctx, need{kind: readInstance, id: c.st.ID, maxAge: maxAge})
-		inst, err := s.inst, s.err
-		obs.viewed = viewed(c.cloud, maxAge)
-		if errors.Is(err, cloud.ErrNotFound) {
+	}
+	obs, err := l.observation()
+	obs.viewed = c.st.ID != "" && viewed(c.cloud, maxAge)
+	return obs, err
+}
+
+// lookup is the observation of the object's instance as data: the instance by the id the last
+// call remembered, or else the instances carrying the object's names, new and legacy: a create
+// whose response was lost is found here and taken over, never created twice. Only an instance
+// whose tags name this object, or an untagged one with its name, is taken over by name. An object
+// that adopts an instance it has not taken over yet has none (sync adopts it; finalize leaves it
+// alone). A step asks for next() and gives it what was seen (saw) until it asks nothing more.
+type lookup struct {
+	id     string // status.id; "" looks by names
+	none   bool   // nothing to read: the object adopts an instance it has not taken over yet
+	maxAge time.Duration
+	me     owner
+	names  []string
+	byID   *seen
+	list   listing
+}
+
+func lookupOf(statusID, instanceid string, maxAge time.Duration, me owner, names []string) *lookup {
+	return &lookup{id: statusID, none: statusID == "" && instanceid != "", maxAge: maxAge, me: me, names: names, list: listing{names: names}}
+}
+
+// next is the read the lookup needs next; nil once it has what it needs.
+func (l *lookup) next() []need {
+	switch {
+	case l.none:
+		return nil
+	case l.id != "" && l.byID == nil:
+		return []need{{kind: readInstance, id: l.id, maxAge: l.maxAge}}
+	case l.id != "":
+		return nil
+	}
+	return l.list.next()
+}
+
+func (l *lookup) saw(_ need, s seen) {
+	if l.id != "" {
+		l.byID = &s
+		return
+	}
+	l.list.saw(s)
+}
+
+// observation is what the reads found.
+func (l *lookup) observation() (observation, error) {
+	var obs observation
+	switch {
+	case l.none:
+		return obs, nil
+	case l.id != "":
+		switch err := l.byID.err; {
+		case errors.Is(err, cloud.ErrNotFound):
 			return obs, nil
-		}
-		if err != nil {
+		case err != nil:
 			return obs, err
 		}
-		obs.inst, obs.claim = inst, classify(inst, c.me, c.names...)
+		obs.inst, obs.claim = l.byID.inst, classify(l.byID.inst, l.me, l.names...)
 		return obs, nil
 	}
-	found, err := c.findByNames(ctx)
 	obs.listed = true
-	if err != nil {
-		return obs, err
+	if l.list.err != nil {
+		return obs, l.list.err
 	}
 	var mine []*cloud.Instance
-	for _, in := range found {
-		if cl := classify(in, c.me, c.names...); cl.mine() {
+	for _, in := range l.list.found {
+		if cl := classify(in, l.me, l.names...); cl.mine() {
 			mine = append(mine, in)
 		} else if obs.taken == nil {
 			obs.taken, obs.takenClaim = in, cl
 		}
 	}
 	if obs.inst, obs.others = pickInstance(mine, ""); obs.inst != nil {
-		obs.claim, obs.taken = classify(obs.inst, c.me, c.names...), nil
+		obs.claim, obs.taken = classify(obs.inst, l.me, l.names...), nil
 	}
 	return obs, nil
-}
-
-// findByNames lists the instances carrying the object's names, new and legacy, ordered by id.
-func (c *call) findByNames(ctx context.Context) ([]*cloud.Instance, error) {
-	l := listing{names: c.names}
-	for ns := l.next(); ns != nil; ns = l.next() {
-		l.saw(c.observe(ctx, ns[0]))
-	}
-	return l.found, l.err
 }
 
 // listing lists the instances carrying the object's names, new and legacy, as data: one read a

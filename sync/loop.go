@@ -44,8 +44,9 @@ type step interface {
 	render(a *answer)
 }
 
-// maxReadRounds bounds the rounds of reads one step asks for (restore: its job, then its periods).
-const maxReadRounds = 4
+// maxReadRounds bounds the rounds of reads one step asks for (finalize: the instance, the
+// object's own by its two names and its instanceid, then the backup list).
+const maxReadRounds = 6
 
 // runStep runs one step: plan; read what the plan needs and plan again; make its one action and
 // plan again on OTC's answer; render the last plan. It reports whether the call stops.
