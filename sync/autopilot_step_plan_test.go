@@ -66,7 +66,7 @@ func TestPlanAutopilotStep(t *testing.T) {
 	in := func(edits ...func(*autopilotStepInput)) autopilotStepInput {
 		spec := sampleSpec()
 		spec.Autopilot = true
-		in := autopilotStepInput{spec: &spec, prior: &v1alpha1.RdsStatus{}, st: &v1alpha1.RdsStatus{}, inst: activeInstance(), now: now,
+		in := autopilotStepInput{spec: &spec, prior: &v1alpha1.RdsStatus{}, st: v1alpha1.RdsStatus{}, inst: activeInstance(), now: now,
 			reader: true, metricsRead: true, metrics: reading(quiet)}
 		for _, e := range edits {
 			e(&in)
@@ -380,7 +380,7 @@ func TestPlanAutopilotStep(t *testing.T) {
 			before := tc.in.st.DeepCopy()
 			got := planAutopilotStep(tc.in)
 			assert.Equal(t, tc.want, got)
-			assert.Equal(t, before, tc.in.st, "the plan changes nothing of its input")
+			assert.Equal(t, *before, tc.in.st, "the plan changes nothing of its input")
 		})
 	}
 }
