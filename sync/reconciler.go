@@ -77,9 +77,24 @@ type Config struct {
 // DefaultLogsURL is the logs port of the hooks' Service in manifests/.
 const DefaultLogsURL = "http://rds-hooks.rds-system.svc:8081"
 
-// Reconciler answers sync and finalize calls. It is safe for concurrent use and keeps no state
-// an answer depends on: one-shot requests are remembered in the cloud and in status (oneshot.go),
-// the restarts it sent also in a ledger that never decides alone (ledger.go).
+// Reconciler answers sync and finalize calls. It is safe for concurrent use. An answer is a
+// function of the request and what OTC says; the process memory below is each an explicit input
+// of one plan, read when the step is made and written only after the call is answered (memo,
+// remember), and none of it decides alone:
+//
+//   - sent, the restarts this process sent (ledger.go): day2Input.sentRestart. OTC keeps no trace
+//     of a finished restart, so a restart whose answer was lost, retried after the reboot, looks
+//     like one still owed; the mark in OTC and status are the record (oneshot.go).
+//   - autopilot, autopilot's last change per instance and the flavor lists it read
+//     (autopilot.go): autopilotStepInput.remembered and the step's kept list. A call on a stale
+//     status must not start a second change within the cooldown; under sustained pressure every
+//     sync needs the flavor list, which is what OTC sells, not a fact of the object.
+//   - logRequests, the log requests each object was served in the last hour (logs_limit.go):
+//     logsInput.served. It holds the hourly limit against a status that forgot them.
+//
+// The rest is no input of any answer: locks serialise the calls of one object (singleflight.go),
+// caps seals log Job capabilities with the configured key, and reads bounds each capability's
+// reads of the logs port (logs_read_limit.go), which answers log Jobs, not hooks.
 type Reconciler struct {
 	cfg   Config
 	sent  *ledger
@@ -91,7 +106,7 @@ type Reconciler struct {
 	// logRequests remembers the log requests each object was served in the last hour, against a
 	// status that forgot them (logs_limit.go).
 	logRequests *logRequests
-	// autopilot remembers autopilot's last change per instance (autopilot.go).
+	// autopilot remembers autopilot's last change per instance, and flavor lists (autopilot.go).
 	autopilot *autopilotMemory
 }
 
