@@ -3,9 +3,12 @@ package sync
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
 
@@ -59,6 +62,9 @@ type action struct {
 type acted struct {
 	jobID, instanceID string
 	backup            *cloud.Backup
+	// passwords and applied answer an action outside the cloud (actSQL).
+	passwords map[int]secret.Value
+	applied   *applyAnswer
 }
 
 // actAnswer is OTC's answer to an action, as a plan that is made again on it reads it.
@@ -122,4 +128,62 @@ func (c *call) act(ctx context.Context, a action) (res acted, err error) {
 		return err
 	})
 	return res, err
+}
+
+// sqlKind names one action a step takes outside the cloud: on the database server, or the
+// passwords it generates for it.
+type sqlKind string
+
+const (
+	sqlGeneratePasswords sqlKind = "GeneratePasswords"
+	sqlApply             sqlKind = "ApplyDatabases"
+)
+
+// sqlAction is an action outside the cloud, as data: passwords to generate (seeds, by the spec
+// user's index), or a desired state to apply over SQL as root (conn, without its deadlines).
+//
+// NOTE: it is a second switch beside act (actSQL), not a kind of action: act is the one place that
+// changes OTC, the call's one change, which a call that read the shared view never makes
+// (runStep). A password or a statement changes nothing in OTC, so such a call makes it too, and it
+// does not count as the call's change: the databases step runs after the others and never stops
+// the call.
+type sqlAction struct {
+	kind    sqlKind
+	seeds   map[int]string       // sqlGeneratePasswords
+	engine  string               // sqlApply
+	conn    dbusers.Conn         // sqlApply: host, port, root and its password
+	desired dbusers.Desired      // sqlApply
+	managed dbusers.ManagedState // sqlApply: what was applied before
+}
+
+// actSQL makes an action outside the cloud. Generated passwords come from the Reconciler's
+// password source (passwordSource); a failure to make one fails the call. An apply runs under its
+// own deadline, and its error is the step's answer (acted.applied), never the call's.
+func (c *call) actSQL(ctx context.Context, a sqlAction) (res acted, err error) {
+	switch a.kind {
+	case sqlGeneratePasswords:
+		res.passwords = map[int]secret.Value{}
+		for _, i := range slices.Sorted(maps.Keys(a.seeds)) { // in the spec's order, as the random source is read
+			gen, err := generatePassword(c.r.cfg, c.parent.UID, a.seeds[i])
+			if err != nil {
+				return res, err
+			}
+			res.passwords[i] = secret.New(gen)
+		}
+	case sqlApply:
+		cfg := c.r.cfg.Databases
+		conn := a.conn
+		conn.Timeout, conn.ConnectTimeout = c.r.cfg.CallTimeout, cfg.ConnectTimeout
+		actx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+		defer cancel()
+		apply := sqlLayers[a.engine].Apply // planned only for an engine with a SQL layer
+		if cfg.Apply != nil {
+			apply = cfg.Apply
+		}
+		applied, err := apply(actx, conn, a.desired, a.managed)
+		res.applied = &applyAnswer{res: applied, err: err}
+	default:
+		return res, fmt.Errorf("sync: actSQL: unknown action %q", a.kind) // a programming error
+	}
+	return res, nil
 }

@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -101,37 +100,58 @@ func planAdopt(in adoptInput) adoptPlan {
 	return p
 }
 
-// adopt takes over the instance named in spec.instanceid (planAdopt). It returns nil when the
-// instance is not adopted (a condition says why, and nothing changed), and adopted true when its
-// ownership tags were this call's change.
-func (c *call) adopt(ctx context.Context) (inst *cloud.Instance, adopted bool, err error) {
-	in := adoptInput{spec: c.spec, policy: c.r.cfg.Adoption, me: c.me, region: c.cloud.Region()}
-	s := c.observe(ctx, need{kind: readInstanceByID, id: c.spec.Instanceid})
-	in.target, in.targetErr = s.inst, s.err
-	p := planAdopt(in)
-	if p.action != nil {
-		in.answer = answerOf(c.act(ctx, *p.action))
-		p = planAdopt(in)
+// adoptStep takes over the instance named in spec.instanceid (planAdopt), as the loop runs it
+// (loop.go): it reads the instance by id, plans, writes the ownership tags the plan asks for and
+// plans on OTC's answer. The driver goes on with the instance only when the plan takes it.
+type adoptStep struct {
+	in   adoptInput
+	read bool
+	p    adoptPlan
+}
+
+func newAdoptStep(spec *v1alpha1.RdsSpec, policy AdoptionPolicy, me owner, region string) *adoptStep {
+	return &adoptStep{in: adoptInput{spec: spec, policy: policy, me: me, region: region}}
+}
+
+func (s *adoptStep) plan() head {
+	if !s.read {
+		return head{needs: []need{{kind: readInstanceByID, id: s.in.spec.Instanceid}}}
 	}
-	if p.clearStatus {
-		c.st.Status = ""
+	s.p = planAdopt(s.in)
+	h := head{logs: s.p.logs, err: s.p.cloudErr, act: s.p.action, stop: !s.p.take || s.p.tagged}
+	if s.p.blocked != nil {
+		h.tells = s.p.blocked.findings() // status.id is empty: the call manages no instance yet
 	}
-	logAll(ctx, c.log, p.logs)
-	if p.blocked != nil {
-		c.out.block(*p.blocked, c.st.ID)
+	h.tells = append(h.tells, told(s.p.ready, s.p.synced)...)
+	return h
+}
+
+func (s *adoptStep) saw(_ need, r seen) {
+	s.read, s.in.target, s.in.targetErr = true, r.inst, r.err
+}
+
+func (s *adoptStep) answered(res acted, err error) { s.in.answer = answerOf(res, err) }
+
+func (s *adoptStep) render(a *answer) {
+	if s.p.clearStatus {
+		a.st.Status = ""
 	}
-	c.out.tellAll(p.ready, p.synced)
-	if p.cloudErr != nil {
-		return nil, false, c.cloudError(p.cloudErr)
+	if !s.p.take {
+		return
 	}
-	if !p.take {
-		return nil, false, nil
+	a.st.ID = s.in.target.ID
+	a.st.Adopted = true
+	a.st.PasswordGenerated = false
+	a.st.Restore = restoreBaseline(s.in.spec)
+}
+
+// taken is the instance the step took over, and whether its ownership tags were this call's
+// change; nil when it took none (a condition says why).
+func (s *adoptStep) taken() (inst *cloud.Instance, tagged bool) {
+	if !s.p.take || s.p.cloudErr != nil {
+		return nil, false
 	}
-	c.st.ID = in.target.ID
-	c.st.Adopted = true
-	c.st.PasswordGenerated = false
-	c.st.Restore = restoreBaseline(c.spec)
-	return in.target, p.tagged, nil
+	return s.in.target, s.p.tagged
 }
 
 // adoptable says which instances the adoption policy lets an object adopt.

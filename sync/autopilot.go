@@ -48,7 +48,7 @@ func autopilotOf(st *v1alpha1.RdsStatus) *v1alpha1.AutopilotStatus {
 type autopilotStepInput struct {
 	spec     *v1alpha1.RdsSpec
 	prior    *v1alpha1.RdsStatus // the status the last call answered
-	st       *v1alpha1.RdsStatus // this call's status so far (the earlier steps' Synced)
+	st       v1alpha1.RdsStatus  // this call's status so far (the earlier steps' Synced), a copy
 	inst     *cloud.Instance
 	now      metav1.Time
 	deleting bool
@@ -279,6 +279,7 @@ type autopilotStep struct {
 	read bool
 	// change is OTC's answer to the plan's change; the action's answer is in.answer.
 	change     *sent
+	uid        string
 	generation int64
 	p          autopilotStepPlan
 }
@@ -288,11 +289,11 @@ func newAutopilotStep(c *call, inst *cloud.Instance) *autopilotStep {
 	key := flavorsKey(c.cloud, inst)
 	return &autopilotStep{
 		in: autopilotStepInput{
-			spec: c.spec, prior: &c.parent.Status, st: &c.st, inst: inst, now: c.now,
+			spec: c.spec, prior: &c.parent.Status, st: c.st, inst: inst, now: c.now,
 			synced:   c.out.condition(v1alpha1.ConditionSynced),
 			deleting: c.parent.DeletionTimestamp != nil, remembered: c.r.autopilot.remembered(inst.ID), reader: isReader,
 		},
-		kept: c.r.autopilot.flavors(key), flavorsKey: key, generation: c.parent.Generation,
+		kept: c.r.autopilot.flavors(key), flavorsKey: key, uid: string(c.parent.UID), generation: c.parent.Generation,
 	}
 }
 
@@ -351,13 +352,16 @@ func (s *autopilotStep) answered(res acted, err error) {
 
 // render writes status.autopilot, keeps a flavor list read, and records a change sent like a day-2
 // change (status.operation, status.autopilot and this process's memory).
-func (s *autopilotStep) render(c *call) {
-	c.st.Autopilot = s.p.autopilot
+func (s *autopilotStep) render(a *answer) {
+	a.st.Autopilot = s.p.autopilot
 	if s.read {
-		c.r.autopilot.keepFlavors(s.flavorsKey, s.in.flavors.list)
+		if a.keep.flavors == nil {
+			a.keep.flavors = map[string][]cloud.Flavor{}
+		}
+		a.keep.flavors[s.flavorsKey] = slices.Clone(s.in.flavors.list)
 	}
 	if s.change != nil && s.p.change != nil {
-		c.recordSent(s.in.inst, *s.p.change, *s.change)
+		recordSent(a, s.uid, s.in.inst, *s.p.change, *s.change, s.generation)
 	}
 }
 
@@ -454,9 +458,9 @@ func autopilotGrown(flavors []cloud.Flavor, inst *cloud.Instance, flavorref stri
 
 // keepGrownFlavor remembers a flavor autopilotGrown explained, so that the next call needs no
 // flavor list.
-func (c *call) keepGrownFlavor(inst *cloud.Instance) {
-	ap := autopilotOf(&c.st)
-	ap.Flavor, ap.FlavorFloor = inst.Flavor, c.spec.Flavorref
+func keepGrownFlavor(a *answer, inst *cloud.Instance, flavorref string, now metav1.Time) {
+	ap := autopilotOf(&a.st)
+	ap.Flavor, ap.FlavorFloor = inst.Flavor, flavorref
 	if ap.Last != nil && ap.Last.To == inst.Flavor {
 		return // only the floor changed: the change is recorded
 	}
@@ -464,8 +468,8 @@ func (c *call) keepGrownFlavor(inst *cloud.Instance) {
 	// or this process after a restart, has no memory of it, and pressure measured before it must
 	// not move the instance on at once.
 	ap.Last = &v1alpha1.AutopilotAction{Action: APResize, Reason: "found on the instance, larger than flavorref, without an answer that recorded it",
-		From: c.spec.Flavorref, To: inst.Flavor, Time: c.now}
-	c.r.autopilot.record(inst.ID, ap.Last)
+		From: flavorref, To: inst.Flavor, Time: now}
+	a.keep.rememberAutopilot(inst.ID, *ap.Last)
 }
 
 // autopilotRecord is what status.autopilot remembers once autopilot's change is sent.

@@ -76,6 +76,7 @@ func autopilotFlavors(r *Reconciler, client cloud.Cloud, inst *cloud.Instance) (
 	}
 	n := need{kind: readFlavors, engine: inst.Engine, version: inst.Version}
 	s.saw(n, c.observe(context.Background(), n))
-	s.render(c)
+	s.render(&c.answer)
+	r.remember(c.keep)
 	return s.in.flavors.list, s.in.flavors.err
 }

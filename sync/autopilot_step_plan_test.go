@@ -66,7 +66,7 @@ func TestPlanAutopilotStep(t *testing.T) {
 	in := func(edits ...func(*autopilotStepInput)) autopilotStepInput {
 		spec := sampleSpec()
 		spec.Autopilot = true
-		in := autopilotStepInput{spec: &spec, prior: &v1alpha1.RdsStatus{}, st: &v1alpha1.RdsStatus{}, inst: activeInstance(), now: now,
+		in := autopilotStepInput{spec: &spec, prior: &v1alpha1.RdsStatus{}, st: v1alpha1.RdsStatus{}, inst: activeInstance(), now: now,
 			reader: true, metricsRead: true, metrics: reading(quiet)}
 		for _, e := range edits {
 			e(&in)
@@ -118,73 +118,73 @@ func TestPlanAutopilotStep(t *testing.T) {
 	}
 
 	tests := []struct {
-		name string
-		in   autopilotStepInput
-		want autopilotStepPlan
+		reason string
+		in     autopilotStepInput
+		want   autopilotStepPlan
 	}{
 		// Autopilot off.
 		{
-			name: "off, never on: only the condition goes",
-			in:   in(off),
-			want: autopilotStepPlan{dropCondition: true},
+			reason: "off, never on: only the condition goes",
+			in:     in(off),
+			want:   autopilotStepPlan{dropCondition: true},
 		},
 		{
-			name: "off without a storage policy: next goes, the floors stay",
-			in:   in(off, ap(v1alpha1.AutopilotStatus{Next: rules, Flavor: "rds.mysql.c2.large", FlavorFloor: "rds.mysql.c2.medium"})),
+			reason: "off without a storage policy: next goes, the floors stay",
+			in:     in(off, ap(v1alpha1.AutopilotStatus{Next: rules, Flavor: "rds.mysql.c2.large", FlavorFloor: "rds.mysql.c2.medium"})),
 			want: autopilotStepPlan{dropCondition: true,
 				autopilot: &v1alpha1.AutopilotStatus{Flavor: "rds.mysql.c2.large", FlavorFloor: "rds.mysql.c2.medium"}},
 		},
 		{
-			name: "off with the storage policy autopilot set: switch it off",
-			in:   in(off, ap(v1alpha1.AutopilotStatus{Next: nativeRules, Storage: storage})),
-			want: autopilotStepPlan{action: switchOff},
+			reason: "off with the storage policy autopilot set: switch it off",
+			in:     in(off, ap(v1alpha1.AutopilotStatus{Next: nativeRules, Storage: storage})),
+			want:   autopilotStepPlan{action: switchOff},
 		},
 		{
-			name: "off: the policy switched off",
-			in:   in(off, ap(v1alpha1.AutopilotStatus{Next: nativeRules, Storage: storage}), answer(nil)),
+			reason: "off: the policy switched off",
+			in:     in(off, ap(v1alpha1.AutopilotStatus{Next: nativeRules, Storage: storage}), answer(nil)),
 			want: autopilotStepPlan{dropCondition: true, autopilot: &v1alpha1.AutopilotStatus{}, stop: true,
 				synced: ptr.To(syncedOK(ReasonReconcileSuccess, "Autopilot is off: OTC's storage autoscaling was switched off.", inFlight).made())},
 		},
 		{
-			name: "off: a lost answer keeps the policy in status, to be switched off again",
-			in:   in(off, ap(v1alpha1.AutopilotStatus{Next: nativeRules, Storage: storage}), answer(lost)),
-			want: autopilotStepPlan{dropCondition: true, autopilot: &v1alpha1.AutopilotStatus{Storage: storage}, stop: true, failed: lost},
+			reason: "off: a lost answer keeps the policy in status, to be switched off again",
+			in:     in(off, ap(v1alpha1.AutopilotStatus{Next: nativeRules, Storage: storage}), answer(lost)),
+			want:   autopilotStepPlan{dropCondition: true, autopilot: &v1alpha1.AutopilotStatus{Storage: storage}, stop: true, failed: lost},
 		},
 		{
-			name: "off: the policy waits while an operation runs",
+			reason: "off: the policy waits while an operation runs",
 			in: in(off, ap(v1alpha1.AutopilotStatus{Storage: storage}),
 				func(in *autopilotStepInput) { in.st.Operation = resizeOp }),
 			want: autopilotStepPlan{dropCondition: true, autopilot: &v1alpha1.AutopilotStatus{Storage: storage}},
 		},
 		{
-			name: "off: the policy waits while the object is deleted",
-			in:   in(off, ap(v1alpha1.AutopilotStatus{Storage: storage}), func(in *autopilotStepInput) { in.deleting = true }),
-			want: autopilotStepPlan{dropCondition: true, autopilot: &v1alpha1.AutopilotStatus{Storage: storage}},
+			reason: "off: the policy waits while the object is deleted",
+			in:     in(off, ap(v1alpha1.AutopilotStatus{Storage: storage}), func(in *autopilotStepInput) { in.deleting = true }),
+			want:   autopilotStepPlan{dropCondition: true, autopilot: &v1alpha1.AutopilotStatus{Storage: storage}},
 		},
 		{
-			name: "off: a client that sets no policy leaves it",
-			in:   in(off, ap(v1alpha1.AutopilotStatus{Storage: storage}), func(in *autopilotStepInput) { in.reader = false }),
-			want: autopilotStepPlan{dropCondition: true, autopilot: &v1alpha1.AutopilotStatus{Storage: storage}},
+			reason: "off: a client that sets no policy leaves it",
+			in:     in(off, ap(v1alpha1.AutopilotStatus{Storage: storage}), func(in *autopilotStepInput) { in.reader = false }),
+			want:   autopilotStepPlan{dropCondition: true, autopilot: &v1alpha1.AutopilotStatus{Storage: storage}},
 		},
 
 		// The gates.
 		{
-			name: "a deletion: status.autopilot only, no condition",
-			in:   in(func(in *autopilotStepInput) { in.deleting = true }),
-			want: autopilotStepPlan{autopilot: &v1alpha1.AutopilotStatus{}, resync: autopilotResync},
+			reason: "a deletion: status.autopilot only, no condition",
+			in:     in(func(in *autopilotStepInput) { in.deleting = true }),
+			want:   autopilotStepPlan{autopilot: &v1alpha1.AutopilotStatus{}, resync: autopilotResync},
 		},
 		{
-			name: "an operation in flight: wait",
-			in:   in(func(in *autopilotStepInput) { in.st.Operation = resizeOp }),
-			want: autopilotStepPlan{autopilot: &v1alpha1.AutopilotStatus{}, condition: waitActive, resync: autopilotResync},
+			reason: "an operation in flight: wait",
+			in:     in(func(in *autopilotStepInput) { in.st.Operation = resizeOp }),
+			want:   autopilotStepPlan{autopilot: &v1alpha1.AutopilotStatus{}, condition: waitActive, resync: autopilotResync},
 		},
 		{
-			name: "an instance that is not ACTIVE: wait",
-			in:   in(func(in *autopilotStepInput) { in.inst.Status = "REBOOTING" }),
-			want: autopilotStepPlan{autopilot: &v1alpha1.AutopilotStatus{}, condition: waitActive, resync: autopilotResync},
+			reason: "an instance that is not ACTIVE: wait",
+			in:     in(func(in *autopilotStepInput) { in.inst.Status = "REBOOTING" }),
+			want:   autopilotStepPlan{autopilot: &v1alpha1.AutopilotStatus{}, condition: waitActive, resync: autopilotResync},
 		},
 		{
-			name: "Synced False: the spec's own changes come first",
+			reason: "Synced False: the spec's own changes come first",
 			in: in(func(in *autopilotStepInput) {
 				in.synced = &v1alpha1.Condition{Type: v1alpha1.ConditionSynced, Status: metav1.ConditionFalse, Reason: ReasonFlavorUnavailable, Message: "The flavor is sold out.", LastTransitionTime: now}
 			}),
@@ -192,7 +192,7 @@ func TestPlanAutopilotStep(t *testing.T) {
 				condition: autopilotCondition(metav1.ConditionTrue, ReasonAutopilotWaiting, "Autopilot waits until the spec's own changes can be made (see Synced).")},
 		},
 		{
-			name: "STORAGE FULL with Synced False: autopilot grows the volume at once, without metrics",
+			reason: "STORAGE FULL with Synced False: autopilot grows the volume at once, without metrics",
 			in: in(func(in *autopilotStepInput) {
 				in.inst.Status = cloud.StatusStorageFull
 				in.metrics = nil
@@ -203,35 +203,35 @@ func TestPlanAutopilotStep(t *testing.T) {
 
 		// The metrics.
 		{
-			name: "past the gates, the metrics are read from the shared view",
-			in:   in(func(in *autopilotStepInput) { in.metricsRead, in.metrics = false, nil }),
-			want: autopilotStepPlan{needMetrics: 15 * time.Minute},
+			reason: "past the gates, the metrics are read from the shared view",
+			in:     in(func(in *autopilotStepInput) { in.metricsRead, in.metrics = false, nil }),
+			want:   autopilotStepPlan{needMetrics: 15 * time.Minute},
 		},
 		{
-			name: "no reading of the instance yet",
-			in:   in(func(in *autopilotStepInput) { in.metrics = nil }),
-			want: autopilotStepPlan{autopilot: &v1alpha1.AutopilotStatus{Next: noMetricsNext}, condition: noMetrics, resync: autopilotResync},
+			reason: "no reading of the instance yet",
+			in:     in(func(in *autopilotStepInput) { in.metrics = nil }),
+			want:   autopilotStepPlan{autopilot: &v1alpha1.AutopilotStatus{Next: noMetricsNext}, condition: noMetrics, resync: autopilotResync},
 		},
 		{
-			name: "a client that reads no metrics",
-			in:   in(func(in *autopilotStepInput) { in.reader, in.metricsRead, in.metrics = false, false, nil }),
-			want: autopilotStepPlan{autopilot: &v1alpha1.AutopilotStatus{Next: noMetricsNext}, condition: noMetrics, resync: autopilotResync},
+			reason: "a client that reads no metrics",
+			in:     in(func(in *autopilotStepInput) { in.reader, in.metricsRead, in.metrics = false, false, nil }),
+			want:   autopilotStepPlan{autopilot: &v1alpha1.AutopilotStatus{Next: noMetricsNext}, condition: noMetrics, resync: autopilotResync},
 		},
 		{
-			name: "quiet metrics: watching",
-			in:   in(),
-			want: autopilotStepPlan{autopilot: &v1alpha1.AutopilotStatus{Next: rules}, condition: watching, resync: autopilotResync},
+			reason: "quiet metrics: watching",
+			in:     in(),
+			want:   autopilotStepPlan{autopilot: &v1alpha1.AutopilotStatus{Next: rules}, condition: watching, resync: autopilotResync},
 		},
 
 		// status.autopilot's bookkeeping.
 		{
-			name: "this process's memory of a later change than status tells it, and its cooldown",
+			reason: "this process's memory of a later change than status tells it, and its cooldown",
 			in: in(ap(v1alpha1.AutopilotStatus{Last: &v1alpha1.AutopilotAction{Action: APResize, Time: ago(3 * time.Hour)}}),
 				func(in *autopilotStepInput) { in.remembered = resized }),
 			want: coolingAfterResize,
 		},
 		{
-			name: "an older memory than status changes nothing",
+			reason: "an older memory than status changes nothing",
 			in: in(ap(v1alpha1.AutopilotStatus{Last: resized}),
 				func(in *autopilotStepInput) {
 					in.remembered = &v1alpha1.AutopilotAction{Action: APEnlargeVolume, Time: ago(5 * time.Hour)}
@@ -239,7 +239,7 @@ func TestPlanAutopilotStep(t *testing.T) {
 			want: coolingAfterResize,
 		},
 		{
-			name: "growth by OTC's storage autoscaling is noted and kept with its floor",
+			reason: "growth by OTC's storage autoscaling is noted and kept with its floor",
 			in: in(native, policyIs(policy), func(in *autopilotStepInput) {
 				in.inst.Volume.Size = 50
 				in.prior.Volume = &v1alpha1.Volume{Size: 40}
@@ -254,8 +254,8 @@ func TestPlanAutopilotStep(t *testing.T) {
 			},
 		},
 		{
-			name: "growth without native autoscaling is kept as growth whose answer was lost",
-			in:   in(func(in *autopilotStepInput) { in.inst.Volume.Size = 50 }),
+			reason: "growth without native autoscaling is kept as growth whose answer was lost",
+			in:     in(func(in *autopilotStepInput) { in.inst.Volume.Size = 50 }),
 			want: autopilotStepPlan{
 				autopilot: &v1alpha1.AutopilotStatus{Volume: 50, VolumeFloor: 40,
 					Last: &v1alpha1.AutopilotAction{Action: APCloudEnlarge, Reason: "the volume grew in OTC without an answer that recorded it", From: "40GB", To: "50GB", Time: now},
@@ -266,7 +266,7 @@ func TestPlanAutopilotStep(t *testing.T) {
 			},
 		},
 		{
-			name: "a volume a storage growth in flight made is kept, not noted as OTC's",
+			reason: "a volume a storage growth in flight made is kept, not noted as OTC's",
 			in: in(func(in *autopilotStepInput) {
 				in.inst.Volume.Size = 50
 				in.st.Operation = &v1alpha1.Operation{Type: OpStorage, Target: "50GB"}
@@ -276,23 +276,23 @@ func TestPlanAutopilotStep(t *testing.T) {
 
 		// OTC's storage autoscaling policy.
 		{
-			name: "a policy other than autopilot's is set",
-			in:   in(native, policyIs(cloud.StorageAutoscaling{})),
-			want: autopilotStepPlan{action: &action{kind: actStorageAutoscaling, instance: "inst-1", scaling: policy}},
+			reason: "a policy other than autopilot's is set",
+			in:     in(native, policyIs(cloud.StorageAutoscaling{})),
+			want:   autopilotStepPlan{action: &action{kind: actStorageAutoscaling, instance: "inst-1", scaling: policy}},
 		},
 		{
-			name: "the policy set",
-			in:   in(native, policyIs(cloud.StorageAutoscaling{}), answer(nil)),
-			want: policySet,
+			reason: "the policy set",
+			in:     in(native, policyIs(cloud.StorageAutoscaling{}), answer(nil)),
+			want:   policySet,
 		},
 		{
-			name: "the policy's answer lost: taken as set",
-			in:   in(native, policyIs(cloud.StorageAutoscaling{}), answer(lost)),
-			want: policySet,
+			reason: "the policy's answer lost: taken as set",
+			in:     in(native, policyIs(cloud.StorageAutoscaling{}), answer(lost)),
+			want:   policySet,
 		},
 		{
-			name: "the policy refused: nothing recorded",
-			in:   in(native, policyIs(cloud.StorageAutoscaling{}), answer(refused)),
+			reason: "the policy refused: nothing recorded",
+			in:     in(native, policyIs(cloud.StorageAutoscaling{}), answer(refused)),
 			want: autopilotStepPlan{
 				autopilot: &v1alpha1.AutopilotStatus{Next: setting},
 				condition: autopilotCondition(metav1.ConditionTrue, ReasonAutopilotChanging, "Autopilot sets OTC's storage autoscaling."),
@@ -300,20 +300,20 @@ func TestPlanAutopilotStep(t *testing.T) {
 			},
 		},
 		{
-			name: "autopilot's policy found on is autopilot's, even without an answer that recorded it",
-			in:   in(native, policyIs(policy)),
-			want: autopilotStepPlan{autopilot: &v1alpha1.AutopilotStatus{Storage: storage, Next: nativeRules}, condition: watching, resync: autopilotResync},
+			reason: "autopilot's policy found on is autopilot's, even without an answer that recorded it",
+			in:     in(native, policyIs(policy)),
+			want:   autopilotStepPlan{autopilot: &v1alpha1.AutopilotStatus{Storage: storage, Next: nativeRules}, condition: watching, resync: autopilotResync},
 		},
 
 		// The flavor.
 		{
-			name: "CPU held above the threshold needs the flavor list",
-			in:   in(metrics(cpuHeld)),
-			want: autopilotStepPlan{needFlavors: true},
+			reason: "CPU held above the threshold needs the flavor list",
+			in:     in(metrics(cpuHeld)),
+			want:   autopilotStepPlan{needFlavors: true},
 		},
 		{
-			name: "CPU held above the threshold: resize to the next flavor",
-			in:   in(metrics(cpuHeld), func(in *autopilotStepInput) { in.flavors = &flavorsRead{list: flavors} }),
+			reason: "CPU held above the threshold: resize to the next flavor",
+			in:     in(metrics(cpuHeld), func(in *autopilotStepInput) { in.flavors = &flavorsRead{list: flavors} }),
 			want: autopilotStepPlan{
 				autopilot: &v1alpha1.AutopilotStatus{Next: "Resize to rds.mysql.c2.large."},
 				condition: autopilotCondition(metav1.ConditionTrue, ReasonAutopilotChanging, "Autopilot moves the instance to a larger flavor."),
@@ -326,13 +326,13 @@ func TestPlanAutopilotStep(t *testing.T) {
 			},
 		},
 		{
-			name: "the flavor list not read: status keeps what it knew, the condition stays",
+			reason: "the flavor list not read: status keeps what it knew, the condition stays",
 			in: in(metrics(cpuHeld), ap(v1alpha1.AutopilotStatus{Next: rules}),
 				func(in *autopilotStepInput) { in.flavors = &flavorsRead{err: listFailed} }),
 			want: autopilotStepPlan{autopilot: &v1alpha1.AutopilotStatus{Next: rules}, failed: listFailed, resync: autopilotResync, stop: true},
 		},
 		{
-			name: "at the vCPU limit: no change",
+			reason: "at the vCPU limit: no change",
 			in: in(metrics(cpuHeld), func(in *autopilotStepInput) {
 				in.inst.Flavor = "rds.mysql.c2.large"
 				in.st.Autopilot = &v1alpha1.AutopilotStatus{Flavor: "rds.mysql.c2.large", FlavorFloor: "rds.mysql.c2.medium", Last: &v1alpha1.AutopilotAction{Action: APResize, Time: ago(3 * time.Hour)}}
@@ -347,19 +347,19 @@ func TestPlanAutopilotStep(t *testing.T) {
 			},
 		},
 		{
-			name: "CPU held in the cooldown: wait for it",
-			in:   in(metrics(cpuHeld), ap(v1alpha1.AutopilotStatus{Last: resized}), func(in *autopilotStepInput) { in.flavors = &flavorsRead{list: flavors} }),
-			want: coolingAfterResize,
+			reason: "CPU held in the cooldown: wait for it",
+			in:     in(metrics(cpuHeld), ap(v1alpha1.AutopilotStatus{Last: resized}), func(in *autopilotStepInput) { in.flavors = &flavorsRead{list: flavors} }),
+			want:   coolingAfterResize,
 		},
 
 		// The volume, where OTC does not grow it.
 		{
-			name: "disk above the threshold: grow the volume",
-			in:   in(metrics(diskFull)),
-			want: grows50(fmt.Sprintf("%s 95.0%% >= 90%%", cloud.MetricDisk)),
+			reason: "disk above the threshold: grow the volume",
+			in:     in(metrics(diskFull)),
+			want:   grows50(fmt.Sprintf("%s 95.0%% >= 90%%", cloud.MetricDisk)),
 		},
 		{
-			name: "disk above the threshold at the volume limit: no change",
+			reason: "disk above the threshold at the volume limit: no change",
 			in: in(metrics(diskFull), ap(v1alpha1.AutopilotStatus{Volume: 80, VolumeFloor: 40}),
 				func(in *autopilotStepInput) { in.inst.Volume.Size = 80 }),
 			want: autopilotStepPlan{
@@ -370,17 +370,17 @@ func TestPlanAutopilotStep(t *testing.T) {
 			},
 		},
 		{
-			name: "disk above the threshold in the cooldown: wait for it",
-			in:   in(metrics(diskFull), ap(v1alpha1.AutopilotStatus{Last: resized})),
-			want: coolingAfterResize,
+			reason: "disk above the threshold in the cooldown: wait for it",
+			in:     in(metrics(diskFull), ap(v1alpha1.AutopilotStatus{Last: resized})),
+			want:   coolingAfterResize,
 		},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.reason, func(t *testing.T) {
 			before := tc.in.st.DeepCopy()
 			got := planAutopilotStep(tc.in)
 			assert.Equal(t, tc.want, got)
-			assert.Equal(t, before, tc.in.st, "the plan changes nothing of its input")
+			assert.Equal(t, *before, tc.in.st, "the plan changes nothing of its input")
 		})
 	}
 }

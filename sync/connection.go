@@ -3,7 +3,10 @@ package sync
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
@@ -13,7 +16,7 @@ import (
 // false when the password is unknown.
 func (c *call) connectionFor(inst *cloud.Instance) bool {
 	observed, stored := observedPassword(c.req.Secrets[c.st.ConnectionSecret])
-	desired, generated, _ := c.desiredPassword()
+	desired, generated, _ := desiredPassword(c.spec, c.req.Related, c.parent.Namespace)
 	conn, problem := connectionOf(c.spec.Datastoretype, inst, observed, stored, desired, generated, c.st.Adopted)
 	if problem != nil {
 		c.out.tell(*problem)
@@ -48,24 +51,24 @@ func connectionOf(engine string, inst *cloud.Instance, observed secret.Value, st
 
 // desiredPassword is the root password the spec asks for: from spec.password, from the referenced
 // Secret, or generated. problem says why it cannot be had yet.
-func (c *call) desiredPassword() (pw secret.Value, generated bool, problem string) {
-	switch ref := c.spec.Passwordsecretref; {
-	case c.spec.Password != "":
-		return secret.New(c.spec.Password), false, ""
+func desiredPassword(spec *v1alpha1.RdsSpec, related map[string]*corev1.Secret, namespace string) (pw secret.Value, generated bool, problem string) {
+	switch ref := spec.Passwordsecretref; {
+	case spec.Password != "":
+		return secret.New(spec.Password), false, ""
 	case ref != nil:
 		key := ref.Key
 		if key == "" {
 			key = KeyPassword
 		}
-		s := c.req.Related[ref.Name]
+		s := related[ref.Name]
 		if s == nil {
-			return secret.Value{}, false, fmt.Sprintf("The Secret %q named in passwordsecretref was not found in namespace %s.", ref.Name, c.parent.Namespace)
+			return secret.Value{}, false, fmt.Sprintf("The Secret %q named in passwordsecretref was not found in namespace %s.", ref.Name, namespace)
 		}
 		v := string(s.Data[key])
 		if v == "" {
 			return secret.Value{}, false, fmt.Sprintf("The Secret %q named in passwordsecretref has no key %q.", ref.Name, key)
 		}
-		if msg := passwordProblem(c.spec.Datastoretype, v); msg != "" {
+		if msg := passwordProblem(spec.Datastoretype, v); msg != "" {
 			return secret.Value{}, false, fmt.Sprintf("The password in Secret %q %s.", ref.Name, msg)
 		}
 		return secret.New(v), false, ""

@@ -13,20 +13,20 @@ func TestConnectionOf(t *testing.T) {
 	inst := activeInstance()
 	stored, spec := secret.New("stored"), secret.New("spec")
 	tests := []struct {
-		name                      string
+		reason                    string
 		observed                  secret.Value
 		isStored                  bool
 		desired                   secret.Value
 		generated, adopted        bool
 		wantPassword, wantProblem string
 	}{
-		{name: "the stored password wins", observed: stored, isStored: true, desired: spec, wantPassword: "stored"},
-		{name: "without a stored one, the spec's", desired: spec, wantPassword: "spec"},
-		{name: "a generated password whose Secret is gone is unknown", generated: true, wantProblem: ReasonPasswordSecretMissing},
-		{name: "an adopted instance without a password", adopted: true, generated: true, wantProblem: ReasonPasswordUnknown},
+		{reason: "the stored password wins", observed: stored, isStored: true, desired: spec, wantPassword: "stored"},
+		{reason: "without a stored one, the spec's", desired: spec, wantPassword: "spec"},
+		{reason: "a generated password whose Secret is gone is unknown", generated: true, wantProblem: ReasonPasswordSecretMissing},
+		{reason: "an adopted instance without a password", adopted: true, generated: true, wantProblem: ReasonPasswordUnknown},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.reason, func(t *testing.T) {
 			conn, problem := connectionOf("MySQL", inst, tc.observed, tc.isStored, tc.desired, tc.generated, tc.adopted)
 			if tc.wantProblem != "" {
 				assert.Nil(t, conn)

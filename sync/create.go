@@ -1,8 +1,8 @@
 package sync
 
 import (
-	"context"
 	"errors"
+	"log/slog"
 
 	"k8s.io/utils/ptr"
 
@@ -84,83 +84,142 @@ func planCreate(in createInput) createPlan {
 	return p
 }
 
-// create is the step of a call that finds no instance: it plans, makes the reads the plan asks
-// for, plans again, and sends the create the plan names.
-func (c *call) create(ctx context.Context) error {
-	c.st.Status = ""
+// createStep is the step of a call that finds no instance, as the loop runs it (loop.go): it
+// plans; checks spec.restorefrom (planRestorePoint) and resolves the network with the reads the
+// plans ask for, planning again on each; sends the create the plan names and plans on OTC's
+// answer. Its render writes the password the plan holds into the connection Secret and status
+// whatever the reads found: the same password in every plan of the call.
+type createStep struct {
+	in createInput
+	// point is the check of spec.restorefrom; sourcesRead says its sources were read.
+	point       restorePointInput
+	sourcesRead bool
+	// networkErr is the network read's error.
+	networkErr error
+	answer     *sent
+	p          createPlan
+}
+
+// newCreateStep is the create step of this call. A generated root password is made here, once,
+// when the connection Secret holds none yet: the plan takes it as an input.
+func newCreateStep(c *call) (*createStep, error) {
 	in := createInput{spec: c.spec, generation: c.parent.Generation, name: c.st.Name}
-	in.desired, in.generated, in.problem = c.desiredPassword()
+	in.desired, in.generated, in.problem = desiredPassword(c.spec, c.req.Related, c.parent.Namespace)
 	in.observed, in.stored = observedPassword(c.req.Secrets[c.st.ConnectionSecret])
 	if in.generated && !in.stored {
 		gen, err := generatePassword(c.r.cfg, c.parent.UID, "root")
 		if err != nil {
-			return err
+			return nil, err
 		}
 		in.fresh = secret.New(gen)
 	}
+	return &createStep{in: in, point: restorePointInput{spec: c.spec, me: c.me, ownProject: c.ownProject}}, nil
+}
+
+func (s *createStep) plan() head {
+	in := s.in
 	p := planCreate(in)
-	c.passwordPlan(p) // the same password whatever the reads below find
+	s.p = p
 	if p.needRestorePoint {
-		from, err := c.restorePoint(ctx)
-		if from == nil || err != nil {
-			return err
+		if !s.sourcesRead {
+			return head{needs: []need{sourcesNeed(in.spec.Restorefrom.Instance)}}
 		}
-		in.from = from
+		switch pp := planRestorePoint(s.point); {
+		case pp.needBackups != "":
+			return head{needs: []need{{kind: readBackups, id: pp.needBackups}}}
+		case pp.needRanges != "":
+			return head{needs: []need{{kind: readRestoreTimes, id: pp.needRanges}}}
+		case pp.cloudErr != nil:
+			return head{err: pp.cloudErr, stop: true}
+		case pp.point == nil:
+			return head{tells: pp.blocked.findings(), stop: true} // status.id is empty
+		default:
+			in.from = pp.point
+		}
 		p = planCreate(in)
+		s.p = p
 	}
 	if p.needNetwork {
-		s := c.observe(ctx, need{kind: readNetwork, vpc: c.spec.Vpc, subnet: c.spec.Subnet, securityGroup: c.spec.Securitygroup})
-		if s.err != nil {
-			return c.createFailed(s.err)
+		switch {
+		case s.networkErr != nil:
+			return head{err: s.networkErr, then: createFailed(s.networkErr), stop: true}
+		case in.network == nil:
+			return head{needs: []need{{kind: readNetwork, vpc: in.spec.Vpc, subnet: in.spec.Subnet, securityGroup: in.spec.Securitygroup}}}
 		}
-		in.network = &s.network
-		p = planCreate(in)
 	}
+	h := head{stop: true}
 	if p.synced != nil && p.synced.reason == ReasonWaitingForPasswordSecret {
-		c.out.waitForUser(p.synced.reason, p.synced.message) // Ready keeps what it said
+		h.tells = waitingForUser(p.synced.reason, p.synced.message) // Ready keeps what it said
 	} else {
-		c.out.tellAll(p.ready, p.synced)
+		h.tells = told(p.ready, p.synced)
 	}
-	if p.create == nil {
-		return nil
-	}
-	res, err := c.act(ctx, *p.create)
-	if errors.Is(err, cloud.ErrConflict) {
+	switch a := s.answer; {
+	case p.create == nil:
+		return h
+	case a == nil:
+		h.act = p.create
+		return h
+	case errors.Is(a.err, cloud.ErrConflict):
 		// The name exists: an earlier create went through after all. The next call finds it.
-		c.out.pending(ReasonCreating, "The instance is being created.")
-		return nil
+		h.tells = append(h.tells, pending(ReasonCreating, "The instance is being created.")...)
+		return h
+	case a.err != nil:
+		h.err, h.then = a.err, createFailed(a.err)
+		return h
 	}
-	if err != nil {
-		return c.createFailed(err)
-	}
-	p.op.JobID = res.jobID
-	c.log.Info("created instance", "instance", res.instanceID, "job", res.jobID, "operation", p.op.Type)
-	c.st.ID = res.instanceID
-	c.st.Status = cloud.StatusBuild
-	c.st.Operation = p.op
-	c.st.Restore = restoreBaseline(c.spec)
-	c.out.pending(ReasonCreating, "The instance is being created.")
-	return nil
+	h.logs = []logLine{{slog.LevelInfo, "created instance", []any{"instance", s.answer.res.instanceID, "job", s.answer.res.jobID, "operation", p.op.Type}}}
+	h.tells = append(h.tells, pending(ReasonCreating, "The instance is being created.")...)
+	return h
 }
 
-// passwordPlan renders the password a create plan holds into the connection Secret and status.
-func (c *call) passwordPlan(p createPlan) {
-	if p.ready != nil && p.ready.reason == ReasonWaitingForPasswordSecret {
-		return // no password yet: the observed Secret, if any, is echoed
+func (s *createStep) saw(n need, r seen) {
+	switch n.kind {
+	case readInstanceByID, readInstancesName:
+		s.sourcesRead = true
+		s.point.sources, s.point.sourcesErr = r.instances, r.err
+		if r.inst != nil {
+			s.point.sources = []*cloud.Instance{r.inst}
+		}
+	case readBackups:
+		s.point.backups = &backupsRead{backups: r.backups, err: r.err}
+	case readRestoreTimes:
+		s.point.ranges = &rangesRead{ranges: r.ranges, err: r.err}
+	case readNetwork:
+		if s.networkErr = r.err; r.err == nil {
+			s.in.network = &r.network
+		}
 	}
-	c.st.PasswordGenerated = p.generated
-	c.conn = &connection{engine: c.spec.Datastoretype, password: p.password}
 }
 
-// createFailed sorts an error of the create like any cloud error and, when OTC refused the create
-// (an unknown flavor, a VPC that does not exist), says so in Ready as well. Status remembers it:
-// later calls for the same spec try again and, refused again, say the same (see forgetCreateFailed).
-func (c *call) createFailed(err error) error {
-	if err := c.cloudError(err); err != nil {
-		return err
+func (s *createStep) answered(res acted, err error) { s.answer = &sent{res: res, err: err} }
+
+// render writes the password the plan holds into the connection Secret and status, and, once OTC
+// took the create, the instance it creates.
+func (s *createStep) render(a *answer) {
+	a.st.Status = ""
+	p := s.p
+	if p.ready == nil || p.ready.reason != ReasonWaitingForPasswordSecret { // else no password yet: the observed Secret, if any, is echoed
+		a.st.PasswordGenerated = p.generated
+		a.conn = &connection{engine: s.in.spec.Datastoretype, password: p.password}
 	}
-	if synced := c.out.condition(v1alpha1.ConditionSynced); synced != nil && synced.Reason == ReasonCloudRefused {
-		c.out.tell(notReady(ReasonCreateFailed, "OTC refused to create the instance; see the Synced condition.", settled))
+	if p.create == nil || s.answer == nil || s.answer.err != nil {
+		return
+	}
+	op := *p.op
+	op.JobID = s.answer.res.jobID
+	a.st.ID = s.answer.res.instanceID
+	a.st.Status = cloud.StatusBuild
+	a.st.Operation = &op
+	a.st.Restore = restoreBaseline(s.in.spec)
+}
+
+// createFailed is what a failed create says besides the failure (cloudError): when OTC refused it
+// (an unknown flavor, a VPC that does not exist), Ready says so as well. Status remembers it: later
+// calls for the same spec try again and, refused again, say the same (see forgetCreateFailed).
+func createFailed(err error) []finding {
+	switch cloud.KindOf(err) {
+	case cloud.KindInvalid, cloud.KindConflict, cloud.KindNotFound: // Synced: CloudRefused (cloudOutcome)
+		return told(ptr.To(notReady(ReasonCreateFailed, "OTC refused to create the instance; see the Synced condition.", settled)))
 	}
 	return nil
 }
@@ -168,12 +227,12 @@ func (c *call) createFailed(err error) error {
 // forgetCreateFailed drops a refused create from Ready once the spec changed: the new spec has not
 // been refused yet. Transient errors in between keep it (status is echoed), so that it stays until
 // the spec changes or the create succeeds.
-func (c *call) forgetCreateFailed() {
-	ready := c.out.condition(v1alpha1.ConditionReady)
-	if ready == nil || ready.Reason != ReasonCreateFailed || c.st.ID != "" || c.parent.Status.ObservedGeneration == c.parent.Generation {
+func forgetCreateFailed(out *findings, st *v1alpha1.RdsStatus, parent *v1alpha1.Rds) {
+	ready := out.condition(v1alpha1.ConditionReady)
+	if ready == nil || ready.Reason != ReasonCreateFailed || st.ID != "" || parent.Status.ObservedGeneration == parent.Generation {
 		return
 	}
-	c.out.tell(notReady(ReasonCreating, "The instance is not created yet; see the Synced condition.", settled).fallback())
+	out.tell(notReady(ReasonCreating, "The instance is not created yet; see the Synced condition.", settled).fallback())
 }
 
 func createOpts(spec *v1alpha1.RdsSpec, name string, network cloud.Network, pw secret.Value) cloud.CreateInstanceOpts {

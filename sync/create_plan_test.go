@@ -23,13 +23,13 @@ func TestPlanCreate(t *testing.T) {
 		synced: ptr.To(syncedOK(ReasonReconcileSuccess, "Waiting for the connection Secret to be stored.", storingSecret)),
 	}
 	tests := []struct {
-		name string
-		in   createInput
-		want func() createPlan
+		reason string
+		in     createInput
+		want   func() createPlan
 	}{
 		{
-			name: "a password Secret that is not there waits for the user",
-			in:   createInput{spec: &spec, problem: "The Secret \"x\" named in passwordsecretref was not found in namespace rds1."},
+			reason: "a password Secret that is not there waits for the user",
+			in:     createInput{spec: &spec, problem: "The Secret \"x\" named in passwordsecretref was not found in namespace rds1."},
 			want: func() createPlan {
 				return createPlan{
 					synced: ptr.To(notSynced(ReasonWaitingForPasswordSecret, "The Secret \"x\" named in passwordsecretref was not found in namespace rds1.", waitsForUser)),
@@ -38,25 +38,25 @@ func TestPlanCreate(t *testing.T) {
 			},
 		},
 		{
-			name: "the spec's password is stored before the create",
-			in:   createInput{spec: &spec, desired: pw},
-			want: func() createPlan { p := storing; p.password = pw; return p },
+			reason: "the spec's password is stored before the create",
+			in:     createInput{spec: &spec, desired: pw},
+			want:   func() createPlan { p := storing; p.password = pw; return p },
 		},
 		{
-			name: "a generated password is stored before the create",
-			in:   createInput{spec: &spec, generated: true, fresh: secret.New("gen")},
-			want: func() createPlan { p := storing; p.password, p.generated = secret.New("gen"), true; return p },
+			reason: "a generated password is stored before the create",
+			in:     createInput{spec: &spec, generated: true, fresh: secret.New("gen")},
+			want:   func() createPlan { p := storing; p.password, p.generated = secret.New("gen"), true; return p },
 		},
 		{
-			name: "a stored generated password is the one created with, and the network is read first",
-			in:   createInput{spec: &spec, generated: true, observed: secret.New("old"), stored: true, fresh: secret.New("new")},
+			reason: "a stored generated password is the one created with, and the network is read first",
+			in:     createInput{spec: &spec, generated: true, observed: secret.New("old"), stored: true, fresh: secret.New("new")},
 			want: func() createPlan {
 				return createPlan{password: secret.New("old"), generated: true, needNetwork: true}
 			},
 		},
 		{
-			name: "a stored password creates the instance",
-			in:   createInput{spec: &spec, generation: 3, name: "n", desired: pw, observed: pw, stored: true, network: network},
+			reason: "a stored password creates the instance",
+			in:     createInput{spec: &spec, generation: 3, name: "n", desired: pw, observed: pw, stored: true, network: network},
 			want: func() createPlan {
 				opts := createOpts(&spec, "n", *network, pw)
 				return createPlan{password: pw, create: &action{kind: actCreate, create: &opts},
@@ -64,13 +64,13 @@ func TestPlanCreate(t *testing.T) {
 			},
 		},
 		{
-			name: "restorefrom reads its restore point first",
-			in:   createInput{spec: &withRestore, desired: pw, observed: pw, stored: true},
-			want: func() createPlan { return createPlan{password: pw, needRestorePoint: true} },
+			reason: "restorefrom reads its restore point first",
+			in:     createInput{spec: &withRestore, desired: pw, observed: pw, stored: true},
+			want:   func() createPlan { return createPlan{password: pw, needRestorePoint: true} },
 		},
 		{
-			name: "restorefrom restores into a new instance",
-			in:   createInput{spec: &withRestore, generation: 2, name: "n", desired: pw, observed: pw, stored: true, from: from, network: network},
+			reason: "restorefrom restores into a new instance",
+			in:     createInput{spec: &withRestore, generation: 2, name: "n", desired: pw, observed: pw, stored: true, from: from, network: network},
 			want: func() createPlan {
 				opts := createOpts(&withRestore, "n", *network, pw)
 				return createPlan{password: pw, create: &action{kind: actRestoreToNew, create: &opts, from: *from},
@@ -79,7 +79,7 @@ func TestPlanCreate(t *testing.T) {
 		},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.reason, func(t *testing.T) {
 			got, want := planCreate(tc.in), tc.want()
 			// A secret.Value prints nothing: compare what it holds, then the rest.
 			assert.Equal(t, want.password.Reveal(), got.password.Reveal())

@@ -54,71 +54,71 @@ func TestPlanCredentials(t *testing.T) {
 	}
 	refused := &cloud.Error{Kind: cloud.KindUnauthorized, Code: "IAM.0001", Message: "refused"}
 	tests := []struct {
-		name string
-		in   credentialsInput
-		want credentialsPlan
+		reason string
+		in     credentialsInput
+		want   credentialsPlan
 	}{
-		{name: "no Secret, optional: the controller's own login", in: input(), want: credentialsPlan{own: true}},
+		{reason: "no Secret, optional: the controller's own login", in: input(), want: credentialsPlan{own: true}},
 		{
-			name: "no Secret, required: wait for one",
-			in:   input(required),
+			reason: "no Secret, required: wait for one",
+			in:     input(required),
 			want: wait(ReasonCredentialsRequired,
 				`This controller requires an OTC login from the object's namespace: create the Secret "otc-credentials" in namespace team or name one in credentialssecret.`),
 		},
 		{
-			name: "a named Secret that is not there",
-			in:   input(named("mine")),
-			want: wait(ReasonWaitingForCredentials, `The Secret "mine" named in credentialssecret was not found in namespace team.`),
+			reason: "a named Secret that is not there",
+			in:     input(named("mine")),
+			want:   wait(ReasonWaitingForCredentials, `The Secret "mine" named in credentialssecret was not found in namespace team.`),
 		},
 		{
-			name: "the Secret the instance was found with is gone: no fallback to the controller's login",
-			in:   input(found(defaultName, "")),
-			want: wait(ReasonWaitingForCredentials, gone),
+			reason: "the Secret the instance was found with is gone: no fallback to the controller's login",
+			in:     input(found(defaultName, "")),
+			want:   wait(ReasonWaitingForCredentials, gone),
 		},
 		{
-			name: "a Secret of another namespace is never used",
-			in:   input(observed(login("other", defaultName))),
-			want: credentialsPlan{own: true, logs: []logLine{{slog.LevelWarn, "ignored a related Secret from another namespace", []any{"secret", defaultName, "namespace", "other"}}}},
+			reason: "a Secret of another namespace is never used",
+			in:     input(observed(login("other", defaultName))),
+			want:   credentialsPlan{own: true, logs: []logLine{{slog.LevelWarn, "ignored a related Secret from another namespace", []any{"secret", defaultName, "namespace", "other"}}}},
 		},
 		{
-			name: "the namespace's default Secret: log in with its OS_ keys",
-			in:   input(observed(login("team", defaultName))),
-			want: credentialsPlan{login: creds(defaultName)},
+			reason: "the namespace's default Secret: log in with its OS_ keys",
+			in:     input(observed(login("team", defaultName))),
+			want:   credentialsPlan{login: creds(defaultName)},
 		},
 		{
-			name: "the named Secret wins over the default",
-			in:   input(named("mine"), observed(login("team", defaultName)), observed(login("team", "mine"))),
-			want: credentialsPlan{login: creds("mine")},
+			reason: "the named Secret wins over the default",
+			in:     input(named("mine"), observed(login("team", defaultName)), observed(login("team", "mine"))),
+			want:   credentialsPlan{login: creds("mine")},
 		},
 		{
-			name: "a login appears for an instance found with the controller's own",
-			in:   input(found("", ""), observed(login("team", defaultName))),
-			want: wait(ReasonCredentialsChanged, credentialsChanged("", defaultName)),
+			reason: "a login appears for an instance found with the controller's own",
+			in:     input(found("", ""), observed(login("team", defaultName))),
+			want:   wait(ReasonCredentialsChanged, credentialsChanged("", defaultName)),
 		},
 		{
-			name: "the logged-in project is recorded",
-			in:   input(observed(login("team", defaultName)), answered("p-1", nil)),
-			want: credentialsPlan{secret: defaultName, project: "p-1"},
+			reason: "the logged-in project is recorded",
+			in:     input(observed(login("team", defaultName)), answered("p-1", nil)),
+			want:   credentialsPlan{secret: defaultName, project: "p-1"},
 		},
 		{
-			name: "the same project again",
-			in:   input(found(defaultName, "p-1"), observed(login("team", defaultName)), answered("p-1", nil)),
-			want: credentialsPlan{secret: defaultName, project: "p-1"},
+			reason: "the same project again",
+			in:     input(found(defaultName, "p-1"), observed(login("team", defaultName)), answered("p-1", nil)),
+			want:   credentialsPlan{secret: defaultName, project: "p-1"},
 		},
 		{
-			name: "the Secret now logs in to another project",
-			in:   input(found(defaultName, "p-1"), observed(login("team", defaultName)), answered("p-2", nil)),
+			reason: "the Secret now logs in to another project",
+			in:     input(found(defaultName, "p-1"), observed(login("team", defaultName)), answered("p-2", nil)),
 			want: wait(ReasonCredentialsChanged,
 				`The instance was found in OTC project p-1 with the login in Secret "otc-credentials", which now logs in to project p-2: an instance lives in one OTC project, so the controller waits. Restore the earlier login in the Secret.`),
 		},
 		{
-			name: "an incomplete login",
-			in:   input(observed(login("team", defaultName)), answered("", fmt.Errorf("%w: OS_PASSWORD is missing", cloud.ErrCredentialsInvalid))),
-			want: wait(ReasonCredentialsInvalid, `The OTC login in Secret "otc-credentials" cannot be used: OS_PASSWORD is missing.`),
+			reason: "an incomplete login",
+			in:     input(observed(login("team", defaultName)), answered("", fmt.Errorf("%w: OS_PASSWORD is missing", cloud.ErrCredentialsInvalid))),
+			want:   wait(ReasonCredentialsInvalid, `The OTC login in Secret "otc-credentials" cannot be used: OS_PASSWORD is missing.`),
 		},
 		{
-			name: "OTC refuses the login",
-			in:   input(observed(login("team", defaultName)), answered("", refused)),
+			reason: "OTC refuses the login",
+			in:     input(observed(login("team", defaultName)), answered("", refused)),
 			want: func() credentialsPlan {
 				p := wait(ReasonCloudUnauthorized, `OTC refused the login in Secret "otc-credentials".`)
 				p.logs = []logLine{{slog.LevelWarn, "OTC refused a namespace login", []any{"credentials", creds(defaultName), "kind", "Unauthorized", slog.String("code", "IAM.0001"), "message", "refused"}}}
@@ -127,7 +127,7 @@ func TestPlanCredentials(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.reason, func(t *testing.T) {
 			assert.Equal(t, tt.want, planCredentials(tt.in))
 		})
 	}

@@ -253,71 +253,71 @@ func planDatabases(in databasesInput) databasesPlan {
 	return p
 }
 
-// databases is the databases step: it plans, generates the passwords the plan asks for and plans
-// again, applies the desired state over SQL when the plan says so and plans on the answer, and
-// renders the plan: status, DatabasesReady and the user Secrets. It runs while the instance is
+// databasesStep is the databases step as the loop runs it (loop.go): it plans, has the passwords
+// the plan asks for generated and plans again, has the desired state applied over SQL when the plan
+// says so and plans on the answer, and renders the plan: status, DatabasesReady and the user
+// Secrets. Both are actions outside the cloud (sqlAction, actSQL). It runs while the instance is
 // ACTIVE and never changes the cloud, so it never stops the call; Synced stays about the instance.
-func (c *call) databases(ctx context.Context, inst *cloud.Instance) (stop bool, err error) {
-	in := databasesInput{
+type databasesStep struct {
+	in databasesInput
+	// parent is the object the user Secrets belong to; conn the connection they name.
+	parent *v1alpha1.Rds
+	conn   *connection
+	p      databasesPlan
+}
+
+func newDatabasesStep(c *call, inst *cloud.Instance) *databasesStep {
+	s := &databasesStep{parent: c.parent, conn: c.conn, in: databasesInput{
 		spec: c.spec, object: c.parent.Name, rec: c.st.DatabasesAndUsers,
 		readySet:   c.out.condition(v1alpha1.ConditionDatabasesReady) != nil,
 		instStatus: inst.Status, related: c.req.Related, secrets: c.req.Secrets,
 		now: c.now, driftCheck: c.r.cfg.Databases.DriftCheck,
-	}
+	}}
 	if c.conn != nil {
-		in.host, in.port, in.rootPassword = c.conn.host, c.conn.port, c.conn.password
+		s.in.host, s.in.port, s.in.rootPassword = c.conn.host, c.conn.port, c.conn.password
 	}
-	p := planDatabases(in)
-	if len(p.generate) > 0 {
-		in.fresh = map[int]secret.Value{}
-		for _, i := range p.generate {
-			u := c.spec.Users[i]
-			gen, err := generatePassword(c.r.cfg, c.parent.UID, "user\x00"+u.Name+"\x00"+sqlLayers[c.spec.Datastoretype].NormalizeHost(u.Host))
-			if err != nil {
-				return false, err
-			}
-			in.fresh[i] = secret.New(gen)
-		}
-		p = planDatabases(in)
-	}
-	if p.apply != nil {
-		in.answer = c.applyDatabases(ctx, *p.apply, in.rec)
-		p = planDatabases(in)
-	}
-	logAll(ctx, c.log, p.logs)
-	c.st.DatabasesAndUsers = p.record
-	for _, a := range p.accounts {
-		c.extra = append(c.extra, userSecret(c.parent, *c.conn, a.secret, a.user, a.password))
-	}
+	return s
+}
+
+func (s *databasesStep) plan() head {
+	s.p = planDatabases(s.in)
+	p := s.p
+	h := head{logs: p.logs, within: p.within}
 	if p.dropReady {
-		c.out.drop(v1alpha1.ConditionDatabasesReady)
+		h.tells = append(h.tells, finding{outcome: outcome{cond: v1alpha1.ConditionDatabasesReady}, drop: true})
 	}
-	c.out.tellAll(p.ready)
-	c.out.ask(p.within)
-	return false, nil
+	h.tells = append(h.tells, told(p.ready)...)
+	switch spec := s.in.spec; {
+	case len(p.generate) > 0:
+		a := sqlAction{kind: sqlGeneratePasswords, seeds: map[int]string{}}
+		for _, i := range p.generate {
+			u := spec.Users[i]
+			a.seeds[i] = "user\x00" + u.Name + "\x00" + sqlLayers[spec.Datastoretype].NormalizeHost(u.Host)
+		}
+		h.sql = &a
+	case p.apply != nil:
+		h.sql = &sqlAction{kind: sqlApply, engine: spec.Datastoretype, desired: *p.apply, managed: managedState(s.in.rec),
+			conn: dbusers.Conn{Host: s.in.host, Port: s.in.port, User: rootUser(spec.Datastoretype), Password: s.in.rootPassword}}
+	}
+	return h
 }
 
-// applyDatabases makes the server match the desired state, the act of this step (SQL, not cloud),
-// as root over the connection, under the apply's own deadline. rec is what was applied before.
-func (c *call) applyDatabases(ctx context.Context, d dbusers.Desired, rec *v1alpha1.DatabasesStatus) *applyAnswer {
-	conn := dbusers.Conn{
-		Host: c.conn.host, Port: c.conn.port, User: rootUser(c.spec.Datastoretype), Password: c.conn.password,
-		Timeout: c.r.cfg.CallTimeout, ConnectTimeout: c.r.cfg.Databases.ConnectTimeout,
+func (s *databasesStep) saw(need, seen) {} // it reads nothing of the cloud
+
+func (s *databasesStep) answered(res acted, _ error) {
+	if res.passwords != nil {
+		s.in.fresh = res.passwords
 	}
-	actx, cancel := context.WithTimeout(ctx, c.r.cfg.Databases.Timeout)
-	defer cancel()
-	apply := sqlLayers[c.spec.Datastoretype].Apply // planned only for an engine with a SQL layer
-	if c.r.cfg.Databases.Apply != nil {
-		apply = c.r.cfg.Databases.Apply
+	if res.applied != nil {
+		s.in.answer = res.applied
 	}
-	res, err := apply(actx, conn, d, managedState(rec))
-	return &applyAnswer{res: res, err: err}
 }
 
-// reapplyDatabases forgets when the databases and users were applied last, keeping what was
-// created, so that the next call that can apply them does.
-func (c *call) reapplyDatabases() {
-	c.st.DatabasesAndUsers = forgetApplied(c.st.DatabasesAndUsers)
+func (s *databasesStep) render(a *answer) {
+	a.st.DatabasesAndUsers = s.p.record
+	for _, acc := range s.p.accounts {
+		a.extra = append(a.extra, userSecret(s.parent, *s.conn, acc.secret, acc.user, acc.password))
+	}
 }
 
 // forgetApplied is a copy of rec without when it was applied last.

@@ -84,35 +84,35 @@ func TestPlanDatabases(t *testing.T) {
 	}
 
 	tests := []struct {
-		name string
-		in   databasesInput
-		want databasesPlan
+		reason string
+		in     databasesInput
+		want   databasesPlan
 	}{
 		{
-			name: "nothing declared, nothing remembered: no condition",
-			in:   input(nothing),
-			want: databasesPlan{dropReady: true},
+			reason: "nothing declared, nothing remembered: no condition",
+			in:     input(nothing),
+			want:   databasesPlan{dropReady: true},
 		},
 		{
-			name: "nothing declared: the record keeps the databases but forgets the fingerprint",
+			reason: "nothing declared: the record keeps the databases but forgets the fingerprint",
 			in: input(nothing, remembered, func(in *databasesInput) {
 				in.rec.Users = nil
 			}),
 			want: databasesPlan{dropReady: true, record: &v1alpha1.DatabasesStatus{Databases: []string{"project1"}}},
 		},
 		{
-			name: "nothing declared but an account to drop: applied",
-			in:   input(nothing, remembered, answered(dbusers.Result{}, nil)),
-			want: databasesPlan{ready: applied, record: &v1alpha1.DatabasesStatus{Fingerprint: dbusers.Fingerprint(dbusers.Desired{DigestKey: root}), LastApplied: &now}},
+			reason: "nothing declared but an account to drop: applied",
+			in:     input(nothing, remembered, answered(dbusers.Result{}, nil)),
+			want:   databasesPlan{ready: applied, record: &v1alpha1.DatabasesStatus{Fingerprint: dbusers.Fingerprint(dbusers.Desired{DigestKey: root}), LastApplied: &now}},
 		},
 		{
-			name: "not MySQL",
-			in:   input(func(in *databasesInput) { in.spec.Datastoretype = v1alpha1.EnginePostgreSQL }),
+			reason: "not MySQL",
+			in:     input(func(in *databasesInput) { in.spec.Datastoretype = v1alpha1.EnginePostgreSQL }),
 			want: databasesPlan{ready: ptr.To(databasesNotReady(ReasonEngineNotSupported,
 				"Databases and users are not supported yet for PostgreSQL, only for MySQL; nothing was applied.", waitsForUser))},
 		},
 		{
-			name: "an invalid GRANT: nothing is generated, stored or executed",
+			reason: "an invalid GRANT: nothing is generated, stored or executed",
 			in: input(notStored, func(in *databasesInput) {
 				in.spec.Users[0].Privileges = []string{"GRANT ALL ON *.* TO 'root'@'%'"}
 			}),
@@ -120,33 +120,33 @@ func TestPlanDatabases(t *testing.T) {
 				validateUsersMessage(t, func(s *v1alpha1.RdsSpec) { s.Users[0].Privileges = []string{"GRANT ALL ON *.* TO 'root'@'%'"} }), waitsForUser))},
 		},
 		{
-			name: "the instance is not ACTIVE: wait",
-			in:   input(inState("BACKING UP")),
-			want: databasesPlan{ready: ptr.To(databasesNotReady(ReasonWaitingForInstance, "The databases and users are applied once the instance is ACTIVE.", settled))},
+			reason: "the instance is not ACTIVE: wait",
+			in:     input(inState("BACKING UP")),
+			want:   databasesPlan{ready: ptr.To(databasesNotReady(ReasonWaitingForInstance, "The databases and users are applied once the instance is ACTIVE.", settled))},
 		},
 		{
-			name: "the instance is not ACTIVE: the condition keeps what the last apply said",
-			in:   input(inState("BACKING UP"), readySet, remembered),
-			want: databasesPlan{record: record()},
+			reason: "the instance is not ACTIVE: the condition keeps what the last apply said",
+			in:     input(inState("BACKING UP"), readySet, remembered),
+			want:   databasesPlan{record: record()},
 		},
 		{
-			name: "no endpoint yet: wait",
-			in:   input(func(in *databasesInput) { in.host = "" }),
-			want: databasesPlan{ready: ptr.To(databasesNotReady(ReasonWaitingForInstance, "The databases and users are applied once the instance is ACTIVE.", settled))},
+			reason: "no endpoint yet: wait",
+			in:     input(func(in *databasesInput) { in.host = "" }),
+			want:   databasesPlan{ready: ptr.To(databasesNotReady(ReasonWaitingForInstance, "The databases and users are applied once the instance is ACTIVE.", settled))},
 		},
 		{
-			name: "a password to generate: generate it first",
-			in:   input(notStored),
-			want: databasesPlan{generate: []int{1}},
+			reason: "a password to generate: generate it first",
+			in:     input(notStored),
+			want:   databasesPlan{generate: []int{1}},
 		},
 		{
-			name: "a generated password is stored before it is used",
-			in:   input(notStored, generated),
+			reason: "a generated password is stored before it is used",
+			in:     input(notStored, generated),
 			want: databasesPlan{accounts: accounts(fresh), ready: ptr.To(databasesNotReady(ReasonStoringUserPasswords,
 				"Storing generated user passwords in their Secrets before setting them.", storingSecret))},
 		},
 		{
-			name: "a referenced password Secret is missing: retry soon, the other users' Secrets are rendered",
+			reason: "a referenced password Secret is missing: retry soon, the other users' Secrets are rendered",
 			in: input(func(in *databasesInput) {
 				in.spec.Users[1].Passwordsecretref = &v1alpha1.SecretKeyRef{Name: "gen-pw"}
 			}),
@@ -154,7 +154,7 @@ func TestPlanDatabases(t *testing.T) {
 				`The Secret "gen-pw" named in users[1].passwordsecretref was not found.`, retry))},
 		},
 		{
-			name: "a referenced password Secret without the key",
+			reason: "a referenced password Secret without the key",
 			in: input(func(in *databasesInput) {
 				in.spec.Users[1].Passwordsecretref = &v1alpha1.SecretKeyRef{Name: "gen-pw", Key: "pw"}
 				in.related["gen-pw"] = &corev1.Secret{Data: map[string][]byte{KeyPassword: []byte("x")}}
@@ -163,30 +163,30 @@ func TestPlanDatabases(t *testing.T) {
 				`The Secret "gen-pw" named in users[1].passwordsecretref has no key "pw".`, retry))},
 		},
 		{
-			name: "every password known, nothing applied yet: apply",
-			in:   input(),
-			want: databasesPlan{accounts: accounts(stored), apply: &desired},
+			reason: "every password known, nothing applied yet: apply",
+			in:     input(),
+			want:   databasesPlan{accounts: accounts(stored), apply: &desired},
 		},
 		{
-			name: "the state applied a minute ago: nothing to do",
-			in:   input(remembered),
-			want: databasesPlan{accounts: accounts(stored), record: record(), ready: applied},
+			reason: "the state applied a minute ago: nothing to do",
+			in:     input(remembered),
+			want:   databasesPlan{accounts: accounts(stored), record: record(), ready: applied},
 		},
 		{
-			name: "the drift check is due: apply again",
-			in:   input(remembered, func(in *databasesInput) { in.now = metav1.NewTime(appliedAt.Add(time.Hour)) }),
-			want: databasesPlan{accounts: accounts(stored), record: record(), apply: &desired},
+			reason: "the drift check is due: apply again",
+			in:     input(remembered, func(in *databasesInput) { in.now = metav1.NewTime(appliedAt.Add(time.Hour)) }),
+			want:   databasesPlan{accounts: accounts(stored), record: record(), apply: &desired},
 		},
 		{
-			name: "a changed spec: apply again",
-			in:   input(remembered, func(in *databasesInput) { in.spec.Databases = append(in.spec.Databases, "project2") }),
+			reason: "a changed spec: apply again",
+			in:     input(remembered, func(in *databasesInput) { in.spec.Databases = append(in.spec.Databases, "project2") }),
 			want: databasesPlan{accounts: accounts(stored), record: record(), apply: &dbusers.Desired{
 				Databases: []string{"project1", "project2"}, Users: desired.Users, DigestKey: root,
 			}},
 		},
 		{
-			name: "applied: the record, the fingerprint and the time",
-			in:   input(answered(dbusers.Result{Managed: managed, Changes: []string{"created database project1"}}, nil)),
+			reason: "applied: the record, the fingerprint and the time",
+			in:     input(answered(dbusers.Result{Managed: managed, Changes: []string{"created database project1"}}, nil)),
 			want: databasesPlan{accounts: accounts(stored), ready: applied,
 				record: &v1alpha1.DatabasesStatus{Databases: []string{"project1"}, Fingerprint: fingerprint, LastApplied: &now,
 					Users: []v1alpha1.ManagedDatabaseUser{{Name: "app1", Host: "10.9.3.%", Secret: appSecret, PasswordDigest: "d1"}}},
@@ -194,7 +194,7 @@ func TestPlanDatabases(t *testing.T) {
 			},
 		},
 		{
-			name: "a failed apply keeps the fingerprint applied before; an unreachable server is tried again in 30 s",
+			reason: "a failed apply keeps the fingerprint applied before; an unreachable server is tried again in 30 s",
 			in: input(remembered, func(in *databasesInput) { in.spec.Databases = append(in.spec.Databases, "project2") },
 				answered(dbusers.Result{Managed: managed}, unreachable)),
 			want: databasesPlan{accounts: accounts(stored), record: withUnreachable(record(), fingerprint2, 1, now),
@@ -204,23 +204,23 @@ func TestPlanDatabases(t *testing.T) {
 			},
 		},
 		{
-			name: "within the backoff: no attempt, the condition keeps what the attempt said, called again when it is due",
-			in:   input(readySet, func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, 1, now.Add(-10*time.Second)) }),
-			want: databasesPlan{accounts: accounts(stored), record: unreachableRecord(fingerprint, 1, now.Add(-10*time.Second)), within: 20 * time.Second},
+			reason: "within the backoff: no attempt, the condition keeps what the attempt said, called again when it is due",
+			in:     input(readySet, func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, 1, now.Add(-10*time.Second)) }),
+			want:   databasesPlan{accounts: accounts(stored), record: unreachableRecord(fingerprint, 1, now.Add(-10*time.Second)), within: 20 * time.Second},
 		},
 		{
-			name: "within the backoff, the condition lost: it says when the next attempt is",
-			in:   input(func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, 1, now.Add(-10*time.Second)) }),
+			reason: "within the backoff, the condition lost: it says when the next attempt is",
+			in:     input(func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, 1, now.Add(-10*time.Second)) }),
 			want: databasesPlan{accounts: accounts(stored), record: unreachableRecord(fingerprint, 1, now.Add(-10*time.Second)),
 				ready: ptr.To(databasesOutcome(unreachable, now.Add(20*time.Second))), within: 20 * time.Second},
 		},
 		{
-			name: "the backoff passed: apply",
-			in:   input(readySet, func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, 1, now.Add(-30*time.Second)) }),
-			want: databasesPlan{accounts: accounts(stored), record: unreachableRecord(fingerprint, 1, now.Add(-30*time.Second)), apply: &desired},
+			reason: "the backoff passed: apply",
+			in:     input(readySet, func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, 1, now.Add(-30*time.Second)) }),
+			want:   databasesPlan{accounts: accounts(stored), record: unreachableRecord(fingerprint, 1, now.Add(-30*time.Second)), apply: &desired},
 		},
 		{
-			name: "the backoff doubles: the third attempt in a row waits 2 minutes for the fourth",
+			reason: "the backoff doubles: the third attempt in a row waits 2 minutes for the fourth",
 			in: input(func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, 2, now.Add(-time.Minute)) },
 				answered(dbusers.Result{}, unreachable)),
 			want: databasesPlan{accounts: accounts(stored), record: withUnreachable(databasesRecord("my-rds-single", dbusers.ManagedState{}), fingerprint, 3, now),
@@ -228,7 +228,7 @@ func TestPlanDatabases(t *testing.T) {
 				logs: []logLine{{slog.LevelWarn, "applying databases and users failed", []any{"error", unreachable.Error()}}}},
 		},
 		{
-			name: "the backoff is capped at 10 minutes, and a forged count does not overflow",
+			reason: "the backoff is capped at 10 minutes, and a forged count does not overflow",
 			in: input(func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, math.MaxInt, now.Add(-time.Hour)) },
 				answered(dbusers.Result{}, unreachable)),
 			want: databasesPlan{accounts: accounts(stored), record: withUnreachable(databasesRecord("my-rds-single", dbusers.ManagedState{}), fingerprint, 101, now),
@@ -236,7 +236,7 @@ func TestPlanDatabases(t *testing.T) {
 				logs: []logLine{{slog.LevelWarn, "applying databases and users failed", []any{"error", unreachable.Error()}}}},
 		},
 		{
-			name: "a changed spec is tried at once, whatever the backoff of the state before",
+			reason: "a changed spec is tried at once, whatever the backoff of the state before",
 			in: input(readySet, func(in *databasesInput) {
 				in.rec = unreachableRecord(fingerprint, 5, now.Add(-time.Second))
 				in.spec.Databases = append(in.spec.Databases, "project2")
@@ -246,12 +246,12 @@ func TestPlanDatabases(t *testing.T) {
 			}},
 		},
 		{
-			name: "a last attempt in the future (a forged status) does not hold the apply",
-			in:   input(readySet, func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, 5, now.Add(time.Hour)) }),
-			want: databasesPlan{accounts: accounts(stored), record: unreachableRecord(fingerprint, 5, now.Add(time.Hour)), apply: &desired},
+			reason: "a last attempt in the future (a forged status) does not hold the apply",
+			in:     input(readySet, func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, 5, now.Add(time.Hour)) }),
+			want:   databasesPlan{accounts: accounts(stored), record: unreachableRecord(fingerprint, 5, now.Add(time.Hour)), apply: &desired},
 		},
 		{
-			name: "an attempt that reaches the server forgets the backoff",
+			reason: "an attempt that reaches the server forgets the backoff",
 			in: input(func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, 3, now.Add(-time.Hour)) },
 				answered(dbusers.Result{Managed: managed}, nil)),
 			want: databasesPlan{accounts: accounts(stored), ready: applied,
@@ -260,7 +260,7 @@ func TestPlanDatabases(t *testing.T) {
 			},
 		},
 		{
-			name: "a refused root login is not an unreachable server: no backoff",
+			reason: "a refused root login is not an unreachable server: no backoff",
 			in: input(func(in *databasesInput) { in.rec = unreachableRecord(fingerprint, 3, now.Add(-time.Hour)) },
 				answered(dbusers.Result{}, refusedLogin)),
 			want: databasesPlan{accounts: accounts(stored), record: databasesRecord("my-rds-single", dbusers.ManagedState{}),
@@ -269,7 +269,7 @@ func TestPlanDatabases(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.reason, func(t *testing.T) {
 			assert.Equal(t, tt.want, planDatabases(tt.in))
 		})
 	}
@@ -295,40 +295,40 @@ func validateUsersMessage(t *testing.T, edit func(*v1alpha1.RdsSpec)) string {
 func TestDatabasesOutcome(t *testing.T) {
 	refused := &dbusers.StatementError{Change: "create database project2", Number: 1044, Message: "Access denied"}
 	tests := []struct {
-		name string
-		err  error
-		want outcome
+		reason string
+		err    error
+		want   outcome
 	}{
 		{
-			name: "the spec cannot be applied: the user must change it",
-			err:  &dbusers.ValidationError{Problems: []string{"user root is reserved"}},
-			want: databasesNotReady(ReasonInvalidSpec, "The databases and users cannot be applied: invalid database spec: user root is reserved.", waitsForUser),
+			reason: "the spec cannot be applied: the user must change it",
+			err:    &dbusers.ValidationError{Problems: []string{"user root is reserved"}},
+			want:   databasesNotReady(ReasonInvalidSpec, "The databases and users cannot be applied: invalid database spec: user root is reserved.", waitsForUser),
 		},
 		{
-			name: "the root login is refused",
-			err:  errors.Join(dbusers.ErrUnauthorized),
+			reason: "the root login is refused",
+			err:    errors.Join(dbusers.ErrUnauthorized),
 			want: databasesNotReady(ReasonDatabaseLoginRefused,
 				"The database server refused the root login with the password of the connection Secret; the apply will be retried.", settled),
 		},
 		{
-			name: "the server cannot be reached: the sentence names the next attempt, which the backoff asks for",
-			err:  errors.Join(dbusers.ErrUnreachable),
-			want: databasesNotReady(ReasonDatabaseUnreachable, "The database server could not be reached in time; the next attempt is at 2026-05-01T10:00:30Z.", settled),
+			reason: "the server cannot be reached: the sentence names the next attempt, which the backoff asks for",
+			err:    errors.Join(dbusers.ErrUnreachable),
+			want:   databasesNotReady(ReasonDatabaseUnreachable, "The database server could not be reached in time; the next attempt is at 2026-05-01T10:00:30Z.", settled),
 		},
 		{
-			name: "a refused statement names the change, never a password",
-			err:  refused,
+			reason: "a refused statement names the change, never a password",
+			err:    refused,
 			want: databasesNotReady(ReasonStatementRefused,
 				"The database server refused a change (create database project2: server error 1044: Access denied); the apply will be retried.", settled),
 		},
 		{
-			name: "anything else: backs off too, with no text of the error",
-			err:  errors.New("driver: bad connection 10.0.0.1"),
-			want: databasesNotReady(ReasonDatabaseUnreachable, "Applying the databases and users failed unexpectedly; the next attempt is at 2026-05-01T10:00:30Z.", settled),
+			reason: "anything else: backs off too, with no text of the error",
+			err:    errors.New("driver: bad connection 10.0.0.1"),
+			want:   databasesNotReady(ReasonDatabaseUnreachable, "Applying the databases and users failed unexpectedly; the next attempt is at 2026-05-01T10:00:30Z.", settled),
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.reason, func(t *testing.T) {
 			assert.Equal(t, tt.want, databasesOutcome(tt.err, time.Date(2026, 5, 1, 10, 0, 30, 0, time.UTC)))
 		})
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
@@ -82,11 +84,12 @@ func wontAct(reason, message string) *outcome {
 type day2Input struct {
 	spec       *v1alpha1.RdsSpec
 	prior      *v1alpha1.RdsStatus // the status the last call answered
-	st         *v1alpha1.RdsStatus // this call's status so far (report, restore)
+	st         v1alpha1.RdsStatus  // this call's status so far (report, restore), a copy
 	inst       *cloud.Instance
 	uid        string
 	generation int64
 	deleting   bool
+	now        metav1.Time
 	// sentRestart says this process sent the restart of the current restartrequest (ledger.go).
 	sentRestart bool
 	// flavors is OTC's flavor list for the instance's engine and version; nil until read.
@@ -212,8 +215,8 @@ type sent struct {
 
 func newDay2Step(c *call, inst *cloud.Instance) *day2Step {
 	s := &day2Step{in: day2Input{
-		spec: c.spec, prior: &c.parent.Status, st: &c.st, inst: inst, uid: string(c.parent.UID),
-		generation: c.parent.Generation, deleting: c.parent.DeletionTimestamp != nil,
+		spec: c.spec, prior: &c.parent.Status, st: c.st, inst: inst, uid: string(c.parent.UID),
+		generation: c.parent.Generation, deleting: c.parent.DeletionTimestamp != nil, now: c.now,
 		sentRestart: c.r.sent.seen(oneShotKey(c.parent.UID, OpRestart, c.spec.Restartrequest)),
 	}}
 	if c.conn != nil {
@@ -264,20 +267,20 @@ func (s *day2Step) answered(res acted, err error) { s.sent = &sent{res: res, err
 
 // render writes the status records of the plan: the managed tags and a one-shot request found
 // handled, a flavor autopilot's growth explains, and what status remembers of a sent change.
-func (s *day2Step) render(c *call) {
+func (s *day2Step) render(a *answer) {
 	p := s.p
-	c.st.ManagedTags = p.managedTags
+	a.st.ManagedTags = p.managedTags
 	if p.upgradeRequest != "" {
-		c.st.UpgradeRequest = p.upgradeRequest
+		a.st.UpgradeRequest = p.upgradeRequest
 	}
 	if p.restartRequest != "" {
-		c.st.RestartRequest = p.restartRequest
+		a.st.RestartRequest = p.restartRequest
 	}
 	if p.grown {
-		c.keepGrownFlavor(s.in.inst)
+		keepGrownFlavor(a, s.in.inst, s.in.spec.Flavorref, s.in.now)
 	}
 	if p.change != nil && s.sent != nil {
-		c.recordSent(s.in.inst, *p.change, *s.sent)
+		recordSent(a, s.in.uid, s.in.inst, *p.change, *s.sent, s.in.generation)
 	}
 }
 
@@ -303,37 +306,37 @@ func sentOperation(ch change, a sent, generation int64) *v1alpha1.Operation {
 	return &v1alpha1.Operation{Type: ch.op, JobID: a.res.jobID, Generation: generation, Target: ch.target}
 }
 
-// recordSent writes what status remembers of a sent change, unless OTC refused it: the change's
+// recordSent writes what the answer remembers of a sent change, unless OTC refused it: the change's
 // records and its operation.
-func (c *call) recordSent(inst *cloud.Instance, ch change, a sent) {
-	if a.err != nil && !outcomeUnknown(a.err) {
+func recordSent(a *answer, uid string, inst *cloud.Instance, ch change, s sent, generation int64) {
+	if s.err != nil && !outcomeUnknown(s.err) {
 		return
 	}
-	c.record(inst, ch.records)
+	record(a, uid, inst, ch.records)
 	if ch.op != "" {
-		c.st.Operation = sentOperation(ch, a, c.parent.Generation)
+		a.st.Operation = sentOperation(ch, s, generation)
 	}
 }
 
-// record writes what status remembers of a sent change.
-func (c *call) record(inst *cloud.Instance, r records) {
+// record writes what status, and the process (memo), remember of a sent change.
+func record(a *answer, uid string, inst *cloud.Instance, r records) {
 	if r.upgradeRequest != "" {
-		c.st.UpgradeRequest = r.upgradeRequest
+		a.st.UpgradeRequest = r.upgradeRequest
 	}
 	if r.restartRequest != "" {
-		c.st.RestartRequest = r.restartRequest
-		c.r.sent.record(oneShotKey(c.parent.UID, OpRestart, r.restartRequest))
+		a.st.RestartRequest = r.restartRequest
+		a.keep.restarts = append(a.keep.restarts, oneShotKey(types.UID(uid), OpRestart, r.restartRequest))
 	}
-	if a := r.autopilot; a != nil {
-		ap := autopilotOf(&c.st)
-		ap.Last = a.last
-		if a.flavor != "" {
-			ap.Flavor, ap.FlavorFloor = a.flavor, a.flavorFloor
+	if rec := r.autopilot; rec != nil {
+		ap := autopilotOf(&a.st)
+		ap.Last = rec.last
+		if rec.flavor != "" {
+			ap.Flavor, ap.FlavorFloor = rec.flavor, rec.flavorFloor
 		}
-		if a.volume > 0 {
-			ap.Volume, ap.VolumeFloor = a.volume, a.volumeFloor
+		if rec.volume > 0 {
+			ap.Volume, ap.VolumeFloor = rec.volume, rec.volumeFloor
 		}
-		c.r.autopilot.record(inst.ID, a.last)
+		a.keep.rememberAutopilot(inst.ID, *rec.last)
 	}
 }
 

@@ -21,7 +21,7 @@ func TestPlanDay2(t *testing.T) {
 	}
 	mark := RequestMark("uid-1", "r1")
 	tests := []struct {
-		name    string
+		reason  string
 		spec    func(*v1alpha1.RdsSpec)
 		status  func(st, prior *v1alpha1.RdsStatus)
 		inst    func(*cloud.Instance)
@@ -29,14 +29,14 @@ func TestPlanDay2(t *testing.T) {
 		sent    bool // this process sent the restart
 		want    day2Plan
 	}{
-		{name: "nothing differs", want: day2Plan{}},
+		{reason: "nothing differs", want: day2Plan{}},
 		{
-			name: "a resize needs the flavor list first",
-			spec: func(s *v1alpha1.RdsSpec) { s.Flavorref = "rds.mysql.c2.large" },
-			want: day2Plan{needFlavors: true},
+			reason: "a resize needs the flavor list first",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Flavorref = "rds.mysql.c2.large" },
+			want:   day2Plan{needFlavors: true},
 		},
 		{
-			name:    "a resize to a flavor on sale",
+			reason:  "a resize to a flavor on sale",
 			spec:    func(s *v1alpha1.RdsSpec) { s.Flavorref = "rds.mysql.c2.large" },
 			flavors: flavors,
 			want: day2Plan{change: &change{op: OpResize, target: "rds.mysql.c2.large",
@@ -44,28 +44,28 @@ func TestPlanDay2(t *testing.T) {
 				act:    action{kind: actResize, instance: "inst-1", flavor: "rds.mysql.c2.large"}}},
 		},
 		{
-			name:    "a flavor sold out in the instance's AZ is refused until the spec changes",
+			reason:  "a flavor sold out in the instance's AZ is refused until the spec changes",
 			spec:    func(s *v1alpha1.RdsSpec) { s.Flavorref = "rds.mysql.c2.xlarge" },
 			flavors: flavors,
 			want: day2Plan{outcome: ptr.To(notSynced(ReasonFlavorUnavailable,
 				"The flavor rds.mysql.c2.xlarge is not available in eu-de-01 (sellout).", settled))},
 		},
 		{
-			name:    "a flavor OTC does not offer",
+			reason:  "a flavor OTC does not offer",
 			spec:    func(s *v1alpha1.RdsSpec) { s.Flavorref = "rds.mysql.x9.huge" },
 			flavors: flavors,
 			want: day2Plan{outcome: ptr.To(notSynced(ReasonFlavorUnavailable,
 				"The flavor rds.mysql.x9.huge is not offered for MySQL 8.0.", settled))},
 		},
 		{
-			name:    "with autopilot on, a larger flavor than flavorref is kept as autopilot's growth",
+			reason:  "with autopilot on, a larger flavor than flavorref is kept as autopilot's growth",
 			spec:    func(s *v1alpha1.RdsSpec) { s.Autopilot = true },
 			inst:    func(in *cloud.Instance) { in.Flavor = "rds.mysql.c2.large" },
 			flavors: flavors,
 			want:    day2Plan{grown: true},
 		},
 		{
-			name: "a flavor autopilot moved to from the flavorref the spec still names is no difference",
+			reason: "a flavor autopilot moved to from the flavorref the spec still names is no difference",
 			status: func(st, _ *v1alpha1.RdsStatus) {
 				st.Autopilot = &v1alpha1.AutopilotStatus{Flavor: "rds.mysql.c2.large", FlavorFloor: "rds.mysql.c2.medium"}
 			},
@@ -73,119 +73,119 @@ func TestPlanDay2(t *testing.T) {
 			want: day2Plan{},
 		},
 		{
-			name: "storage grows",
-			spec: func(s *v1alpha1.RdsSpec) { s.Volumesize = 60 },
+			reason: "storage grows",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Volumesize = 60 },
 			want: day2Plan{change: &change{op: OpStorage, target: "60GB", whenFull: true,
 				act: action{kind: actEnlargeVolume, instance: "inst-1", size: 60}}},
 		},
 		{
-			name: "storage growth is made while STORAGE FULL: it is the way out",
-			spec: func(s *v1alpha1.RdsSpec) { s.Volumesize = 60; s.Flavorref = "rds.mysql.c2.large" },
-			inst: func(in *cloud.Instance) { in.Status = cloud.StatusStorageFull },
+			reason: "storage growth is made while STORAGE FULL: it is the way out",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Volumesize = 60; s.Flavorref = "rds.mysql.c2.large" },
+			inst:   func(in *cloud.Instance) { in.Status = cloud.StatusStorageFull },
 			want: day2Plan{change: &change{op: OpStorage, target: "60GB", whenFull: true,
 				act: action{kind: actEnlargeVolume, instance: "inst-1", size: 60}}},
 		},
 		{
-			name: "a resize waits while STORAGE FULL",
-			spec: func(s *v1alpha1.RdsSpec) { s.Flavorref = "rds.mysql.c2.large" },
-			inst: func(in *cloud.Instance) { in.Status = cloud.StatusStorageFull },
+			reason: "a resize waits while STORAGE FULL",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Flavorref = "rds.mysql.c2.large" },
+			inst:   func(in *cloud.Instance) { in.Status = cloud.StatusStorageFull },
 			want: day2Plan{outcome: ptr.To(notSynced(ReasonInstanceUnavailable,
 				"The instance is STORAGE FULL in OTC; the pending resize to rds.mysql.c2.large waits until it is ACTIVE again. Grow volumesize to free it.", settled))},
 		},
 		{
-			name: "a volume never shrinks",
-			spec: func(s *v1alpha1.RdsSpec) { s.Volumesize = 20 },
+			reason: "a volume never shrinks",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Volumesize = 20 },
 			want: day2Plan{outcome: ptr.To(notSynced(ReasonUnsupportedChange,
 				"volumesize 20 is below the instance's 40 GB: OTC cannot shrink a volume; set volumesize to 40 or more.", settled))},
 		},
 		{
-			name: "growth below OTC's 10 GB step is no difference",
-			spec: func(s *v1alpha1.RdsSpec) { s.Volumesize = 45 },
-			want: day2Plan{},
+			reason: "growth below OTC's 10 GB step is no difference",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Volumesize = 45 },
+			want:   day2Plan{},
 		},
 		{
-			name: "a FAILED instance takes no change",
-			spec: func(s *v1alpha1.RdsSpec) { s.Volumesize = 60 },
-			inst: func(in *cloud.Instance) { in.Status = cloud.StatusFailed },
+			reason: "a FAILED instance takes no change",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Volumesize = 60 },
+			inst:   func(in *cloud.Instance) { in.Status = cloud.StatusFailed },
 			want: day2Plan{outcome: ptr.To(notSynced(ReasonInstanceUnavailable,
 				"The instance is FAILED in OTC; the pending storage growth to 60GB waits until it is ACTIVE again.", settled))},
 		},
 		{
-			name: "a rebooting instance: look again soon",
-			spec: func(s *v1alpha1.RdsSpec) { s.Volumesize = 60 },
-			inst: func(in *cloud.Instance) { in.Status = "REBOOTING" },
+			reason: "a rebooting instance: look again soon",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Volumesize = 60 },
+			inst:   func(in *cloud.Instance) { in.Status = "REBOOTING" },
 			want: day2Plan{outcome: ptr.To(syncedOK(ReasonWaitingForInstance,
 				"The pending storage growth to 60GB waits until the instance is ACTIVE.", inFlight))},
 		},
 		{
-			name: "changes wait for the create",
-			spec: func(s *v1alpha1.RdsSpec) { s.Volumesize = 60 },
-			inst: func(in *cloud.Instance) { in.Status = cloud.StatusBuild },
-			want: day2Plan{outcome: ptr.To(syncedOK(ReasonWaitingForInstance, "Changes wait until the instance is created.", settled))},
+			reason: "changes wait for the create",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Volumesize = 60 },
+			inst:   func(in *cloud.Instance) { in.Status = cloud.StatusBuild },
+			want:   day2Plan{outcome: ptr.To(syncedOK(ReasonWaitingForInstance, "Changes wait until the instance is created.", settled))},
 		},
 		{
-			name: "an operation in flight is followed, nothing else is made",
-			spec: func(s *v1alpha1.RdsSpec) { s.Volumesize = 60 },
+			reason: "an operation in flight is followed, nothing else is made",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Volumesize = 60 },
 			status: func(st, _ *v1alpha1.RdsStatus) {
 				st.Operation = &v1alpha1.Operation{Type: OpResize, Target: "rds.mysql.c2.large", Generation: 2}
 			},
 			want: day2Plan{outcome: ptr.To(syncedOK(ReasonChangeInProgress, "Resizing to rds.mysql.c2.large, asked by generation 2.", inFlight).underway())},
 		},
 		{
-			name: "a deletion leaves the instance to finalize",
-			spec: func(s *v1alpha1.RdsSpec) { s.Volumesize = 60 },
-			want: day2Plan{},
+			reason: "a deletion leaves the instance to finalize",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Volumesize = 60 },
+			want:   day2Plan{},
 			status: func(st, _ *v1alpha1.RdsStatus) {
 				st.Operation = &v1alpha1.Operation{Type: OpDelete}
 			},
 		},
 		{
-			name: "the backup policy follows the spec",
-			spec: func(s *v1alpha1.RdsSpec) { s.Backupkeepdays = 7 },
+			reason: "the backup policy follows the spec",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Backupkeepdays = 7 },
 			want: day2Plan{change: &change{target: "backup policy 01:00-02:00, 7 days",
 				act: action{kind: actBackupPolicy, instance: "inst-1", policy: cloud.BackupStrategy{StartTime: "01:00-02:00", KeepDays: 7}}}},
 		},
 		{
-			name: "a new tag is recorded in status before it is set",
-			spec: func(s *v1alpha1.RdsSpec) { s.Tags = []v1alpha1.Tag{{Key: "team", Value: "a"}} },
-			want: day2Plan{managedTags: []string{"team"}, pending: true},
+			reason: "a new tag is recorded in status before it is set",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Tags = []v1alpha1.Tag{{Key: "team", Value: "a"}} },
+			want:   day2Plan{managedTags: []string{"team"}, pending: true},
 		},
 		{
-			name:   "a recorded tag is set",
+			reason: "a recorded tag is set",
 			spec:   func(s *v1alpha1.RdsSpec) { s.Tags = []v1alpha1.Tag{{Key: "team", Value: "a"}} },
 			status: func(_, prior *v1alpha1.RdsStatus) { prior.ManagedTags = []string{"team"} },
 			want: day2Plan{managedTags: []string{"team"}, change: &change{target: "tags team",
 				act: action{kind: actSetTags, instance: "inst-1", tags: map[string]string{"team": "a"}}}},
 		},
 		{
-			name:   "a managed tag the spec dropped is removed",
+			reason: "a managed tag the spec dropped is removed",
 			status: func(st, _ *v1alpha1.RdsStatus) { st.ManagedTags = []string{"team"} },
 			inst:   func(in *cloud.Instance) { in.Tags["team"] = "a" },
 			want: day2Plan{managedTags: []string{"team"}, change: &change{target: "removal of tags team",
 				act: action{kind: actDeleteTags, instance: "inst-1", keys: []string{"team"}}}},
 		},
 		{
-			name: "a restart request is marked in the cloud first",
-			spec: func(s *v1alpha1.RdsSpec) { s.Restartrequest = "r1" },
+			reason: "a restart request is marked in the cloud first",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Restartrequest = "r1" },
 			want: day2Plan{change: &change{target: "mark of the restart (tag rds-restart-request)",
 				act: action{kind: actSetTags, instance: "inst-1", tags: map[string]string{TagRestartRequest: mark}}}},
 		},
 		{
-			name: "a marked restart request restarts once, and status records it",
-			spec: func(s *v1alpha1.RdsSpec) { s.Restartrequest = "r1" },
-			inst: func(in *cloud.Instance) { in.Tags[TagRestartRequest] = mark },
+			reason: "a marked restart request restarts once, and status records it",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Restartrequest = "r1" },
+			inst:   func(in *cloud.Instance) { in.Tags[TagRestartRequest] = mark },
 			want: day2Plan{change: &change{op: OpRestart, target: "r1",
 				act: action{kind: actRestart, instance: "inst-1"}, records: records{restartRequest: "r1"}}},
 		},
 		{
-			name: "a restart this process sent is recorded, not sent again",
-			spec: func(s *v1alpha1.RdsSpec) { s.Restartrequest = "r1" },
-			inst: func(in *cloud.Instance) { in.Tags[TagRestartRequest] = mark },
-			sent: true,
-			want: day2Plan{restartRequest: "r1"},
+			reason: "a restart this process sent is recorded, not sent again",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Restartrequest = "r1" },
+			inst:   func(in *cloud.Instance) { in.Tags[TagRestartRequest] = mark },
+			sent:   true,
+			want:   day2Plan{restartRequest: "r1"},
 		},
 		{
-			name: "single to HA adds a standby in the AZ the spec adds",
+			reason: "single to HA adds a standby in the AZ the spec adds",
 			spec: func(s *v1alpha1.RdsSpec) {
 				s.Hamode, s.Availabilityzone, s.Flavorref = "Ha", "eu-de-01,eu-de-02", "rds.mysql.c2.medium.ha"
 			},
@@ -195,20 +195,20 @@ func TestPlanDay2(t *testing.T) {
 				act:    action{kind: actSingleToHA, instance: "inst-1", standby: "eu-de-02"}}},
 		},
 		{
-			name: "an HA instance never goes back to single",
-			inst: func(in *cloud.Instance) { in.Type = "Ha" },
+			reason: "an HA instance never goes back to single",
+			inst:   func(in *cloud.Instance) { in.Type = "Ha" },
 			want: day2Plan{outcome: ptr.To(notSynced(ReasonUnsupportedChange,
 				"hamode Single: OTC cannot turn a primary/standby instance back into a single one; create a new Rds for that.", settled))},
 		},
 		{
-			name: "a major version is never changed in place",
-			spec: func(s *v1alpha1.RdsSpec) { s.Datastoreversion = "5.7" },
+			reason: "a major version is never changed in place",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Datastoreversion = "5.7" },
 			want: day2Plan{outcome: ptr.To(notSynced(ReasonUnsupportedChange,
 				`datastoreversion "5.7" is not of the instance's major version 8.0.28: create a new Rds to change the major version.`, settled))},
 		},
 		{
-			name: "the first difference is made, and a refused one is still told: one change per call",
-			spec: func(s *v1alpha1.RdsSpec) { s.Volumesize = 60; s.Datastoreversion = "5.7" },
+			reason: "the first difference is made, and a refused one is still told: one change per call",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Volumesize = 60; s.Datastoreversion = "5.7" },
 			want: day2Plan{change: &change{op: OpStorage, target: "60GB", whenFull: true,
 				act: action{kind: actEnlargeVolume, instance: "inst-1", size: 60}},
 				outcome: wontAct(ReasonUnsupportedChange,
@@ -216,7 +216,7 @@ func TestPlanDay2(t *testing.T) {
 		},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.reason, func(t *testing.T) {
 			spec := sampleSpec()
 			if tc.spec != nil {
 				tc.spec(&spec)
@@ -229,7 +229,7 @@ func TestPlanDay2(t *testing.T) {
 			if tc.inst != nil {
 				tc.inst(inst)
 			}
-			got := planDay2(day2Input{spec: &spec, prior: &prior, st: &st, inst: inst, uid: "uid-1", generation: 1,
+			got := planDay2(day2Input{spec: &spec, prior: &prior, st: st, inst: inst, uid: "uid-1", generation: 1,
 				sentRestart: tc.sent, flavors: tc.flavors})
 			assert.Equal(t, tc.want, got)
 		})

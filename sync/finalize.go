@@ -55,6 +55,7 @@ func (r *Reconciler) Finalize(ctx context.Context, req *hook.Request) (*hook.Fin
 	// waits: a child left out is deleted at once, and a generated password with it.
 	// The log Job and its Secret are kept too, and followed to their end (logs.go).
 	c.finalizeLogs()
+	r.remember(c.keep)
 	children := append(c.children(), c.logChildren()...)
 	c.st.Conditions = c.out.render(c.now)
 	resp := &hook.FinalizeResponse{Status: &c.st, Children: children, Finalized: done}
@@ -70,7 +71,7 @@ func (r *Reconciler) Finalize(ctx context.Context, req *hook.Request) (*hook.Fin
 // its action.
 type finalizeInput struct {
 	spec *v1alpha1.RdsSpec
-	st   *v1alpha1.RdsStatus // this call's status so far (credentials, report)
+	st   v1alpha1.RdsStatus // this call's status so far (credentials, report)
 	me   owner
 	// object is namespace/name, for the final backup's description.
 	object     string
@@ -350,9 +351,8 @@ func deleting(p finalizePlan, message string) finalizePlan {
 	return p
 }
 
-// finalize is the finalize step: it plans, gives the plan what it asks for (the instance, its
-// report into status, the backup list, the answer to its action), plans again each time, and
-// renders the last plan.
+// finalize is the finalize call: the login, then the finalize step (finalizeStep) through the
+// loop. It reports whether the object may go.
 func (c *call) finalize(ctx context.Context) (bool, error) {
 	if ok, err := c.credentials(ctx); !ok || err != nil { // credentials.go: c.cloud from here on
 		// NOTE: the create is issued only once the connection Secret is stored (create): without
@@ -365,78 +365,156 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 		}
 		return done, err
 	}
+	s := newFinalizeStep(c)
+	_, err := c.runStep(ctx, s)
+	return s.p.finalized && err == nil && s.failed == nil, err
+}
+
+// finalizeStep is the finalize step as the loop runs it (loop.go): it plans, reads what the plan
+// asks for (the instance, fresh; its search by names and tags; the backup list), reports the
+// instance into its status when asked (reported, a pure function), plans again each time, makes
+// the plan's one change, plans on OTC's answer, and renders the last plan.
+type finalizeStep struct {
+	in finalizeInput
+	// find is the observation of the instance (planFinalize's observe), search the lookup of the
+	// object's own (search); failed is a read that failed, which ends the step.
+	find   *lookup
+	search *searchOwn
+	failed error
+	// ready is the Ready report gave, told before the plan's outcomes.
+	ready *outcome
+	p     finalizePlan
+}
+
+func newFinalizeStep(c *call) *finalizeStep {
 	in := finalizeInput{
-		spec: c.spec, st: &c.st, me: c.me, object: c.parent.Namespace + "/" + c.parent.Name, generation: c.parent.Generation,
+		spec: c.spec, st: c.st, me: c.me, object: c.parent.Namespace + "/" + c.parent.Name, generation: c.parent.Generation,
 		lost: generatedPasswordSecrets(c.req, &c.st), saved: c.parent.Annotations[AnnotationPasswordSaved] == "true",
 	}
 	if t := c.parent.DeletionTimestamp; t != nil {
 		in.deletionStart = t.Time
 	}
-	p := planFinalize(in)
-	if p.observe {
-		obs, err := c.findInstance(ctx)
-		if obs.viewed {
-			c.cloud = readOnly{c.cloud} // as sync does; a deleting object never reads the view
-		}
-		if err != nil {
-			return false, c.cloudError(err)
-		}
-		in.observed, in.inst, in.claim = true, obs.inst, obs.claim
-		p = planFinalize(in)
+	// A deletion is decided on what OTC says now, never on the shared view (maxAge 0).
+	return &finalizeStep{in: in,
+		find:   lookupOf(c.st.ID, c.spec.Instanceid, 0, c.me, c.names),
+		search: &searchOwn{id: c.spec.Instanceid, me: c.me, names: c.names, list: listing{names: c.names}},
 	}
-	if p.search {
-		found, cl, err := c.searchOwn(ctx)
-		if err != nil {
-			return false, c.cloudError(err)
+}
+
+func (s *finalizeStep) plan() head {
+	for {
+		if s.failed != nil {
+			return head{tells: told(s.ready), err: s.failed, stop: true}
 		}
-		in.setAside, in.setAsideClaim = in.inst, in.claim
-		in.searched, in.inst, in.claim = true, found, cl
-		p = planFinalize(in)
-	}
-	if p.report {
-		c.report(in.inst) // its resync is an ask: it never lengthens what the plan asks
-		in.reported = true
-		p = planFinalize(in)
-	}
-	if p.needBackups {
-		s := c.observe(ctx, need{kind: readBackups, id: in.inst.ID})
-		if s.err != nil {
-			return false, c.cloudError(s.err)
+		s.p = planFinalize(s.in)
+		p := s.p
+		switch {
+		case p.observe:
+			if ns := s.find.next(); ns != nil {
+				return head{needs: ns}
+			}
+			obs, err := s.find.observation()
+			s.failed = err
+			s.in.observed, s.in.inst, s.in.claim = true, obs.inst, obs.claim
+			continue
+		case p.search:
+			if ns := s.search.next(); ns != nil {
+				return head{needs: ns}
+			}
+			found, cl, err := s.search.found()
+			s.failed = err
+			s.in.setAside, s.in.setAsideClaim = s.in.inst, s.in.claim
+			s.in.searched, s.in.inst, s.in.claim = true, found, cl
+			continue
+		case p.report:
+			var ready outcome
+			s.in.st, ready = reported(s.in.st, s.in.inst)
+			s.ready = ptr.To(ready.fallback()) // a step's Ready about its change replaces the instance's state
+			s.in.reported = true
+			continue
+		case p.needBackups:
+			return head{needs: []need{{kind: readBackups, id: s.in.inst.ID}}}
 		}
-		in.backups = s.backups
-		if in.backups == nil {
-			in.backups = []cloud.Backup{}
+		return head{tells: told(s.ready, p.ready, p.synced), act: p.act, err: p.failed, logs: p.events, stop: true}
+	}
+}
+
+func (s *finalizeStep) saw(n need, r seen) {
+	switch p := s.p; {
+	case p.observe:
+		s.find.saw(n, r)
+	case p.search:
+		s.search.saw(n, r)
+	case p.needBackups:
+		if s.failed = r.err; r.err == nil {
+			s.in.backups = r.backups
+			if s.in.backups == nil {
+				s.in.backups = []cloud.Backup{}
+			}
 		}
-		p = planFinalize(in)
 	}
-	if p.act != nil {
-		in.answer = answerOf(c.act(ctx, *p.act))
-		p = planFinalize(in)
+}
+
+func (s *finalizeStep) answered(res acted, err error) { s.in.answer = answerOf(res, err) }
+
+// render writes the instance as reported, and the last plan's status.status, status.operation and
+// status.finalBackup unless a read failed.
+func (s *finalizeStep) render(a *answer) {
+	if s.in.reported {
+		a.st = s.in.st
 	}
-	return p.finalized, c.renderFinalize(ctx, p)
+	if s.failed != nil {
+		return
+	}
+	a.st.Status, a.st.Operation, a.st.FinalBackup = s.p.instanceStatus, s.p.operation, s.p.finalBackup
 }
 
 // searchOwn looks for the object's instance as the sync path's lookup does, by its names (new and
 // legacy) and the instance spec.instanceid names, and keeps only one whose tags make it this
 // object's (or released by it): the oldest, as pickInstance chooses.
-func (c *call) searchOwn(ctx context.Context) (*cloud.Instance, claim, error) {
-	found, err := c.findByNames(ctx)
-	if err != nil {
-		return nil, claim{}, err
+type searchOwn struct {
+	id    string // spec.instanceid
+	me    owner
+	names []string
+	list  listing
+	byID  *seen
+}
+
+func (s *searchOwn) next() []need {
+	switch {
+	case !s.list.done():
+		return s.list.next()
+	case s.list.err != nil || s.id == "" || s.byID != nil ||
+		slices.ContainsFunc(s.list.found, func(in *cloud.Instance) bool { return in.ID == s.id }):
+		return nil
 	}
-	if id := c.spec.Instanceid; id != "" && !slices.ContainsFunc(found, func(in *cloud.Instance) bool { return in.ID == id }) {
-		s := c.observe(ctx, need{kind: readInstanceByID, id: id})
-		inst, err := s.inst, s.err
+	return []need{{kind: readInstanceByID, id: s.id}}
+}
+
+func (s *searchOwn) saw(n need, r seen) {
+	if n.kind == readInstanceByID {
+		s.byID = &r
+		return
+	}
+	s.list.saw(r)
+}
+
+func (s *searchOwn) found() (*cloud.Instance, claim, error) {
+	if s.list.err != nil {
+		return nil, claim{}, s.list.err
+	}
+	found := s.list.found
+	if r := s.byID; r != nil {
 		switch {
-		case err == nil:
-			found = append(found, inst)
-		case !errors.Is(err, cloud.ErrNotFound):
-			return nil, claim{}, err
+		case r.err == nil:
+			found = append(slices.Clone(found), r.inst)
+		case !errors.Is(r.err, cloud.ErrNotFound):
+			return nil, claim{}, r.err
 		}
 	}
 	var own []*cloud.Instance
 	for _, in := range found {
-		probe := finalizeInput{me: c.me, inst: in, claim: classify(in, c.me, c.names...)}
+		probe := finalizeInput{me: s.me, inst: in, claim: classify(in, s.me, s.names...)}
 		if probe.owns() {
 			own = append(own, in)
 		}
@@ -445,23 +523,7 @@ func (c *call) searchOwn(ctx context.Context) (*cloud.Instance, claim, error) {
 	if inst == nil {
 		return nil, claim{}, nil
 	}
-	return inst, classify(inst, c.me, c.names...), nil
-}
-
-// renderFinalize writes a final plan into the answer.
-func (c *call) renderFinalize(ctx context.Context, p finalizePlan) error {
-	c.st.Status, c.st.Operation, c.st.FinalBackup = p.instanceStatus, p.operation, p.finalBackup
-	logAll(ctx, c.log, p.events)
-	if p.ready != nil {
-		c.out.tell(*p.ready)
-	}
-	if p.synced != nil {
-		c.out.tell(*p.synced)
-	}
-	if p.failed != nil {
-		return c.cloudError(p.failed)
-	}
-	return nil
+	return inst, classify(inst, s.me, s.names...), nil
 }
 
 // generatedPasswordSecrets names the observed Secrets that hold the only copy of a password the

@@ -24,7 +24,7 @@ func TestPlanFinalize(t *testing.T) {
 	input := func(edits ...func(*finalizeInput)) finalizeInput {
 		spec := sampleSpec()
 		in := finalizeInput{
-			spec: &spec, st: &v1alpha1.RdsStatus{ID: "inst-1", Name: name, Status: cloud.StatusActive},
+			spec: &spec, st: v1alpha1.RdsStatus{ID: "inst-1", Name: name, Status: cloud.StatusActive},
 			me: me, object: "rds1/my-rds-single", generation: generation,
 			observed: true, inst: activeInstance(), claim: claim{Kind: Ours}, reported: true,
 		}
@@ -407,7 +407,7 @@ func TestPlanFinalize(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			before := tc.in.st.DeepCopy()
 			assert.Equal(t, tc.want, planFinalize(tc.in), tc.reason)
-			assert.Equal(t, before, tc.in.st, "planFinalize changes nothing it is given")
+			assert.Equal(t, *before, tc.in.st, "planFinalize changes nothing it is given")
 		})
 	}
 }

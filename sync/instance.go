@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
@@ -66,71 +68,137 @@ type observation struct {
 	// viewed says inst was read from the shared view: the call may make no change on it
 	// (observe_view.go).
 	viewed bool
+	// listed says the call listed the instances carrying the object's names (others holds what
+	// it found).
+	listed bool
 }
 
 // findInstance finds the instance by the id the last call remembered, or else by the object's
-// names, new and legacy: a create whose response was lost is found here and taken over, never
-// created twice. Only an instance whose tags name this object, or an untagged one with its name,
-// is taken over by name. An object that adopts an instance it has not taken over yet has none
-// (sync adopts it; finalize leaves it alone).
+// names (lookupOf); viewed says it came from the shared view.
 func (c *call) findInstance(ctx context.Context) (observation, error) {
-	var obs observation
-	if c.st.ID == "" && c.spec.Instanceid != "" {
-		return obs, nil
-	}
-	if c.st.ID != "" {
+	var maxAge time.Duration
+	if !c.fresh && c.st.ID != "" {
 		// The shared view while steady (observe_view.go), never on the call made again (fresh).
-		var maxAge time.Duration
-		if !c.fresh {
-			maxAge = viewMaxAge(c.parent, c.r.cfg.ResyncSteady)
+		maxAge = viewMaxAge(c.parent, c.r.cfg.ResyncSteady)
+	}
+	l := lookupOf(c.st.ID, c.spec.Instanceid, maxAge, c.me, c.names)
+	for ns := l.next(); ns != nil; ns = l.next() {
+		for _, n := range ns {
+			l.saw(n, c.observe(ctx, n))
 		}
-		s := c.observe(ctx, need{kind: readInstance, id: c.st.ID, maxAge: maxAge})
-		inst, err := s.inst, s.err
-		obs.viewed = viewed(c.cloud, maxAge)
-		if errors.Is(err, cloud.ErrNotFound) {
+	}
+	obs, err := l.observation()
+	obs.viewed = c.st.ID != "" && viewed(c.cloud, maxAge)
+	return obs, err
+}
+
+// lookup is the observation of the object's instance as data: the instance by the id the last
+// call remembered, or else the instances carrying the object's names, new and legacy: a create
+// whose response was lost is found here and taken over, never created twice. Only an instance
+// whose tags name this object, or an untagged one with its name, is taken over by name. An object
+// that adopts an instance it has not taken over yet has none (sync adopts it; finalize leaves it
+// alone). A step asks for next() and gives it what was seen (saw) until it asks nothing more.
+type lookup struct {
+	id     string // status.id; "" looks by names
+	none   bool   // nothing to read: the object adopts an instance it has not taken over yet
+	maxAge time.Duration
+	me     owner
+	names  []string
+	byID   *seen
+	list   listing
+}
+
+func lookupOf(statusID, instanceid string, maxAge time.Duration, me owner, names []string) *lookup {
+	return &lookup{id: statusID, none: statusID == "" && instanceid != "", maxAge: maxAge, me: me, names: names, list: listing{names: names}}
+}
+
+// next is the read the lookup needs next; nil once it has what it needs.
+func (l *lookup) next() []need {
+	switch {
+	case l.none:
+		return nil
+	case l.id != "" && l.byID == nil:
+		return []need{{kind: readInstance, id: l.id, maxAge: l.maxAge}}
+	case l.id != "":
+		return nil
+	}
+	return l.list.next()
+}
+
+func (l *lookup) saw(_ need, s seen) {
+	if l.id != "" {
+		l.byID = &s
+		return
+	}
+	l.list.saw(s)
+}
+
+// observation is what the reads found.
+func (l *lookup) observation() (observation, error) {
+	var obs observation
+	switch {
+	case l.none:
+		return obs, nil
+	case l.id != "":
+		switch err := l.byID.err; {
+		case errors.Is(err, cloud.ErrNotFound):
 			return obs, nil
-		}
-		if err != nil {
+		case err != nil:
 			return obs, err
 		}
-		obs.inst, obs.claim = inst, classify(inst, c.me, c.names...)
+		obs.inst, obs.claim = l.byID.inst, classify(l.byID.inst, l.me, l.names...)
 		return obs, nil
 	}
-	found, err := c.findByNames(ctx)
-	if err != nil {
-		return obs, err
+	obs.listed = true
+	if l.list.err != nil {
+		return obs, l.list.err
 	}
 	var mine []*cloud.Instance
-	for _, in := range found {
-		if cl := classify(in, c.me, c.names...); cl.mine() {
+	for _, in := range l.list.found {
+		if cl := classify(in, l.me, l.names...); cl.mine() {
 			mine = append(mine, in)
 		} else if obs.taken == nil {
 			obs.taken, obs.takenClaim = in, cl
 		}
 	}
 	if obs.inst, obs.others = pickInstance(mine, ""); obs.inst != nil {
-		obs.claim, obs.taken = classify(obs.inst, c.me, c.names...), nil
+		obs.claim, obs.taken = classify(obs.inst, l.me, l.names...), nil
 	}
 	return obs, nil
 }
 
-// findByNames lists the instances carrying the object's names, new and legacy, ordered by id.
-func (c *call) findByNames(ctx context.Context) ([]*cloud.Instance, error) {
-	c.listed = true
-	var all []*cloud.Instance
-	for _, name := range c.names {
-		s := c.observe(ctx, need{kind: readInstancesName, name: name})
-		if s.err != nil {
-			return nil, s.err
-		}
-		for _, in := range s.instances {
-			if !slices.ContainsFunc(all, func(x *cloud.Instance) bool { return x.ID == in.ID }) {
-				all = append(all, in)
-			}
+// listing lists the instances carrying the object's names, new and legacy, as data: one read a
+// round (next), what was seen added (saw), ordered by id; it stops at the first failed read.
+type listing struct {
+	names []string
+	read  int
+	found []*cloud.Instance
+	err   error
+}
+
+// next is the read the listing needs next; nil once it is done.
+func (l *listing) next() []need {
+	if l.done() {
+		return nil
+	}
+	return []need{{kind: readInstancesName, name: l.names[l.read]}}
+}
+
+// done says every name was read, or a read failed (err).
+func (l *listing) done() bool { return l.err != nil || l.read >= len(l.names) }
+
+func (l *listing) saw(s seen) {
+	l.read++
+	if s.err != nil {
+		l.err, l.found = s.err, nil
+		return
+	}
+	for _, in := range s.instances {
+		if !slices.ContainsFunc(l.found, func(x *cloud.Instance) bool { return x.ID == in.ID }) {
+			l.found = append(l.found, in)
 		}
 	}
-	slices.SortFunc(all, func(a, b *cloud.Instance) int { return cmp.Compare(a.ID, b.ID) })
-	return all, nil
+	slices.SortFunc(l.found, func(a, b *cloud.Instance) int { return cmp.Compare(a.ID, b.ID) })
 }
 
 // manages reports whether this object manages an instance it observed by status.id.
@@ -153,33 +221,66 @@ func claimChange(inst *cloud.Instance, cl claim, me owner) *change {
 	return &change{target: "write of the ownership tags", act: action{kind: actSetTags, instance: inst.ID, tags: me.tags()}}
 }
 
-// claimInstance makes this object's instance carry its ownership tags before anything else happens
-// to it (claimChange). It reports true when it issued a change or must wait (the call stops there).
-func (c *call) claimInstance(ctx context.Context, inst *cloud.Instance, obs *observation) (bool, error) {
-	ch := claimChange(inst, obs.claim, c.me)
-	if ch == nil {
-		return false, nil
+// claimStep makes this object's instance carry its ownership tags before anything else happens to
+// it (claimChange), as the loop runs it (loop.go). Its change, or a wait for it, stops the call.
+type claimStep struct {
+	inst  *cloud.Instance
+	me    owner
+	names []string
+	ch    *change
+	// list lists the instances carrying the object's names before the tags are written, when the
+	// call has not yet; nil when no listing is needed.
+	//
+	// NOTE: a create race lost across replicas leaves a second untagged instance with our name:
+	// look once before the tags make this one ours.
+	list   *listing
+	answer *actAnswer
+}
+
+func newClaimStep(inst *cloud.Instance, obs observation, me owner, names []string) *claimStep {
+	s := &claimStep{inst: inst, me: me, names: names, ch: claimChange(inst, obs.claim, me)}
+	if s.ch != nil && obs.claim.Kind != Ours && !obs.listed {
+		s.list = &listing{names: names}
 	}
-	if obs.claim.Kind != Ours && !c.listed {
-		// NOTE: a create race lost across replicas leaves a second untagged instance with our
-		// name: look once before the tags make this one ours.
-		found, err := c.findByNames(ctx)
-		if err != nil {
-			return true, c.cloudError(err)
-		}
-		obs.others = othersOf(inst, found, c.me, c.names)
-	}
-	_, err := c.act(ctx, ch.act)
+	return s
+}
+
+func (s *claimStep) plan() head {
 	switch {
-	case errors.Is(err, cloud.ErrBusy):
-		c.out.tell(syncedOK(ReasonInstanceBusy, "The instance is busy; the "+ch.target+" will be made when OTC accepts it.", retry))
-		return true, nil
-	case err != nil:
-		return true, c.cloudError(err)
+	case s.ch == nil:
+		return head{}
+	case s.list != nil && !s.list.done():
+		return head{needs: s.list.next(), stop: true}
+	case s.list != nil && s.list.err != nil:
+		return head{err: s.list.err, stop: true}
+	case s.answer == nil:
+		return head{act: &s.ch.act, stop: true}
 	}
-	c.log.Info("wrote ownership tags", "instance", inst.ID, "change", ch.target)
-	c.out.tell(syncedOK(ReasonReconcileSuccess, "OTC was asked for the "+ch.target+".", inFlight).made())
-	return true, nil
+	switch err := s.answer.err; {
+	case errors.Is(err, cloud.ErrBusy):
+		return head{stop: true, tells: told(ptr.To(syncedOK(ReasonInstanceBusy, "The instance is busy; the "+s.ch.target+" will be made when OTC accepts it.", retry)))}
+	case err != nil:
+		return head{err: err, stop: true}
+	}
+	return head{stop: true,
+		logs:  []logLine{{slog.LevelInfo, "wrote ownership tags", []any{"instance", s.inst.ID, "change", s.ch.target}}},
+		tells: told(ptr.To(syncedOK(ReasonReconcileSuccess, "OTC was asked for the "+s.ch.target+".", inFlight).made()))}
+}
+
+func (s *claimStep) saw(_ need, r seen)            { s.list.saw(r) }
+func (s *claimStep) answered(res acted, err error) { s.answer = answerOf(res, err) }
+func (s *claimStep) render(*answer)                {}
+
+// listed is what the step's listing says of the call's observation: whether it listed the names,
+// and the further instances of this object it found.
+func (s *claimStep) listed(obs observation) observation {
+	if s.list != nil {
+		obs.listed = true
+		if s.list.err == nil {
+			obs.others = othersOf(s.inst, s.list.found, s.me, s.names)
+		}
+	}
+	return obs
 }
 
 // othersOf are the instances found that are this object's too, besides inst (duplicates).
@@ -194,48 +295,89 @@ func othersOf(inst *cloud.Instance, found []*cloud.Instance, me owner, names []s
 	return others
 }
 
-// trackDuplicates keeps status.duplicates: the further instances of this object a listing found,
-// or, when this call listed none, those the last call reported that OTC still lists as ours.
+// duplicatesStep keeps status.duplicates, as the loop runs it (loop.go): the further instances of
+// this object a listing found, or, when this call listed none, those the last call reported that
+// OTC still lists as ours. It makes no change and never stops the call.
 //
 // NOTE: status.duplicates is what the last call said, but whoever may write the object's status
 // can make it list any number of ids. Each is looked up only while there are a few
 // (maxDuplicateLookups); a longer list is replaced by one listing by name, which costs two calls
 // however long the list and says the truth.
-func (c *call) trackDuplicates(ctx context.Context, inst *cloud.Instance, obs observation) {
-	dups := obs.others
-	prev := slices.Compact(slices.Sorted(slices.Values(c.parent.Status.Duplicates)))
-	if !c.listed && len(prev) > maxDuplicateLookups {
-		found, err := c.findByNames(ctx)
-		dups = othersOf(inst, found, c.me, c.names)
-		if err != nil {
-			// Unknown for now: a few are kept to be looked up next time.
-			dups = slices.DeleteFunc(prev[:maxDuplicateLookups], func(id string) bool { return id == inst.ID })
-		}
-	}
-	if !c.listed {
-		dups = nil
-		for _, id := range prev {
-			if id == inst.ID {
-				continue
-			}
-			s := c.observe(ctx, need{kind: readInstanceByID, id: id})
-			other, err := s.inst, s.err
-			switch {
-			case errors.Is(err, cloud.ErrNotFound):
-			case err != nil:
-				dups = append(dups, id) // unknown: keep reporting it
-			case classify(other, c.me, c.names...).mine():
-				dups = append(dups, id)
-			}
-		}
-	}
-	c.st.Duplicates = dups
-	if o := duplicatesOutcome(inst.ID, dups); o != nil {
-		c.out.tell(*o)
-	} else {
-		c.out.drop(v1alpha1.ConditionInstanceDuplicates)
-	}
+type duplicatesStep struct {
+	inst  *cloud.Instance
+	me    owner
+	names []string
+	// prev is status.duplicates as the last call answered it, sorted; obs what this call observed.
+	prev []string
+	obs  observation
+	// list is the listing of a long prev; looked are the ids of prev looked up, nil until read.
+	list   *listing
+	looked map[string]seen
+	dups   []string
 }
+
+func newDuplicatesStep(inst *cloud.Instance, obs observation, prior []string, me owner, names []string) *duplicatesStep {
+	s := &duplicatesStep{inst: inst, me: me, names: names, obs: obs, prev: slices.Compact(slices.Sorted(slices.Values(prior)))}
+	if !obs.listed && len(s.prev) > maxDuplicateLookups {
+		s.list = &listing{names: names}
+	}
+	return s
+}
+
+func (s *duplicatesStep) plan() head {
+	switch {
+	case s.obs.listed:
+		s.dups = s.obs.others
+	case s.list != nil && !s.list.done():
+		return head{needs: s.list.next()}
+	case s.list != nil && s.list.err != nil:
+		// Unknown for now: a few are kept to be looked up next time.
+		s.dups = slices.DeleteFunc(slices.Clone(s.prev[:maxDuplicateLookups]), func(id string) bool { return id == s.inst.ID })
+	case s.list != nil:
+		s.dups = othersOf(s.inst, s.list.found, s.me, s.names)
+	case s.looked == nil:
+		var needs []need
+		for _, id := range s.prev {
+			if id != s.inst.ID {
+				needs = append(needs, need{kind: readInstanceByID, id: id})
+			}
+		}
+		if len(needs) > 0 {
+			return head{needs: needs}
+		}
+		s.dups = nil
+	default:
+		s.dups = nil
+		for _, id := range s.prev {
+			r, ok := s.looked[id]
+			switch {
+			case !ok, errors.Is(r.err, cloud.ErrNotFound):
+			case r.err != nil:
+				s.dups = append(s.dups, id) // unknown: keep reporting it
+			case classify(r.inst, s.me, s.names...).mine():
+				s.dups = append(s.dups, id)
+			}
+		}
+	}
+	if o := duplicatesOutcome(s.inst.ID, s.dups); o != nil {
+		return head{tells: told(o)}
+	}
+	return head{tells: []finding{{outcome: outcome{cond: v1alpha1.ConditionInstanceDuplicates}, drop: true}}}
+}
+
+func (s *duplicatesStep) saw(n need, r seen) {
+	if s.list != nil {
+		s.list.saw(r)
+		return
+	}
+	if s.looked == nil {
+		s.looked = map[string]seen{}
+	}
+	s.looked[n.id] = r
+}
+
+func (s *duplicatesStep) answered(acted, error) {} // it makes no change
+func (s *duplicatesStep) render(a *answer)      { a.st.Duplicates = s.dups }
 
 // duplicatesOutcome is the InstanceDuplicates condition for the further instances of this object
 // besides the one it manages; nil when there are none.

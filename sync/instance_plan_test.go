@@ -13,7 +13,7 @@ import (
 func TestDecideInstance(t *testing.T) {
 	inst, other := &cloud.Instance{ID: "a"}, &cloud.Instance{ID: "b"}
 	tests := []struct {
-		name                 string
+		reason               string
 		statusID, instanceid string
 		obs                  observation
 		manages              bool
@@ -28,7 +28,7 @@ func TestDecideInstance(t *testing.T) {
 		{"an instance status.id names that is not the object's is left alone", "a", "", observation{inst: inst}, false, instanceNotOwned},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.reason, func(t *testing.T) {
 			assert.Equal(t, tc.want, decideInstance(tc.statusID, tc.instanceid, tc.obs, tc.manages))
 		})
 	}

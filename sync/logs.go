@@ -253,7 +253,7 @@ func (c *call) logsInput() logsInput {
 func (c *call) applyLogs(p logsPlan) {
 	c.st.Logs = p.logs
 	if p.accepted != nil {
-		c.r.logRequests.record(string(c.parent.UID), *p.accepted)
+		c.keep.logs = map[string]logAcceptance{string(c.parent.UID): *p.accepted}
 	}
 	logAll(context.Background(), c.log, p.events)
 	c.out.tellAll(p.synced)

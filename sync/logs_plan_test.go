@@ -86,20 +86,20 @@ func TestPlanLogs(t *testing.T) {
 	}
 
 	tests := []struct {
-		name string
-		in   logsInput
-		want logsPlan
+		reason string
+		in     logsInput
+		want   logsPlan
 	}{
-		{name: "no request", in: input(func(in *logsInput) { in.want = nil }), want: logsPlan{}},
+		{reason: "no request", in: input(func(in *logsInput) { in.want = nil }), want: logsPlan{}},
 		{
-			name: "a new request is accepted with its defaults, and its capability issued",
-			in:   input(),
+			reason: "a new request is accepted with its defaults, and its capability issued",
+			in:     input(),
 			want: logsPlan{logs: status(v1alpha1.LogsStarting, acceptedAt(0)), ask: ptr.To(storingSecret),
 				children: logChildrenPlan{seal: true}, accepted: &logAcceptance{request: "r1", at: t0},
 				events: []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
 		},
 		{
-			name: "a third request within the hour is accepted, and remembered with the two before",
+			reason: "a third request within the hour is accepted, and remembered with the two before",
 			in: input(prior(status(v1alpha1.LogsSucceeded, message(command), finished(0), acceptedAt(-50*time.Minute, -10*time.Minute),
 				func(ls *v1alpha1.LogsStatus) { ls.Request = "r0" }))),
 			want: logsPlan{logs: status(v1alpha1.LogsStarting, acceptedAt(-50*time.Minute, -10*time.Minute, 0)), ask: ptr.To(storingSecret),
@@ -107,7 +107,7 @@ func TestPlanLogs(t *testing.T) {
 				events: []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
 		},
 		{
-			name: "a fourth request within the hour waits until the first leaves the hour; the one before is followed as before",
+			reason: "a fourth request within the hour waits until the first leaves the hour; the one before is followed as before",
 			in: input(prior(status(v1alpha1.LogsRunning, message(command), acceptedAt(-50*time.Minute, -20*time.Minute, -10*time.Minute),
 				func(ls *v1alpha1.LogsStatus) { ls.Request = "r0" })), seen(ended(batchv1.JobComplete))),
 			want: logsPlan{logs: status(v1alpha1.LogsSucceeded, message(command), finished(0), acceptedAt(-50*time.Minute, -20*time.Minute, -10*time.Minute),
@@ -116,7 +116,7 @@ func TestPlanLogs(t *testing.T) {
 				children: logChildrenPlan{job: true}, events: []logLine{finishedLine(v1alpha1.LogsSucceeded)}},
 		},
 		{
-			name: "requests older than an hour do not count, nor times after now (not written by a call)",
+			reason: "requests older than an hour do not count, nor times after now (not written by a call)",
 			in: input(prior(status(v1alpha1.LogsSucceeded, message(command), finished(0), acceptedAt(-2*time.Hour, -61*time.Minute, time.Hour, 2*time.Hour),
 				func(ls *v1alpha1.LogsStatus) { ls.Request = "r0" }))),
 			want: logsPlan{logs: status(v1alpha1.LogsStarting, acceptedAt(0)), ask: ptr.To(storingSecret),
@@ -124,14 +124,14 @@ func TestPlanLogs(t *testing.T) {
 				events: []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
 		},
 		{
-			name: "a status that forgot the requests of the hour: the process remembers them",
+			reason: "a status that forgot the requests of the hour: the process remembers them",
 			in: input(func(in *logsInput) {
 				in.served = []logAcceptance{{"a", t0.Add(-40 * time.Minute)}, {"b", t0.Add(-30 * time.Minute)}, {"c", t0.Add(-5 * time.Minute)}}
 			}),
 			want: logsPlan{synced: ptr.To(logRequestThrottled("r1", t0.Add(20*time.Minute))), within: 20*time.Minute + time.Second},
 		},
 		{
-			name: "a request this process accepted, its answer lost: accepted again as it was, not counted twice",
+			reason: "a request this process accepted, its answer lost: accepted again as it was, not counted twice",
 			in: input(func(in *logsInput) {
 				in.served = []logAcceptance{{"a", t0.Add(-40 * time.Minute)}, {"b", t0.Add(-30 * time.Minute)}, {"r1", t0.Add(-time.Minute)}}
 			}),
@@ -140,119 +140,119 @@ func TestPlanLogs(t *testing.T) {
 				events: []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
 		},
 		{
-			name: "SQL Server has no slow query log",
-			in:   input(func(in *logsInput) { in.engine = v1alpha1.EngineSQLServer }),
+			reason: "SQL Server has no slow query log",
+			in:     input(func(in *logsInput) { in.engine = v1alpha1.EngineSQLServer }),
 			want: logsPlan{logs: status(v1alpha1.LogsStarting, acceptedAt(0), func(ls *v1alpha1.LogsStatus) { ls.Types = []string{v1alpha1.LogTypeError} }),
 				ask: ptr.To(storingSecret), children: logChildrenPlan{seal: true}, accepted: &logAcceptance{request: "r1", at: t0},
 				events: []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
 		},
 		{
-			name: "an invalid request is refused, the earlier one followed no further",
-			in:   input(func(in *logsInput) { in.want.Lines = -1 }, prior(status(v1alpha1.LogsSucceeded, func(ls *v1alpha1.LogsStatus) { ls.Request = "r0" }))),
+			reason: "an invalid request is refused, the earlier one followed no further",
+			in:     input(func(in *logsInput) { in.want.Lines = -1 }, prior(status(v1alpha1.LogsSucceeded, func(ls *v1alpha1.LogsStatus) { ls.Request = "r0" }))),
 			want: logsPlan{logs: status(v1alpha1.LogsSucceeded, func(ls *v1alpha1.LogsStatus) { ls.Request = "r0" }),
 				synced: ptr.To(notSynced(ReasonInvalidSpec, "logs.lines must be between 1 and 2000.", waitsForUser))},
 		},
 		{
-			name: "no image for log Jobs",
-			in:   input(func(in *logsInput) { in.jobImage = "" }),
-			want: logsPlan{synced: ptr.To(notSynced(ReasonLogsUnavailable, "The controller has no image for log Jobs; its operator must set --job-image.", waitsForUser))},
+			reason: "no image for log Jobs",
+			in:     input(func(in *logsInput) { in.jobImage = "" }),
+			want:   logsPlan{synced: ptr.To(notSynced(ReasonLogsUnavailable, "The controller has no image for log Jobs; its operator must set --job-image.", waitsForUser))},
 		},
 		{
-			name: "no key to seal capabilities with",
-			in:   input(func(in *logsInput) { in.sealing = false }),
-			want: logsPlan{synced: ptr.To(notSynced(ReasonLogsUnavailable, msgNoLogsKey, waitsForUser))},
+			reason: "no key to seal capabilities with",
+			in:     input(func(in *logsInput) { in.sealing = false }),
+			want:   logsPlan{synced: ptr.To(notSynced(ReasonLogsUnavailable, msgNoLogsKey, waitsForUser))},
 		},
 		{
-			name: "starting, on a replica without the key",
-			in:   input(prior(status(v1alpha1.LogsStarting)), func(in *logsInput) { in.sealing = false }),
-			want: logsPlan{logs: status(v1alpha1.LogsStarting), synced: ptr.To(notSynced(ReasonLogsUnavailable, msgNoLogsKey, waitsForUser))},
+			reason: "starting, on a replica without the key",
+			in:     input(prior(status(v1alpha1.LogsStarting)), func(in *logsInput) { in.sealing = false }),
+			want:   logsPlan{logs: status(v1alpha1.LogsStarting), synced: ptr.To(notSynced(ReasonLogsUnavailable, msgNoLogsKey, waitsForUser))},
 		},
 		{
-			name: "starting, the Secret not observed yet: the same capability, look again very soon",
-			in:   input(prior(status(v1alpha1.LogsStarting))),
-			want: logsPlan{logs: status(v1alpha1.LogsStarting), ask: ptr.To(storingSecret), children: logChildrenPlan{seal: true}},
+			reason: "starting, the Secret not observed yet: the same capability, look again very soon",
+			in:     input(prior(status(v1alpha1.LogsStarting))),
+			want:   logsPlan{logs: status(v1alpha1.LogsStarting), ask: ptr.To(storingSecret), children: logChildrenPlan{seal: true}},
 		},
 		{
-			name: "starting, a capability that would expire before the Job's deadline is renewed",
-			in:   input(prior(status(v1alpha1.LogsStarting)), observed(capability(15*time.Minute)), later(12*time.Minute)),
+			reason: "starting, a capability that would expire before the Job's deadline is renewed",
+			in:     input(prior(status(v1alpha1.LogsStarting)), observed(capability(15*time.Minute)), later(12*time.Minute)),
 			want: logsPlan{logs: status(v1alpha1.LogsStarting, expires(27*time.Minute)), ask: ptr.To(storingSecret),
 				children: logChildrenPlan{seal: true, echo: capability(15 * time.Minute)}, events: []logLine{issued(27 * time.Minute)}},
 		},
 		{
-			name: "starting, a forged expiry beyond the capability's lifetime is replaced",
-			in:   input(prior(status(v1alpha1.LogsStarting, expires(24*time.Hour)))),
+			reason: "starting, a forged expiry beyond the capability's lifetime is replaced",
+			in:     input(prior(status(v1alpha1.LogsStarting, expires(24*time.Hour)))),
 			want: logsPlan{logs: status(v1alpha1.LogsStarting), ask: ptr.To(storingSecret),
 				children: logChildrenPlan{seal: true}, events: []logLine{issued(15 * time.Minute)}},
 		},
 		{
-			name: "starting, the Secret stored: the Job runs",
-			in:   input(prior(status(v1alpha1.LogsStarting)), observed(capability(15*time.Minute))),
+			reason: "starting, the Secret stored: the Job runs",
+			in:     input(prior(status(v1alpha1.LogsStarting)), observed(capability(15*time.Minute))),
 			want: logsPlan{logs: status(v1alpha1.LogsRunning, message(command)), ask: ptr.To(retry),
 				children: logChildrenPlan{seal: true, echo: capability(15 * time.Minute), job: true}},
 		},
 		{
-			name: "running: followed until it ends",
-			in:   input(prior(status(v1alpha1.LogsRunning, message(command))), observed(capability(15*time.Minute)), seen(&batchv1.Job{})),
+			reason: "running: followed until it ends",
+			in:     input(prior(status(v1alpha1.LogsRunning, message(command))), observed(capability(15*time.Minute)), seen(&batchv1.Job{})),
 			want: logsPlan{logs: status(v1alpha1.LogsRunning, message(command)), ask: ptr.To(retry),
 				children: logChildrenPlan{seal: true, echo: capability(15 * time.Minute), job: true}},
 		},
 		{
-			name: "running, the Job completed: kept for the retention, its Secret no longer",
-			in:   input(prior(status(v1alpha1.LogsRunning, message(command))), seen(ended(batchv1.JobComplete))),
+			reason: "running, the Job completed: kept for the retention, its Secret no longer",
+			in:     input(prior(status(v1alpha1.LogsRunning, message(command))), seen(ended(batchv1.JobComplete))),
 			want: logsPlan{logs: status(v1alpha1.LogsSucceeded, message(command), finished(0)), ask: ptr.To(retry), within: time.Hour + time.Second,
 				children: logChildrenPlan{job: true}, events: []logLine{finishedLine(v1alpha1.LogsSucceeded)}},
 		},
 		{
-			name: "running, the Job failed: its log says why",
-			in:   input(prior(status(v1alpha1.LogsRunning, message(command))), seen(ended(batchv1.JobFailed))),
+			reason: "running, the Job failed: its log says why",
+			in:     input(prior(status(v1alpha1.LogsRunning, message(command))), seen(ended(batchv1.JobFailed))),
 			want: logsPlan{logs: status(v1alpha1.LogsFailed, message("The log Job failed; its log says why: "+command+"."), finished(0)),
 				ask: ptr.To(retry), within: time.Hour + time.Second,
 				children: logChildrenPlan{job: true}, events: []logLine{finishedLine(v1alpha1.LogsFailed)}},
 		},
 		{
-			name: "running, the Job never seen and its capability over: given up",
-			in:   input(prior(status(v1alpha1.LogsRunning, message(command))), later(20*time.Minute)),
+			reason: "running, the Job never seen and its capability over: given up",
+			in:     input(prior(status(v1alpha1.LogsRunning, message(command))), later(20*time.Minute)),
 			want: logsPlan{logs: status(v1alpha1.LogsFailed, message("The log Job is gone; set a new logs.request to read the logs again."), finished(20*time.Minute)),
 				ask: ptr.To(retry), events: []logLine{finishedLine(v1alpha1.LogsFailed)}},
 		},
 		{
-			name: "succeeded, within the retention: the Job is kept",
-			in:   input(prior(status(v1alpha1.LogsSucceeded, message(command), finished(0))), seen(ended(batchv1.JobComplete)), later(30*time.Minute)),
+			reason: "succeeded, within the retention: the Job is kept",
+			in:     input(prior(status(v1alpha1.LogsSucceeded, message(command), finished(0))), seen(ended(batchv1.JobComplete)), later(30*time.Minute)),
 			want: logsPlan{logs: status(v1alpha1.LogsSucceeded, message(command), finished(0)), within: 30*time.Minute + time.Second,
 				children: logChildrenPlan{job: true}},
 		},
 		{
-			name: "succeeded, the retention over: the Job goes",
-			in:   input(prior(status(v1alpha1.LogsSucceeded, message(command), finished(0))), seen(ended(batchv1.JobComplete)), later(time.Hour)),
-			want: logsPlan{logs: status(v1alpha1.LogsSucceeded, message("The log Job is gone; set a new logs.request to read the logs again."), finished(0))},
+			reason: "succeeded, the retention over: the Job goes",
+			in:     input(prior(status(v1alpha1.LogsSucceeded, message(command), finished(0))), seen(ended(batchv1.JobComplete)), later(time.Hour)),
+			want:   logsPlan{logs: status(v1alpha1.LogsSucceeded, message("The log Job is gone; set a new logs.request to read the logs again."), finished(0))},
 		},
 		{
-			name: "a new request after a finished one gets a new Job",
-			in:   input(prior(status(v1alpha1.LogsSucceeded, message(command), finished(0), func(ls *v1alpha1.LogsStatus) { ls.Request = "r0" }))),
+			reason: "a new request after a finished one gets a new Job",
+			in:     input(prior(status(v1alpha1.LogsSucceeded, message(command), finished(0), func(ls *v1alpha1.LogsStatus) { ls.Request = "r0" }))),
 			want: logsPlan{logs: status(v1alpha1.LogsStarting, acceptedAt(0)), ask: ptr.To(storingSecret), children: logChildrenPlan{seal: true},
 				accepted: &logAcceptance{request: "r1", at: t0},
 				events:   []logLine{{slog.LevelInfo, "log request accepted", []any{"request", "r1", "job", job}}, issued(15 * time.Minute)}},
 		},
 		{
-			name: "being deleted: a new request is not accepted",
-			in:   input(deleting),
-			want: logsPlan{},
+			reason: "being deleted: a new request is not accepted",
+			in:     input(deleting),
+			want:   logsPlan{},
 		},
 		{
-			name: "being deleted: a starting Job does not start, its Secret is echoed, not sealed",
-			in:   input(deleting, prior(status(v1alpha1.LogsStarting)), observed(capability(15*time.Minute))),
+			reason: "being deleted: a starting Job does not start, its Secret is echoed, not sealed",
+			in:     input(deleting, prior(status(v1alpha1.LogsStarting)), observed(capability(15*time.Minute))),
 			want: logsPlan{logs: status(v1alpha1.LogsStarting, message("The object is being deleted, so the log Job does not start.")),
 				children: logChildrenPlan{echo: capability(15 * time.Minute)}},
 		},
 		{
-			name: "being deleted: a running Job is followed to its end",
-			in:   input(deleting, prior(status(v1alpha1.LogsRunning, message(command))), seen(ended(batchv1.JobComplete))),
+			reason: "being deleted: a running Job is followed to its end",
+			in:     input(deleting, prior(status(v1alpha1.LogsRunning, message(command))), seen(ended(batchv1.JobComplete))),
 			want: logsPlan{logs: status(v1alpha1.LogsSucceeded, message(command), finished(0)), ask: ptr.To(retry), within: time.Hour + time.Second,
 				children: logChildrenPlan{job: true}, events: []logLine{finishedLine(v1alpha1.LogsSucceeded)}},
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.reason, func(t *testing.T) {
 			in := tt.in
 			var before *v1alpha1.LogsStatus
 			if in.prior != nil {

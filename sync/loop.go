@@ -18,10 +18,15 @@ type head struct {
 	needs []need
 	// act is the step's one change: the loop makes it (act) and plans again on OTC's answer.
 	act *action
+	// sql is the step's action outside the cloud (databases): the loop makes it (actSQL) and plans
+	// again on its answer, on the shared view too; it is not the call's change.
+	sql *sqlAction
 	// stop holds the later steps of the call.
 	stop bool
-	// err is a failed read, or OTC's answer to the action, sorted like any cloud error (cloudError).
+	// err is a failed read, or OTC's answer to the action, sorted like any cloud error (cloudError);
+	// then are outcomes told after err's (create: Ready says OTC refused it).
 	err  error
+	then []finding
 	logs []logLine
 	// ask asks to be called again as soon as the class says; within, within that long (if positive).
 	ask    *class
@@ -30,16 +35,18 @@ type head struct {
 
 // step is one step of a sync call as the loop runs it: plan is a pure function of what the step
 // holds (its input, what was read, OTC's answer); saw and answered add to it; render writes the last
-// plan's status fields into the answer. No step holds a cloud client.
+// plan's status fields and children into the answer. No step holds a cloud client, and render gets
+// only the answer.
 type step interface {
 	plan() head
 	saw(n need, s seen)
 	answered(res acted, err error)
-	render(c *call)
+	render(a *answer)
 }
 
-// maxReadRounds bounds the rounds of reads one step asks for (restore: its job, then its periods).
-const maxReadRounds = 4
+// maxReadRounds bounds the rounds of reads one step asks for (finalize: the instance, the
+// object's own by its two names and its instanceid, then the backup list).
+const maxReadRounds = 6
 
 // runStep runs one step: plan; read what the plan needs and plan again; make its one action and
 // plan again on OTC's answer; render the last plan. It reports whether the call stops.
@@ -63,12 +70,23 @@ func (c *call) runStep(ctx context.Context, s step) (stop bool, err error) {
 		}
 		s.answered(c.act(ctx, *h.act))
 		h = s.plan() // OTC's answer is the step's: a second action is never made
+	} else if h.sql != nil {
+		res, err := c.actSQL(ctx, *h.sql)
+		if err != nil {
+			return true, err // no password could be generated: the call fails
+		}
+		s.answered(res, nil)
+		h = s.plan() // the answer is the step's: a second action is never made
 	}
-	s.render(c)
+	s.render(&c.answer)
 	logAll(ctx, c.log, h.logs)
 	c.out.record(h)
 	if h.err != nil {
-		return true, c.cloudError(h.err)
+		if err := c.cloudError(h.err); err != nil {
+			return true, err
+		}
+		c.out.record(head{tells: h.then})
+		return true, nil
 	}
 	return h.stop, nil
 }

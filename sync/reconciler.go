@@ -77,9 +77,24 @@ type Config struct {
 // DefaultLogsURL is the logs port of the hooks' Service in manifests/.
 const DefaultLogsURL = "http://rds-hooks.rds-system.svc:8081"
 
-// Reconciler answers sync and finalize calls. It is safe for concurrent use and keeps no state
-// an answer depends on: one-shot requests are remembered in the cloud and in status (oneshot.go),
-// the restarts it sent also in a ledger that never decides alone (ledger.go).
+// Reconciler answers sync and finalize calls. It is safe for concurrent use. An answer is a
+// function of the request and what OTC says; the process memory below is each an explicit input
+// of one plan, read when the step is made and written only after the call is answered (memo,
+// remember), and none of it decides alone:
+//
+//   - sent, the restarts this process sent (ledger.go): day2Input.sentRestart. OTC keeps no trace
+//     of a finished restart, so a restart whose answer was lost, retried after the reboot, looks
+//     like one still owed; the mark in OTC and status are the record (oneshot.go).
+//   - autopilot, autopilot's last change per instance and the flavor lists it read
+//     (autopilot.go): autopilotStepInput.remembered and the step's kept list. A call on a stale
+//     status must not start a second change within the cooldown; under sustained pressure every
+//     sync needs the flavor list, which is what OTC sells, not a fact of the object.
+//   - logRequests, the log requests each object was served in the last hour (logs_limit.go):
+//     logsInput.served. It holds the hourly limit against a status that forgot them.
+//
+// The rest is no input of any answer: locks serialise the calls of one object (singleflight.go),
+// caps seals log Job capabilities with the configured key, and reads bounds each capability's
+// reads of the logs port (logs_read_limit.go), which answers log Jobs, not hooks.
 type Reconciler struct {
 	cfg   Config
 	sent  *ledger
@@ -91,7 +106,7 @@ type Reconciler struct {
 	// logRequests remembers the log requests each object was served in the last hour, against a
 	// status that forgot them (logs_limit.go).
 	logRequests *logRequests
-	// autopilot remembers autopilot's last change per instance (autopilot.go).
+	// autopilot remembers autopilot's last change per instance, and flavor lists (autopilot.go).
 	autopilot *autopilotMemory
 }
 
@@ -151,13 +166,61 @@ func New(cfg Config) *Reconciler {
 	return r
 }
 
+// answer is what a call answers, as its steps write it (render): the status, starting from what
+// the last call remembered, the connection Secret, further children, and what the process keeps
+// once the call is answered. It holds no client and reads nothing.
+type answer struct {
+	st v1alpha1.RdsStatus
+	// conn is the connection Secret to return; nil means echo the observed one, if any.
+	conn *connection
+	// extra are further children the steps return (user Secrets, the log Job and its Secret).
+	extra []any
+	// keep is what the process remembers once the call is answered (Reconciler.remember).
+	keep memo
+}
+
+// memo is what a call asks the process to remember (Reconciler.remember): the restarts it sent
+// (ledger.go), autopilot's change and a flavor list it read (autopilot.go), a log request it
+// accepted (logs_limit.go). A step writes it into the answer; the driver keeps it once the call
+// is answered, so that no step writes process memory.
+type memo struct {
+	restarts  []string
+	autopilot map[string]v1alpha1.AutopilotAction // by instance id
+	flavors   map[string][]cloud.Flavor           // by flavorsKey
+	logs      map[string]logAcceptance            // by object uid
+}
+
+// rememberAutopilot keeps autopilot's last change to the instance.
+func (m *memo) rememberAutopilot(id string, last v1alpha1.AutopilotAction) {
+	if m.autopilot == nil {
+		m.autopilot = map[string]v1alpha1.AutopilotAction{}
+	}
+	m.autopilot[id] = last
+}
+
+// remember keeps what a call asked the process to remember.
+func (r *Reconciler) remember(m memo) {
+	for _, key := range m.restarts {
+		r.sent.record(key)
+	}
+	for id, last := range m.autopilot {
+		r.autopilot.record(id, &last)
+	}
+	for key, list := range m.flavors {
+		r.autopilot.keepFlavors(key, list)
+	}
+	for uid, a := range m.logs {
+		r.logRequests.record(uid, a)
+	}
+}
+
 // call is the working state of one hook call.
 type call struct {
 	r      *Reconciler
 	req    *hook.Request
 	parent *v1alpha1.Rds
 	spec   *v1alpha1.RdsSpec
-	st     v1alpha1.RdsStatus // the answer, starting from what the last call remembered
+	answer // what the call answers so far
 	now    metav1.Time
 	log    *slog.Logger
 
@@ -170,8 +233,6 @@ type call struct {
 	// me is this object as ownership tags name it; names are its instance names, new and legacy.
 	me    owner
 	names []string
-	// listed says this call already looked up the instances carrying the object's names.
-	listed bool
 	// fresh makes the call read its instance fresh by id, never from the shared view; viewed says
 	// it read the shared view, so that it makes no change (runStep).
 	fresh, viewed bool
@@ -182,10 +243,6 @@ type call struct {
 	// answer to it (cloudError).
 	attempted bool
 
-	// conn is the connection Secret to return; nil means echo the observed one, if any.
-	conn *connection
-	// extra are further children the steps return (user Secrets, the log Job and its Secret).
-	extra []any
 	// logsInstance is the instance id this call observed and gave the logs step; only such a call
 	// renders the log Job's capability (logs.go), any other echoes the observed Secret.
 	logsInstance string
@@ -197,7 +254,7 @@ func (r *Reconciler) begin(ctx context.Context, req *hook.Request) *call {
 		req:    req,
 		parent: &req.Parent,
 		spec:   &req.Parent.Spec,
-		st:     *req.Parent.Status.DeepCopy(),
+		answer: answer{st: *req.Parent.Status.DeepCopy()},
 		now:    metav1.NewTime(r.cfg.Now().UTC().Truncate(time.Second)),
 		log:    LoggerFrom(ctx),
 		cloud:  r.cfg.Cloud,
@@ -225,10 +282,12 @@ func (r *Reconciler) Sync(ctx context.Context, req *hook.Request) (*hook.SyncRes
 	defer unlock()
 	c := r.begin(ctx, req)
 	err = c.sync(ctx)
+	r.remember(c.keep)
 	if errors.Is(err, errViewStale) { // a change decided on the shared view: decide again, fresh
 		c = r.begin(ctx, req)
 		c.fresh = true
 		err = c.sync(ctx)
+		r.remember(c.keep)
 	}
 	if err != nil {
 		return nil, err
@@ -244,7 +303,7 @@ func (r *Reconciler) Sync(ctx context.Context, req *hook.Request) (*hook.SyncRes
 // answer (docs/architecture.md, "How a call decides"). A step that acted stops the call, so a call
 // makes at most one change.
 func (c *call) sync(ctx context.Context) error {
-	c.forgetCreateFailed()
+	forgetCreateFailed(&c.out, &c.st, c.parent)
 	if problems := Validate(c.spec); len(problems) > 0 {
 		c.out.invalid(joinSentences(problems))
 		return nil
@@ -279,13 +338,22 @@ func (c *call) sync(ctx context.Context) error {
 	case instanceNameTaken:
 		c.nameTaken(obs.taken, obs.takenClaim)
 		return nil
-	case instanceAdopt:
-		if inst, adopted, err = c.adopt(ctx); inst == nil || err != nil {
+	case instanceAdopt: // adopt.go: spec.instanceid
+		s := newAdoptStep(c.spec, c.r.cfg.Adoption, c.me, c.cloud.Region())
+		if _, err = c.runStep(ctx, s); err != nil {
 			return err
 		}
+		if inst, adopted = s.taken(); inst == nil {
+			return nil
+		}
 		obs.claim = classify(inst, c.me)
-	case instanceCreate:
-		return c.create(ctx)
+	case instanceCreate: // create.go: a new instance, or a restore into one
+		s, err := newCreateStep(c)
+		if err != nil {
+			return err
+		}
+		_, err = c.runStep(ctx, s)
+		return err
 	case instanceNotOwned:
 		c.notOwned(inst, obs.claim)
 		return nil
@@ -305,13 +373,18 @@ func (c *call) sync(ctx context.Context) error {
 	} else {
 		// NOTE: the ownership tags come before anything else, whatever the password: an instance
 		// without them can be mistaken for nobody's.
-		claimed, err := c.claimInstance(ctx, inst, &obs)
+		claim := newClaimStep(inst, obs, c.me, c.names)
+		claimed, err := c.runStep(ctx, claim)
 		if err != nil {
 			return err
 		}
+		obs = claim.listed(obs)
 		stopped = stopped || claimed
 	}
-	c.trackDuplicates(ctx, inst, obs)
+	// instance.go: status.duplicates; it makes no change and stops nothing
+	if _, err := c.runStep(ctx, newDuplicatesStep(inst, obs, c.parent.Status.Duplicates, c.me, c.names)); err != nil {
+		return err
+	}
 	// The steps on the instance, in their fixed order, each run by the one loop (runStep,
 	// loop.go): a step that made its change stops the call, so that a call makes at most one.
 	for _, next := range []func(*call, *cloud.Instance) step{
@@ -327,7 +400,7 @@ func (c *call) sync(ctx context.Context) error {
 		}
 	}
 	if !stopped {
-		if _, err = c.databases(ctx, inst); err != nil { // databases.go: over SQL, never the cloud
+		if _, err = c.runStep(ctx, newDatabasesStep(c, inst)); err != nil { // databases.go: over SQL, never the cloud
 			return err
 		}
 	}

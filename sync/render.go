@@ -1,7 +1,7 @@
 package sync
 
 import (
-	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"k8s.io/utils/ptr"
 )
 
 // invalid reports a spec the hook does not act on; Ready keeps what it said, or says so if it
@@ -11,16 +11,19 @@ func (f *findings) invalid(message string) {
 	f.tellFirst(notReady(ReasonInvalidSpec, "The spec is invalid; see the Synced condition.", waitsForUser))
 }
 
-// waitForUser reports something only the user can fix, and looks again at the steady pace: a
-// referenced Secret is a related resource, so Metacontroller calls again as soon as it changes.
-func (f *findings) waitForUser(reason, message string) {
-	f.tell(notSynced(reason, message, waitsForUser))
-	f.tellFirst(notReady(reason, "Waiting for the spec's prerequisites; see the Synced condition.", waitsForUser))
+// waitingForUser are the outcomes of something only the user can fix, looked at again at the
+// steady pace (a referenced Secret is a related resource, so Metacontroller calls again as soon as
+// it changes): Synced says what, Ready says so only if it said nothing yet.
+func waitingForUser(reason, message string) []finding {
+	return []finding{
+		{outcome: notSynced(reason, message, waitsForUser)},
+		{outcome: notReady(reason, "Waiting for the spec's prerequisites; see the Synced condition.", waitsForUser), first: true},
+	}
 }
 
-func (f *findings) pending(reason, message string) {
-	f.tell(notReady(reason, message, inFlight))
-	f.tell(syncedOK(ReasonReconcileSuccess, "The change was issued to OTC.", inFlight).made())
+// pending are the outcomes of a change the call issued whose operation Ready follows.
+func pending(reason, message string) []finding {
+	return told(ptr.To(notReady(reason, message, inFlight)), ptr.To(syncedOK(ReasonReconcileSuccess, "The change was issued to OTC.", inFlight).made()))
 }
 
 // synced is the Synced condition of a call that found nothing to say: every outcome a step tells
@@ -50,20 +53,16 @@ type blocked struct {
 	tenancy bool
 }
 
-// block reports why a reference in the spec is not used.
-func (f *findings) block(b blocked, id string) {
+// findings are the outcomes of a reference the call does not use, for a call that manages no
+// instance yet (create, adopt: status.id is empty). One the tenancy rules refuse is InvalidSpec-style
+// (the user must change the spec): a stable Synced and Ready, and no cloud change. Any other
+// waits for the user (waitingForUser).
+func (b blocked) findings() []finding {
 	if b.tenancy {
-		f.refused(b.reason, b.message, id)
-		return
+		return []finding{
+			{outcome: notSynced(b.reason, b.message, waitsForUser)},
+			{outcome: notReady(b.reason, "The spec names an instance this object may not use; see the Synced condition.", waitsForUser)},
+		}
 	}
-	f.waitForUser(b.reason, b.message)
-}
-
-// refused reports a reference the tenancy rules refuse (InvalidSpec-style: the user must change
-// the spec): a stable Synced and, unless set already, Ready condition, and no cloud change.
-func (f *findings) refused(reason, message, id string) {
-	f.tell(notSynced(reason, message, waitsForUser))
-	if f.condition(v1alpha1.ConditionReady) == nil || id == "" {
-		f.tell(notReady(reason, "The spec names an instance this object may not use; see the Synced condition.", waitsForUser))
-	}
+	return waitingForUser(b.reason, b.message)
 }

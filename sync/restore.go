@@ -309,10 +309,10 @@ func (s *restoreStep) answered(res acted, err error) {
 	s.in.answer = answerOf(res, err)
 }
 
-func (s *restoreStep) render(c *call) {
-	c.st.Restore, c.st.Operation = s.p.restore, s.p.operation
+func (s *restoreStep) render(a *answer) {
+	a.st.Restore, a.st.Operation = s.p.restore, s.p.operation
 	if s.p.reapplyDatabases {
-		c.st.DatabasesAndUsers = forgetApplied(c.st.DatabasesAndUsers)
+		a.st.DatabasesAndUsers = forgetApplied(a.st.DatabasesAndUsers)
 	}
 }
 

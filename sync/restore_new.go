@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -107,36 +106,6 @@ func planRestorePoint(in restorePointInput) restorePointPlan {
 			"restorefrom.restoretime %s lies outside the periods OTC can restore instance %s to (from its oldest kept backup until now).", rf.Restoretime, src.ID))
 	}
 	return restorePointPlan{point: point}
-}
-
-// restorePoint resolves and checks spec.restorefrom before a restore into a new instance: it reads
-// the source, plans, reads what the plan asks for and plans again. A nil point means the call
-// stops: a condition says why.
-func (c *call) restorePoint(ctx context.Context) (*cloud.RestorePoint, error) {
-	in := restorePointInput{spec: c.spec, me: c.me, ownProject: c.ownProject}
-	s := c.observe(ctx, sourcesNeed(c.spec.Restorefrom.Instance))
-	in.sources, in.sourcesErr = s.instances, s.err
-	if s.inst != nil {
-		in.sources = []*cloud.Instance{s.inst}
-	}
-	p := planRestorePoint(in)
-	if p.needBackups != "" {
-		s := c.observe(ctx, need{kind: readBackups, id: p.needBackups})
-		in.backups = &backupsRead{backups: s.backups, err: s.err}
-		p = planRestorePoint(in)
-	}
-	if p.needRanges != "" {
-		s := c.observe(ctx, need{kind: readRestoreTimes, id: p.needRanges})
-		in.ranges = &rangesRead{ranges: s.ranges, err: s.err}
-		p = planRestorePoint(in)
-	}
-	switch {
-	case p.cloudErr != nil:
-		return nil, c.cloudError(p.cloudErr)
-	case p.blocked != nil:
-		c.out.block(*p.blocked, c.st.ID)
-	}
-	return p.point, nil
 }
 
 // sourcesNeed is the read of the instances restorefrom.instance names: the one with that id, or
