@@ -9,10 +9,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/logsapi"
+	"github.com/mcsps/rds-lambda-controller/test/metacontroller"
 )
 
 // REVIEW2 (logs, item 3): a tenant who may patch rds/status writes status.logs as if its request had
@@ -60,4 +63,70 @@ func TestReview2ForgedStatusLogsBypassesLogRequestLimit(t *testing.T) {
 	t.Logf("log Jobs started: %d, OTC log reads within ~10 minutes: %d", jobs, logReads)
 	assert.LessOrEqual(t, jobs, 3, "at most 3 log requests per object and hour")
 	assert.LessOrEqual(t, logReads, 3*20, "at most 60 log reads per object and hour")
+}
+
+// REVIEW2 (logs, item 3): a tenant who may only create, edit and delete Rds objects recreates its
+// object under deletionpolicy Retain and adopts the released instance again by instanceid: every
+// new object has a new uid, so status.logs.accepted and the process memory (both by object) start
+// empty, and every cycle buys 3 more requests of 20 reads each against the same instance on the
+// controller's login. A cycle is a handful of hook calls (seconds); nothing bounds the rate.
+func TestReview2RecreateAdoptCycleBypassesLogRequestLimit(t *testing.T) {
+	w := newLogsLoop(t)
+	spec := restoreSpec()
+	spec.Deletionpolicy = v1alpha1.DeletionPolicyRetain
+	w.mc = metacontroller.NewRds(v1alpha1.Rds{
+		ObjectMeta: metav1.ObjectMeta{Name: "lg", Namespace: "team-a", UID: types.UID("uid-lg-0"), Generation: 1},
+		Spec:       spec,
+	})
+	w.active()
+	id := w.status().ID
+	w.sim.ResetCounters()
+	start := w.clock.Now()
+	jobs := 0
+	for cycle := range 4 {
+		if cycle > 0 {
+			s := spec
+			s.Instanceid = id
+			w.mc = metacontroller.NewRds(v1alpha1.Rds{
+				ObjectMeta: metav1.ObjectMeta{Name: "lg", Namespace: "team-a", UID: types.UID(fmt.Sprintf("uid-lg-%d", cycle)), Generation: 1},
+				Spec:       s,
+			})
+			for range 3 {
+				w.sync()
+			}
+			require.Equal(t, id, w.status().ID, "the released instance is adopted again")
+		}
+		for i := range 3 {
+			req := fmt.Sprintf("c%d-r%d", cycle, i)
+			w.edit(func(s *v1alpha1.RdsSpec) {
+				s.Logs = &v1alpha1.LogsRequest{Request: req, Types: []string{v1alpha1.LogTypeError}}
+			})
+			for range 3 {
+				w.sync()
+			}
+			ls := w.status().Logs
+			if ls == nil || ls.Request != req || ls.State != v1alpha1.LogsRunning {
+				continue
+			}
+			jobs++
+			token := string(w.mc.Secrets[ls.Job+"-credentials"].Data[logsapi.EnvToken])
+			for range 25 {
+				_, _ = w.r.ReadLogs(context.Background(), token, logsapi.Request{Instance: id, Type: v1alpha1.LogTypeError})
+			}
+			w.finishJob(batchv1.JobComplete)
+			w.sync()
+		}
+		// kubectl delete: Retain releases the instance in two finalize calls.
+		for range 5 {
+			if w.mc.Gone() {
+				break
+			}
+			w.finalize()
+		}
+		require.True(t, w.mc.Gone(), "the object is released")
+		w.clock.Advance(time.Minute)
+	}
+	logReads := w.sim.Calls(otcsim.OpListErrorLogs) + w.sim.Calls(otcsim.OpListSlowLogs)
+	t.Logf("within %s: %d log Jobs, %d OTC log reads of one instance", w.clock.Now().Sub(start), jobs, logReads)
+	assert.LessOrEqual(t, logReads, 3*20, "at most 60 log reads of one instance per hour, whatever the tenant does with its objects")
 }
