@@ -13,6 +13,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/test/metacontroller"
+	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
 
 // REVIEW2 (finalize, item 1): an adopted instance keeps its own name, so the finalize search by
@@ -62,4 +63,40 @@ func TestReview2FinalizeReleasesAdoptedInstanceWhenStatusForged(t *testing.T) {
 	}
 	t.Logf("object gone: %v, instance still in OTC: %v, final backups: %d", w.mc.Gone(), stillThere, backups)
 	assert.False(t, w.mc.Gone() && stillThere, "the object is released while its own instance stays in OTC, untracked")
+}
+
+// REVIEW2 (finalize, item 1): with namespace credentials enabled (Optional), status.credentialsSecret
+// and status.credentialsProject are what say in which OTC project the instance lives, and both are
+// status. A tenant who may patch rds/status and create Secrets in its namespace adds a login of its
+// own (empty) project and writes its name into status.credentialsSecret: planCredentials sees the
+// same Secret as recorded and no recorded project, so it logs in there. Finalize then looks for
+// status.id, and searches by the object's names, in the wrong project, finds nothing, answers "The
+// instance is gone." and releases the object. The instance the controller created in its own
+// project stays there: no final backup, no delete, tagged with a uid that no longer exists.
+func TestReview2FinalizeLooksInForgedCredentialsProject(t *testing.T) {
+	w := newCredsWorld(t, sync.CredentialsOptional)
+	a := w.object("team-a", "db", func(s *v1alpha1.RdsSpec) { s.Skipfinalbackup = false })
+	w.syncUntilActive(a)
+	id := a.status().ID
+	ctrl := w.srv.Sims[testutil.ProjectController]
+	_, ok := ctrl.Instance(id)
+	require.True(t, ok, "created with the controller's login, in its project")
+
+	// The tenant: a Secret with its own project's login, and status naming it.
+	login := w.loginSecret("team-a", sync.DefaultCredentialsSecret, testutil.ProjectTeamA, nil)
+	a.mc.Related[login.Name] = login
+	st := a.status()
+	st.CredentialsSecret = login.Name
+	st.CredentialsProject = ""
+	a.mc.SetStatus(*st)
+	for range 10 {
+		if a.mc.Gone() {
+			break
+		}
+		a.finalize()
+		w.clock.Advance(10 * time.Second)
+	}
+	_, stillThere := ctrl.Instance(id)
+	t.Logf("object gone: %v, instance still in the controller's project: %v", a.mc.Gone(), stillThere)
+	assert.False(t, a.mc.Gone() && stillThere, "the object is released while its instance stays billed in the controller's project")
 }
