@@ -100,3 +100,27 @@ func TestReview2FinalizeLooksInForgedCredentialsProject(t *testing.T) {
 	t.Logf("object gone: %v, instance still in the controller's project: %v", a.mc.Gone(), stillThere)
 	assert.False(t, a.mc.Gone() && stillThere, "the object is released while its instance stays billed in the controller's project")
 }
+
+// REVIEW2 (finalize, item 1): finalize without a usable login finalizes when status.id is empty
+// and the connection Secret is not observed, "nothing was ever created". Both are the tenant's to
+// change: status.id by a status patch, the connection Secret by kubectl delete (finalize only
+// echoes what it observes), and the login by naming a Secret that does not exist. The object goes
+// without a single cloud call; its instance stays in the controller's project.
+func TestReview2FinalizeWithoutLoginReleasesWhenStatusIDErased(t *testing.T) {
+	w := newCredsWorld(t, sync.CredentialsOptional)
+	a := w.object("team-a", "db", func(s *v1alpha1.RdsSpec) { s.Skipfinalbackup = false })
+	w.syncUntilActive(a)
+	id := a.status().ID
+	ctrl := w.srv.Sims[testutil.ProjectController]
+
+	a.edit(func(s *v1alpha1.RdsSpec) { s.Credentialssecret = "no-such-secret" })
+	st := a.status()
+	st.ID = ""
+	a.mc.SetStatus(*st)
+	delete(a.mc.Secrets, st.ConnectionSecret)
+	w.resetCounters()
+	a.finalize()
+	_, stillThere := ctrl.Instance(id)
+	t.Logf("object gone: %v after %d cloud calls, instance still in OTC: %v", a.mc.Gone(), w.calls(), stillThere)
+	assert.False(t, a.mc.Gone() && stillThere, "the object is released while its instance stays billed in the controller's project")
+}
