@@ -30,7 +30,16 @@ const (
 	ReasonFinalBackupImpossible = "FinalBackupImpossible"
 	// ReasonFinalBackupNameTaken: another instance's backup carries the final backup's name.
 	ReasonFinalBackupNameTaken = "FinalBackupNameTaken"
+	// ReasonDeletionWaitsForCredentials: the deletion has no OTC login to look for the instance
+	// with (Synced says which login is missing or refused), so the object is not released.
+	ReasonDeletionWaitsForCredentials = "DeletionWaitsForCredentials"
 )
+
+// msgDeletionWaitsForCredentials is Ready's sentence while a deletion has no login. The finalizer
+// is Metacontroller's for the CompositeController of manifests/compositecontroller.yaml.
+const msgDeletionWaitsForCredentials = "The deletion waits for an OTC login (see the Synced condition): without one the controller cannot see whether " +
+	"the instance still exists, so the object is not released. Provide the login; if this object never created an instance, " +
+	"remove its finalizer metacontroller.io/compositecontroller-rds-controller by hand."
 
 // Finalize answers a finalize call. With deletionpolicy Delete it takes the instance apart one
 // step per call: final backup, wait for it to complete, delete, wait until OTC no longer lists the
@@ -355,15 +364,17 @@ func deleting(p finalizePlan, message string) finalizePlan {
 // renders the last plan.
 func (c *call) finalize(ctx context.Context) (bool, error) {
 	if ok, err := c.credentials(ctx); !ok || err != nil { // credentials.go: c.cloud from here on
-		// NOTE: the create is issued only once the connection Secret is stored (create): without
-		// an instance id and that Secret, nothing was ever created that could be left behind.
-		done := err == nil && c.st.ID == "" && c.req.Secrets[c.st.ConnectionSecret] == nil
-		if !done {
-			// A deletion under way that waits for its login looks again soon: the user who
-			// deletes an object waits for it to go.
-			c.out.askClass(retry)
+		// NOTE: without a login nothing can be looked at, and nothing the request holds proves
+		// that no instance exists: status.id is the tenant's to erase, the connection Secret its
+		// to delete. The object is never released without looking (found in review, issue #17).
+		if err == nil {
+			c.out.drop(v1alpha1.ConditionReady) // replaces the credentials step's "Waiting for an OTC login"
+			c.out.tell(notReady(ReasonDeletionWaitsForCredentials, msgDeletionWaitsForCredentials, waitsForUser))
 		}
-		return done, err
+		// A deletion under way that waits for its login looks again soon: the user who deletes
+		// an object waits for it to go.
+		c.out.askClass(retry)
+		return false, err
 	}
 	in := finalizeInput{
 		spec: c.spec, st: &c.st, me: c.me, object: c.parent.Namespace + "/" + c.parent.Name, generation: c.parent.Generation,

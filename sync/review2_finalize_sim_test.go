@@ -101,12 +101,12 @@ func TestReview2FinalizeLooksInForgedCredentialsProject(t *testing.T) {
 	assert.False(t, a.mc.Gone() && stillThere, "the object is released while its instance stays billed in the controller's project")
 }
 
-// REVIEW2 (finalize, item 1): finalize without a usable login finalizes when status.id is empty
-// and the connection Secret is not observed, "nothing was ever created". Both are the tenant's to
-// change: status.id by a status patch, the connection Secret by kubectl delete (finalize only
-// echoes what it observes), and the login by naming a Secret that does not exist. The object goes
-// without a single cloud call; its instance stays in the controller's project.
-func TestReview2FinalizeWithoutLoginReleasesWhenStatusIDErased(t *testing.T) {
+// Finalize without a usable login never releases the object: status.id and the connection Secret
+// are the tenant's to erase (a status patch, kubectl delete) and the login its to break (a Secret
+// that does not exist), so neither says "nothing was ever created". The object waits with
+// DeletionWaitsForCredentials, and its instance stays tracked. Found in review (issue #17): the
+// object went without a single cloud call, its instance left billed in the controller's project.
+func TestFinalizeWithoutLoginWaitsWhenStatusIDErased(t *testing.T) {
 	w := newCredsWorld(t, sync.CredentialsOptional)
 	a := w.object("team-a", "db", func(s *v1alpha1.RdsSpec) { s.Skipfinalbackup = false })
 	w.syncUntilActive(a)
@@ -123,4 +123,8 @@ func TestReview2FinalizeWithoutLoginReleasesWhenStatusIDErased(t *testing.T) {
 	_, stillThere := ctrl.Instance(id)
 	t.Logf("object gone: %v after %d cloud calls, instance still in OTC: %v", a.mc.Gone(), w.calls(), stillThere)
 	assert.False(t, a.mc.Gone() && stillThere, "the object is released while its instance stays billed in the controller's project")
+	assert.False(t, a.mc.Gone(), "without a login the object is never released")
+	assert.Zero(t, w.calls())
+	assert.Equal(t, sync.ReasonWaitingForCredentials, a.synced().Reason, "Synced names the Secret to provide")
+	assert.Equal(t, sync.ReasonDeletionWaitsForCredentials, conditionOf(*a.status(), v1alpha1.ConditionReady).Reason)
 }
