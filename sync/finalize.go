@@ -162,7 +162,9 @@ func planFinalize(in finalizeInput) finalizePlan {
 	// nothing: the object's instance is looked for as a create whose answer was lost would be, by
 	// its names and tags, and the object goes only when none is left. The answer is the same
 	// whether status.id named another's instance or none, and names neither.
-	if !in.searched && !in.owns() && (in.st.ID != "" || in.spec.Instanceid != "") {
+	// An empty status.id and instanceid prove nothing either (an adopted instance keeps its own
+	// name, so the names find nothing of it): the search by tags runs before any "gone".
+	if !in.searched && !in.owns() {
 		return finalizePlan{search: true}
 	}
 	if a := in.setAside; a != nil {
@@ -428,8 +430,10 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 }
 
 // searchOwn looks for the object's instance as the sync path's lookup does, by its names (new and
-// legacy) and the instance spec.instanceid names, and keeps only one whose tags make it this
-// object's (or released by it): the oldest, as pickInstance chooses.
+// legacy) and the instance spec.instanceid names, and when these find none of its own, among all
+// the project's instances by its ownership tags (an adopted instance keeps its own name, and
+// instanceid is the tenant's to clear). It keeps only one whose tags make it this object's (or
+// released by it): the oldest, as pickInstance chooses.
 func (c *call) searchOwn(ctx context.Context) (*cloud.Instance, claim, error) {
 	found, err := c.findByNames(ctx)
 	if err != nil {
@@ -445,12 +449,25 @@ func (c *call) searchOwn(ctx context.Context) (*cloud.Instance, claim, error) {
 			return nil, claim{}, err
 		}
 	}
-	var own []*cloud.Instance
-	for _, in := range found {
-		probe := finalizeInput{me: c.me, inst: in, claim: classify(in, c.me, c.names...)}
-		if probe.owns() {
-			own = append(own, in)
+	owned := func(found []*cloud.Instance) []*cloud.Instance {
+		var own []*cloud.Instance
+		for _, in := range found {
+			probe := finalizeInput{me: c.me, inst: in, claim: classify(in, c.me, c.names...)}
+			if probe.owns() {
+				own = append(own, in)
+			}
 		}
+		return own
+	}
+	own := owned(found)
+	if len(own) == 0 {
+		// NOTE: OTC's listing filters by id, name, type, engine and network, never by tag: one
+		// listing of the project (a call per 100 instances) per deletion that finds nothing else.
+		s := c.observe(ctx, need{kind: readInstancesAll})
+		if s.err != nil {
+			return nil, claim{}, s.err
+		}
+		own = owned(slices.DeleteFunc(s.instances, func(in *cloud.Instance) bool { return in.Tags[TagOwnerUID] != tagValue(c.me.UID) }))
 	}
 	inst, _ := pickInstance(own, "")
 	if inst == nil {

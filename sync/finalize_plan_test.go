@@ -187,9 +187,14 @@ func TestPlanFinalize(t *testing.T) {
 			in:     input(gone, func(in *finalizeInput) { in.st.ID, in.spec.Instanceid = "", "inst-7" }),
 			want:   finalizePlan{search: true},
 		},
-		"no status.id nor instanceid: the names were looked up already": {
-			reason: "observe looked by the object's names: nothing to search again",
+		"no status.id nor instanceid: look for the object's own by its tags too": {
+			reason: "both are the tenant's to clear, and an adopted instance keeps its own name: the names found nothing, the tags may (found in review, issue #17)",
 			in:     input(gone, func(in *finalizeInput) { in.st.ID = "" }),
+			want:   finalizePlan{search: true},
+		},
+		"no status.id nor instanceid, none of its own: finalized": {
+			reason: "only when no instance of the object exists does the object go",
+			in:     input(gone, searchedNone, func(in *finalizeInput) { in.st.ID = "" }),
 			want:   finalizePlan{finalized: true, ready: ptr.To(notReady(ReasonDeleting, "The instance is gone.", settled))},
 		},
 		"not mine, none of its own: left alone, finalized as gone": {

@@ -17,12 +17,15 @@ const (
 	readInstance      readKind = "ObserveInstance"
 	readInstanceByID  readKind = "GetInstance"
 	readInstancesName readKind = "FindInstancesByName"
-	readNetwork       readKind = "ResolveNetwork"
-	readFlavors       readKind = "ListFlavors"
-	readJob           readKind = "GetJob"
-	readRestoreTimes  readKind = "ListRestoreTimes"
-	readBackups       readKind = "ListBackups"
-	readMetrics       readKind = "InstanceMetrics"
+	// readInstancesAll: every instance of the client's project, all pages, fresh (finalize's
+	// search by ownership tags: OTC filters no listing by tag).
+	readInstancesAll readKind = "ListInstances"
+	readNetwork      readKind = "ResolveNetwork"
+	readFlavors      readKind = "ListFlavors"
+	readJob          readKind = "GetJob"
+	readRestoreTimes readKind = "ListRestoreTimes"
+	readBackups      readKind = "ListBackups"
+	readMetrics      readKind = "InstanceMetrics"
 )
 
 // need is one read a decision asks of the cloud, as data: which read, of what. A plan names it;
@@ -43,7 +46,7 @@ type need struct {
 // zero.
 type seen struct {
 	inst      *cloud.Instance   // readInstance, readInstanceByID
-	instances []*cloud.Instance // readInstancesName
+	instances []*cloud.Instance // readInstancesName, readInstancesAll
 	network   cloud.Network     // readNetwork
 	flavors   []cloud.Flavor    // readFlavors
 	job       *cloud.Job        // readJob
@@ -52,6 +55,10 @@ type seen struct {
 	metrics   *cloud.InstanceMetrics
 	err       error
 }
+
+// errCannotList: the client cannot list its project's instances, so a search by ownership tags
+// cannot be made (a client without it is a test's fake; OTC's and the shared view's list).
+var errCannotList = &cloud.Error{Kind: cloud.KindUnknown, Op: string(readInstancesAll), Message: "the OTC client cannot list instances"}
 
 // observe makes one read, under the per-call deadline. It is the one place a sync or finalize call
 // reads OTC (besides the login, credentials.go), as act is the one place it changes it; a read
@@ -65,6 +72,16 @@ func (c *call) observe(ctx context.Context, n need) (s seen) {
 			s.inst, err = c.cloud.GetInstance(ctx, n.id)
 		case readInstancesName:
 			s.instances, err = c.cloud.FindInstancesByName(ctx, n.name)
+		case readInstancesAll:
+			lister, ok := c.cloud.(cloud.InstanceLister)
+			if !ok {
+				return errCannotList
+			}
+			var all []cloud.Instance
+			all, err = lister.ListInstances(ctx)
+			for i := range all {
+				s.instances = append(s.instances, &all[i])
+			}
 		case readNetwork:
 			s.network, err = c.cloud.ResolveNetwork(ctx, n.vpc, n.subnet, n.securityGroup)
 		case readFlavors:

@@ -16,15 +16,12 @@ import (
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
 
-// REVIEW2 (finalize, item 1): an adopted instance keeps its own name, so the finalize search by
-// the object's names never finds it; it looks it up by spec.instanceid only. A tenant who may
-// patch rds/status clears spec.instanceid (allowed: sync refuses only a different non-empty value)
-// and points status.id at an id OTC does not list, then deletes the object with deletionpolicy
-// Delete. Finalize answers "The instance is gone." and releases the object at once: no final
-// backup, no delete. The instance stays in OTC, billed, with ownership tags naming a uid that no
-// longer exists: OwnedByOther for every object for ever (nobody may adopt, restore from, or delete
-// it through the controller), while the tenant keeps using it with the root password it knows.
-func TestReview2FinalizeReleasesAdoptedInstanceWhenStatusForged(t *testing.T) {
+// An adopted instance keeps its own name, so finalize's search by the object's names never finds
+// it, and spec.instanceid and status.id are the tenant's to clear and forge. Finalize then finds
+// it by its ownership tags (rds-owner-uid names the object) and takes it apart as usual: final
+// backup, delete. Found in review (issue #17): finalize answered "The instance is gone." and the
+// instance stayed in OTC, billed and untracked, tagged with a uid that no longer exists.
+func TestFinalizeFindsAdoptedInstanceByTagsWhenStatusForged(t *testing.T) {
 	w := newLogsLoop(t)
 	id, err := w.sim.AddInstance(otcsim.InstanceSpec{Name: "console-made-db", Engine: "MySQL", Version: "8.0",
 		Flavor: "rds.mysql.n1.large.2", VolumeType: "CLOUDSSD", VolumeSize: 40, AZs: []string{"eu-de-01"}})
@@ -63,6 +60,9 @@ func TestReview2FinalizeReleasesAdoptedInstanceWhenStatusForged(t *testing.T) {
 	}
 	t.Logf("object gone: %v, instance still in OTC: %v, final backups: %d", w.mc.Gone(), stillThere, backups)
 	assert.False(t, w.mc.Gone() && stillThere, "the object is released while its own instance stays in OTC, untracked")
+	assert.True(t, w.mc.Gone(), "the instance found by its tags is deleted, then the object goes")
+	assert.False(t, stillThere)
+	assert.Equal(t, 1, backups, "no deletion without a completed final backup")
 }
 
 // REVIEW2 (finalize, item 1): with namespace credentials enabled (Optional), status.credentialsSecret
