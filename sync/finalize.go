@@ -102,6 +102,15 @@ type finalizeInput struct {
 	searched      bool
 	setAside      *cloud.Instance
 	setAsideClaim claim
+	// login is the namespace Secret whose login this call uses, "" for the controller's own;
+	// ownToo says the controller's own login serves objects as well (CredentialsOptional), so the
+	// object's instance may be in the controller's project whatever status says.
+	login  string
+	ownToo bool
+	// lookedInOwn says the controller's project was searched too (searchOwn with its login);
+	// inOwn is the object's instance found there, if any.
+	lookedInOwn bool
+	inOwn       *cloud.Instance
 	// reported says the instance was copied into st (report).
 	reported bool
 	// backups is the instance's backup list; nil until read.
@@ -118,6 +127,7 @@ type finalizePlan struct {
 	// names and tags, for it to be reported into status, and for its backup list.
 	observe     bool
 	search      bool
+	searchOwn   bool // search the controller's project too, with its own login
 	report      bool
 	needBackups bool
 	// act is the one change to make; the answer is planned on.
@@ -173,6 +183,18 @@ func planFinalize(in finalizeInput) finalizePlan {
 	}
 	inst := in.inst
 	switch {
+	// NOTE: status.credentialsSecret and credentialsProject are the tenant's to forge: a login of
+	// the namespace finding nothing in its project proves nothing of the controller's project,
+	// where the object's instance may have been made (found in review, issue #17). Only a look
+	// with the controller's own login does; what it finds there, this login cannot take apart.
+	case inst == nil && in.login != "" && in.ownToo && !in.lookedInOwn:
+		return finalizePlan{searchOwn: true}
+	case inst == nil && in.inOwn != nil:
+		p.synced = ptr.To(notSynced(ReasonCredentialsChanged, credentialsChanged("", in.login), waitsForUser))
+		p.ready = ptr.To(notReady(ReasonDeletionWaitsForCredentials, msgDeletionWaitsForCredentials, waitsForUser))
+		p.events = append(p.events, logLine{level: slog.LevelWarn, msg: "finalize found the object's instance in the controller's project, not its login's",
+			args: []any{"instance", in.inOwn.ID, "secret", in.login}})
+		return p
 	case inst == nil && retain:
 		return retained(p, in.st.ID)
 	case inst == nil:
@@ -385,6 +407,10 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 	if t := c.parent.DeletionTimestamp; t != nil {
 		in.deletionStart = t.Time
 	}
+	if c.creds != nil {
+		in.login = c.creds.Secret
+		in.ownToo = c.r.cfg.Credentials.Mode == CredentialsOptional && c.r.cfg.Cloud != nil
+	}
 	p := planFinalize(in)
 	if p.observe {
 		obs, err := c.findInstance(ctx)
@@ -404,6 +430,19 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 		}
 		in.setAside, in.setAsideClaim = in.inst, in.claim
 		in.searched, in.inst, in.claim = true, found, cl
+		p = planFinalize(in)
+	}
+	if p.searchOwn {
+		found, err := c.searchControllerProject(ctx)
+		if err != nil {
+			return false, c.cloudError(err)
+		}
+		in.lookedInOwn, in.inOwn = true, found
+		if found != nil {
+			// What OTC shows: the instance is the controller's login's. The next call waits
+			// in planCredentials (CredentialsChanged), making no call.
+			c.st.ID, c.st.CredentialsSecret, c.st.CredentialsProject = found.ID, "", ""
+		}
 		p = planFinalize(in)
 	}
 	if p.report {
@@ -474,6 +513,20 @@ func (c *call) searchOwn(ctx context.Context) (*cloud.Instance, claim, error) {
 		return nil, claim{}, nil
 	}
 	return inst, classify(inst, c.me, c.names...), nil
+}
+
+// searchControllerProject is searchOwn with the controller's own login, in its project, for a
+// call that uses a namespace login: it returns the object's instance there, never one only
+// released by it. It reads; nothing is changed with that login here.
+func (c *call) searchControllerProject(ctx context.Context) (*cloud.Instance, error) {
+	ns := c.cloud
+	c.cloud = c.r.cfg.Cloud
+	defer func() { c.cloud = ns }()
+	inst, cl, err := c.searchOwn(ctx)
+	if err != nil || inst == nil || !cl.mine() {
+		return nil, err
+	}
+	return inst, nil
 }
 
 // renderFinalize writes a final plan into the answer.

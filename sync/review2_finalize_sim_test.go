@@ -65,15 +65,15 @@ func TestFinalizeFindsAdoptedInstanceByTagsWhenStatusForged(t *testing.T) {
 	assert.Equal(t, 1, backups, "no deletion without a completed final backup")
 }
 
-// REVIEW2 (finalize, item 1): with namespace credentials enabled (Optional), status.credentialsSecret
-// and status.credentialsProject are what say in which OTC project the instance lives, and both are
-// status. A tenant who may patch rds/status and create Secrets in its namespace adds a login of its
-// own (empty) project and writes its name into status.credentialsSecret: planCredentials sees the
-// same Secret as recorded and no recorded project, so it logs in there. Finalize then looks for
-// status.id, and searches by the object's names, in the wrong project, finds nothing, answers "The
-// instance is gone." and releases the object. The instance the controller created in its own
-// project stays there: no final backup, no delete, tagged with a uid that no longer exists.
-func TestReview2FinalizeLooksInForgedCredentialsProject(t *testing.T) {
+// With namespace credentials (Optional), status.credentialsSecret and status.credentialsProject
+// say which login found the instance, and both are status: a tenant who may patch rds/status
+// names its own project's Secret there. Finalize does not take that login's "nothing here" for
+// "gone": it looks in the controller's project with the controller's own login as well, finds the
+// instance by its ownership tags, records what it found and waits (CredentialsChanged,
+// DeletionWaitsForCredentials); once the object uses the controller's login again, the instance
+// is backed up and deleted as usual. Found in review (issue #17): finalize looked only in the
+// forged project and released the object, its instance left billed in the controller's project.
+func TestFinalizeLooksInTheControllersProjectWhateverStatusSays(t *testing.T) {
 	w := newCredsWorld(t, sync.CredentialsOptional)
 	a := w.object("team-a", "db", func(s *v1alpha1.RdsSpec) { s.Skipfinalbackup = false })
 	w.syncUntilActive(a)
@@ -99,6 +99,32 @@ func TestReview2FinalizeLooksInForgedCredentialsProject(t *testing.T) {
 	_, stillThere := ctrl.Instance(id)
 	t.Logf("object gone: %v, instance still in the controller's project: %v", a.mc.Gone(), stillThere)
 	assert.False(t, a.mc.Gone() && stillThere, "the object is released while its instance stays billed in the controller's project")
+	require.False(t, a.mc.Gone())
+	assert.Equal(t, id, a.status().ID, "what OTC showed is recorded: the instance is the controller's login's")
+	assert.Empty(t, a.status().CredentialsSecret)
+	assert.Equal(t, sync.ReasonCredentialsChanged, a.synced().Reason)
+	assert.Contains(t, a.synced().Message, `found with the controller's own OTC login, but this object would now use the OTC login in Secret "otc-credentials"`)
+	assert.Equal(t, sync.ReasonDeletionWaitsForCredentials, conditionOf(*a.status(), v1alpha1.ConditionReady).Reason)
+
+	// The way out: the Secret goes, the controller's own login serves the object again.
+	delete(a.mc.Related, login.Name)
+	for range 20 {
+		if a.mc.Gone() {
+			break
+		}
+		a.finalize()
+		w.clock.Advance(10 * time.Second)
+	}
+	_, stillThere = ctrl.Instance(id)
+	assert.True(t, a.mc.Gone())
+	assert.False(t, stillThere, "backed up and deleted with the controller's login")
+	finals := 0
+	for _, b := range ctrl.Backups() {
+		if b.InstanceID == id && b.Type == "manual" {
+			finals++
+		}
+	}
+	assert.Equal(t, 1, finals, "no deletion without a completed final backup")
 }
 
 // Finalize without a usable login never releases the object: status.id and the connection Secret
