@@ -18,14 +18,12 @@ import (
 	"github.com/mcsps/rds-lambda-controller/test/metacontroller"
 )
 
-// REVIEW2 (logs, item 3): a tenant who may patch rds/status writes status.logs as if its request had
-// been accepted already (request equal to spec.logs.request, state Starting). decide() only counts
-// a request whose value differs from status.logs.request, so nothing is counted, neither in
-// status.logs.accepted nor in the process memory (logRequests); start() issues a fresh capability,
-// and the read limiter keys on uid/request, so each forged request value buys 20 new reads.
-// docs/logs.md promises at most 60 log reads per object and hour "whatever values are set", and
-// that erasing status buys no reads.
-func TestReview2ForgedStatusLogsBypassesLogRequestLimit(t *testing.T) {
+// A status.logs written as if its request had been accepted (request equal to spec.logs.request,
+// state Starting, a new Job name) buys no capability beyond the limit: the process counts every
+// request it issues a capability for, whatever status says, so at most 3 Jobs of 20 reads each
+// run per object and hour. Found in review (issue #17): each forged request value bought a fresh
+// capability and 20 more reads, without counting.
+func TestForgedStatusLogsBuysNoRequestBeyondTheLimit(t *testing.T) {
 	w := newLogsLoop(t)
 	w.active()
 	id := w.status().ID
@@ -65,12 +63,11 @@ func TestReview2ForgedStatusLogsBypassesLogRequestLimit(t *testing.T) {
 	assert.LessOrEqual(t, logReads, 3*20, "at most 60 log reads per object and hour")
 }
 
-// REVIEW2 (logs, item 3): a tenant who may only create, edit and delete Rds objects recreates its
-// object under deletionpolicy Retain and adopts the released instance again by instanceid: every
-// new object has a new uid, so status.logs.accepted and the process memory (both by object) start
-// empty, and every cycle buys 3 more requests of 20 reads each against the same instance on the
-// controller's login. A cycle is a handful of hook calls (seconds); nothing bounds the rate.
-func TestReview2RecreateAdoptCycleBypassesLogRequestLimit(t *testing.T) {
+// Deleting an object under Retain and adopting its instance again with a new object (a new uid)
+// buys no new log requests: the process counts them by instance as well, at most 3 per instance
+// and hour across objects. Found in review (issue #17): every cycle, a handful of hook calls,
+// bought 3 more requests of 20 reads each against the same instance on the controller's login.
+func TestRecreateAdoptCycleBuysNoLogRequestsBeyondTheInstanceLimit(t *testing.T) {
 	w := newLogsLoop(t)
 	spec := restoreSpec()
 	spec.Deletionpolicy = v1alpha1.DeletionPolicyRetain
@@ -129,4 +126,5 @@ func TestReview2RecreateAdoptCycleBypassesLogRequestLimit(t *testing.T) {
 	logReads := w.sim.Calls(otcsim.OpListErrorLogs) + w.sim.Calls(otcsim.OpListSlowLogs)
 	t.Logf("within %s: %d log Jobs, %d OTC log reads of one instance", w.clock.Now().Sub(start), jobs, logReads)
 	assert.LessOrEqual(t, logReads, 3*20, "at most 60 log reads of one instance per hour, whatever the tenant does with its objects")
+	assert.Equal(t, 3, jobs, "the first object's three requests, none of its successors'")
 }
