@@ -502,7 +502,14 @@ func (c *call) searchOwn(ctx context.Context) (*cloud.Instance, claim, error) {
 	if len(own) == 0 {
 		// NOTE: OTC's listing filters by id, name, type, engine and network, never by tag: one
 		// listing of the project (a call per 100 instances) per deletion that finds nothing else.
-		s := c.observe(ctx, need{kind: readInstancesAll})
+		// A listing begun after the deletion shows every tag written before it, however large
+		// the project (the shared view lists in the background; a call that cannot wait for it
+		// fails, and the next finds it done).
+		var since time.Time
+		if t := c.parent.DeletionTimestamp; t != nil {
+			since = t.Time
+		}
+		s := c.observe(ctx, need{kind: readInstancesAll, since: since})
 		if s.err != nil {
 			return nil, claim{}, s.err
 		}

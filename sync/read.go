@@ -40,6 +40,7 @@ type need struct {
 	vpc, subnet, securityGroup string          // readNetwork
 	of                         *cloud.Instance // readMetrics
 	window                     time.Duration   // readMetrics
+	since                      time.Time       // readInstancesAll: a shared view's listing must have begun since
 }
 
 // seen is what a read found, or the read's error. The field its kind fills is set; the others are
@@ -73,12 +74,15 @@ func (c *call) observe(ctx context.Context, n need) (s seen) {
 		case readInstancesName:
 			s.instances, err = c.cloud.FindInstancesByName(ctx, n.name)
 		case readInstancesAll:
-			lister, ok := c.cloud.(cloud.InstanceLister)
-			if !ok {
+			var all []cloud.Instance
+			switch l := c.cloud.(type) {
+			case cloud.FleetObserver: // the shared view: a listing begun since, not under this deadline alone
+				all, err = l.ListedSince(ctx, n.since)
+			case cloud.InstanceLister:
+				all, err = l.ListInstances(ctx)
+			default:
 				return errCannotList
 			}
-			var all []cloud.Instance
-			all, err = lister.ListInstances(ctx)
 			for i := range all {
 				s.instances = append(s.instances, &all[i])
 			}
