@@ -140,7 +140,20 @@ func planLogs(in logsInput) logsPlan {
 	p := logsPlan{logs: in.prior.DeepCopy()}
 	p.decide(in)
 	p.children = planLogChildren(in, p.logs)
+	// NOTE: whatever path decide took (an invalid new request returns before it counts the one
+	// status shows), no capability is sealed for a request this process has not counted.
+	if p.children.seal && !p.counted(in) {
+		p.children.seal = false
+	}
 	return p
+}
+
+// counted reports whether this process counted the request status.logs shows: accepted now, or
+// remembered.
+func (p *logsPlan) counted(in logsInput) bool {
+	request := p.logs.Request
+	return (p.accepted != nil && p.accepted.request == request) ||
+		slices.ContainsFunc(in.served, func(a logAcceptance) bool { return a.request == request })
 }
 
 // decide is planLogs without the children.

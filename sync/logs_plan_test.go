@@ -205,6 +205,14 @@ func TestPlanLogs(t *testing.T) {
 				children: logChildrenPlan{echo: capability(15 * time.Minute)}},
 		},
 		{
+			name: "an invalid new request and a Starting one this process did not accept: no capability is sealed for it",
+			in: input(forged(status(v1alpha1.LogsStarting)), func(in *logsInput) {
+				in.want = &v1alpha1.LogsRequest{Request: "r2", Lines: -1}
+			}),
+			want: logsPlan{logs: status(v1alpha1.LogsStarting),
+				synced: ptr.To(notSynced(ReasonInvalidSpec, "logs.lines must be between 1 and 2000.", waitsForUser))},
+		},
+		{
 			name: "a new request, the instance's limit reached by other objects (adopted again under new uids): it waits",
 			in: input(func(in *logsInput) {
 				in.servedInstance = []logAcceptance{{"uid-0/a", t0.Add(-40 * time.Minute)}, {"uid-0/b", t0.Add(-30 * time.Minute)}, {"uid-9/a", t0.Add(-5 * time.Minute)}}
