@@ -300,13 +300,25 @@ func TestNamespaceCredentialsSecretGone(t *testing.T) {
 	assert.Len(t, w.srv.Sims[testutil.ProjectTeamA].Instances(), 1)
 }
 
-func TestNamespaceCredentialsFinalizeOfAnObjectThatNeverHadALogin(t *testing.T) {
+// An object without a login cannot look for its instance, and nothing in the request proves it
+// never made one (status.id and the connection Secret are the tenant's to erase; found in review,
+// issue #17): it waits, says why and how to let it go by hand.
+func TestNamespaceCredentialsFinalizeWithoutALoginWaits(t *testing.T) {
 	w := newCredsWorld(t, sync.CredentialsRequired)
 	rw := w.object("team-a", "db", nil)
 	w.sync(rw)
 	require.Equal(t, sync.ReasonCredentialsRequired, rw.synced().Reason)
+	w.resetCounters()
 	resp := rw.finalize()
-	assert.True(t, resp.Finalized, "nothing was ever created: the object goes")
+	assert.False(t, resp.Finalized, "without a login nothing shows that no instance exists: the object waits")
+	assert.Zero(t, w.calls())
+	assert.Equal(t, sync.ReasonCredentialsRequired, rw.synced().Reason, "Synced names the login to provide")
+	ready := conditionOf(*rw.status(), v1alpha1.ConditionReady)
+	assert.Equal(t, sync.ReasonDeletionWaitsForCredentials, ready.Reason)
+	assert.Contains(t, ready.Message, "remove its finalizer metacontroller.io/compositecontroller-rds-controller by hand")
+	again := rw.finalize()
+	assert.False(t, again.Finalized)
+	assert.Equal(t, ready, conditionOf(*rw.status(), v1alpha1.ConditionReady), "the same condition, the same transition time")
 }
 
 func TestCustomizeAsksForTheLoginSecret(t *testing.T) {

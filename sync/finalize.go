@@ -30,7 +30,16 @@ const (
 	ReasonFinalBackupImpossible = "FinalBackupImpossible"
 	// ReasonFinalBackupNameTaken: another instance's backup carries the final backup's name.
 	ReasonFinalBackupNameTaken = "FinalBackupNameTaken"
+	// ReasonDeletionWaitsForCredentials: the deletion has no OTC login to look for the instance
+	// with (Synced says which login is missing or refused), so the object is not released.
+	ReasonDeletionWaitsForCredentials = "DeletionWaitsForCredentials"
 )
+
+// msgDeletionWaitsForCredentials is Ready's sentence while a deletion has no login. The finalizer
+// is Metacontroller's for the CompositeController of manifests/compositecontroller.yaml.
+const msgDeletionWaitsForCredentials = "The deletion waits for an OTC login (see the Synced condition): without one the controller cannot see whether " +
+	"the instance still exists, so the object is not released. Provide the login; if this object never created an instance, " +
+	"remove its finalizer metacontroller.io/compositecontroller-rds-controller by hand."
 
 // Finalize answers a finalize call. With deletionpolicy Delete it takes the instance apart one
 // step per call: final backup, wait for it to complete, delete, wait until OTC no longer lists the
@@ -94,6 +103,15 @@ type finalizeInput struct {
 	searched      bool
 	setAside      *cloud.Instance
 	setAsideClaim claim
+	// login is the namespace Secret whose login this call uses, "" for the controller's own;
+	// ownToo says the controller's own login serves objects as well (CredentialsOptional), so the
+	// object's instance may be in the controller's project whatever status says.
+	login  string
+	ownToo bool
+	// lookedInOwn says the controller's project was searched too (searchOwn with its login);
+	// inOwn is the object's instance found there, if any.
+	lookedInOwn bool
+	inOwn       *cloud.Instance
 	// reported says the instance was copied into st (report).
 	reported bool
 	// backups is the instance's backup list; nil until read.
@@ -110,6 +128,7 @@ type finalizePlan struct {
 	// names and tags, for it to be reported into status, and for its backup list.
 	observe     bool
 	search      bool
+	searchOwn   bool // search the controller's project too, with its own login
 	report      bool
 	needBackups bool
 	// act is the one change to make; the answer is planned on.
@@ -154,7 +173,9 @@ func planFinalize(in finalizeInput) finalizePlan {
 	// nothing: the object's instance is looked for as a create whose answer was lost would be, by
 	// its names and tags, and the object goes only when none is left. The answer is the same
 	// whether status.id named another's instance or none, and names neither.
-	if !in.searched && !in.owns() && (in.st.ID != "" || in.spec.Instanceid != "") {
+	// An empty status.id and instanceid prove nothing either (an adopted instance keeps its own
+	// name, so the names find nothing of it): the search by tags runs before any "gone".
+	if !in.searched && !in.owns() {
 		return finalizePlan{search: true}
 	}
 	if a := in.setAside; a != nil {
@@ -163,6 +184,18 @@ func planFinalize(in finalizeInput) finalizePlan {
 	}
 	inst := in.inst
 	switch {
+	// NOTE: status.credentialsSecret and credentialsProject are the tenant's to forge: a login of
+	// the namespace finding nothing in its project proves nothing of the controller's project,
+	// where the object's instance may have been made (found in review, issue #17). Only a look
+	// with the controller's own login does; what it finds there, this login cannot take apart.
+	case inst == nil && in.login != "" && in.ownToo && !in.lookedInOwn:
+		return finalizePlan{searchOwn: true}
+	case inst == nil && in.inOwn != nil:
+		p.synced = ptr.To(notSynced(ReasonCredentialsChanged, credentialsChanged("", in.login), waitsForUser))
+		p.ready = ptr.To(notReady(ReasonDeletionWaitsForCredentials, msgDeletionWaitsForCredentials, waitsForUser))
+		p.events = append(p.events, logLine{level: slog.LevelWarn, msg: "finalize found the object's instance in the controller's project, not its login's",
+			args: []any{"instance", in.inOwn.ID, "secret", in.login}})
+		return p
 	case inst == nil && retain:
 		return retained(p, in.st.ID)
 	case inst == nil:
@@ -355,15 +388,17 @@ func deleting(p finalizePlan, message string) finalizePlan {
 // loop. It reports whether the object may go.
 func (c *call) finalize(ctx context.Context) (bool, error) {
 	if ok, err := c.credentials(ctx); !ok || err != nil { // credentials.go: c.cloud from here on
-		// NOTE: the create is issued only once the connection Secret is stored (create): without
-		// an instance id and that Secret, nothing was ever created that could be left behind.
-		done := err == nil && c.st.ID == "" && c.req.Secrets[c.st.ConnectionSecret] == nil
-		if !done {
-			// A deletion under way that waits for its login looks again soon: the user who
-			// deletes an object waits for it to go.
-			c.out.askClass(retry)
+		// NOTE: without a login nothing can be looked at, and nothing the request holds proves
+		// that no instance exists: status.id is the tenant's to erase, the connection Secret its
+		// to delete. The object is never released without looking (found in review, issue #17).
+		if err == nil {
+			c.out.drop(v1alpha1.ConditionReady) // replaces the credentials step's "Waiting for an OTC login"
+			c.out.tell(notReady(ReasonDeletionWaitsForCredentials, msgDeletionWaitsForCredentials, waitsForUser))
 		}
-		return done, err
+		// A deletion under way that waits for its login looks again soon: the user who deletes
+		// an object waits for it to go.
+		c.out.askClass(retry)
+		return false, err
 	}
 	s := newFinalizeStep(c)
 	_, err := c.runStep(ctx, s)
@@ -371,15 +406,18 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 }
 
 // finalizeStep is the finalize step as the loop runs it (loop.go): it plans, reads what the plan
-// asks for (the instance, fresh; its search by names and tags; the backup list), reports the
+// asks for (the instance, fresh; its search by names and tags; with a namespace login, the same
+// search in the controller's project with the controller's login; the backup list), reports the
 // instance into its status when asked (reported, a pure function), plans again each time, makes
 // the plan's one change, plans on OTC's answer, and renders the last plan.
 type finalizeStep struct {
 	in finalizeInput
 	// find is the observation of the instance (planFinalize's observe), search the lookup of the
-	// object's own (search); failed is a read that failed, which ends the step.
+	// object's own (search), inOwn that lookup in the controller's project, with its own login
+	// (searchOwn); failed is a read that failed, which ends the step.
 	find   *lookup
 	search *searchOwn
+	inOwn  *searchOwn
 	failed error
 	// ready is the Ready report gave, told before the plan's outcomes.
 	ready *outcome
@@ -394,10 +432,15 @@ func newFinalizeStep(c *call) *finalizeStep {
 	if t := c.parent.DeletionTimestamp; t != nil {
 		in.deletionStart = t.Time
 	}
+	if c.creds != nil {
+		in.login = c.creds.Secret
+		in.ownToo = c.r.cfg.Credentials.Mode == CredentialsOptional && c.r.cfg.Cloud != nil
+	}
 	// A deletion is decided on what OTC says now, never on the shared view (maxAge 0).
 	return &finalizeStep{in: in,
 		find:   lookupOf(c.st.ID, c.spec.Instanceid, 0, c.me, c.names),
-		search: &searchOwn{id: c.spec.Instanceid, me: c.me, names: c.names, list: listing{names: c.names}},
+		search: newSearchOwn(c, false),
+		inOwn:  newSearchOwn(c, true),
 	}
 }
 
@@ -426,6 +469,17 @@ func (s *finalizeStep) plan() head {
 			s.in.setAside, s.in.setAsideClaim = s.in.inst, s.in.claim
 			s.in.searched, s.in.inst, s.in.claim = true, found, cl
 			continue
+		case p.searchOwn:
+			if ns := s.inOwn.next(); ns != nil {
+				return head{needs: ns}
+			}
+			found, cl, err := s.inOwn.found()
+			s.failed = err
+			s.in.lookedInOwn = true
+			if found != nil && cl.mine() { // the object's own there, never one only released by it
+				s.in.inOwn = found
+			}
+			continue
 		case p.report:
 			var ready outcome
 			s.in.st, ready = reported(s.in.st, s.in.inst)
@@ -445,6 +499,8 @@ func (s *finalizeStep) saw(n need, r seen) {
 		s.find.saw(n, r)
 	case p.search:
 		s.search.saw(n, r)
+	case p.searchOwn:
+		s.inOwn.saw(n, r)
 	case p.needBackups:
 		if s.failed = r.err; r.err == nil {
 			s.in.backups = r.backups
@@ -458,7 +514,10 @@ func (s *finalizeStep) saw(n need, r seen) {
 func (s *finalizeStep) answered(res acted, err error) { s.in.answer = answerOf(res, err) }
 
 // render writes the instance as reported, and the last plan's status.status, status.operation and
-// status.finalBackup unless a read failed.
+// status.finalBackup unless a read failed. The object's instance found in the controller's project
+// is recorded as what OTC shows: status.id names it, and the controller's login is the one it was
+// found with (no credentialsSecret, no credentialsProject), so the next call waits in
+// planCredentials (CredentialsChanged), making no call, until the object uses that login again.
 func (s *finalizeStep) render(a *answer) {
 	if s.in.reported {
 		a.st = s.in.st
@@ -466,42 +525,85 @@ func (s *finalizeStep) render(a *answer) {
 	if s.failed != nil {
 		return
 	}
+	if o := s.in.inOwn; o != nil {
+		a.st.ID, a.st.CredentialsSecret, a.st.CredentialsProject = o.ID, "", ""
+	}
 	a.st.Status, a.st.Operation, a.st.FinalBackup = s.p.instanceStatus, s.p.operation, s.p.finalBackup
 }
 
 // searchOwn looks for the object's instance as the sync path's lookup does, by its names (new and
-// legacy) and the instance spec.instanceid names, and keeps only one whose tags make it this
-// object's (or released by it): the oldest, as pickInstance chooses.
+// legacy) and the instance spec.instanceid names, and when these find none of its own, among all
+// the project's instances by its ownership tags (an adopted instance keeps its own name, and
+// instanceid is the tenant's to clear). It keeps only one whose tags make it this object's (or
+// released by it): the oldest, as pickInstance chooses. It is a value: next names its reads, saw
+// takes what observe found, found says what the reads found; it calls nothing.
 type searchOwn struct {
 	id    string // spec.instanceid
 	me    owner
 	names []string
-	list  listing
-	byID  *seen
+	// since is the deletion's start: the listing by tags must have begun since (readInstancesAll).
+	since time.Time
+	// controller makes every read with the controller's own login, in its project (need.controller):
+	// finalize's look there for a call that uses a namespace login (finalizePlan.searchOwn).
+	controller bool
+	list       listing
+	byID       *seen
+	all        *seen // readInstancesAll
 }
 
+// newSearchOwn is the search for c's object; controller: in the controller's project.
+func newSearchOwn(c *call, controller bool) *searchOwn {
+	s := &searchOwn{id: c.spec.Instanceid, me: c.me, names: c.names, controller: controller, list: listing{names: c.names}}
+	if t := c.parent.DeletionTimestamp; t != nil {
+		s.since = t.Time
+	}
+	return s
+}
+
+// next is the reads the search needs next; nil once it has what it needs.
 func (s *searchOwn) next() []need {
 	switch {
 	case !s.list.done():
-		return s.list.next()
-	case s.list.err != nil || s.id == "" || s.byID != nil ||
-		slices.ContainsFunc(s.list.found, func(in *cloud.Instance) bool { return in.ID == s.id }):
+		return s.with(s.list.next()...)
+	case s.list.err != nil:
+		return nil
+	case s.id != "" && s.byID == nil && !slices.ContainsFunc(s.list.found, func(in *cloud.Instance) bool { return in.ID == s.id }):
+		return s.with(need{kind: readInstanceByID, id: s.id})
+	}
+	if own, err := s.byNames(); err != nil || len(own) > 0 || s.all != nil {
 		return nil
 	}
-	return []need{{kind: readInstanceByID, id: s.id}}
+	// NOTE: OTC's listing filters by id, name, type, engine and network, never by tag: one
+	// listing of the project (a call per 100 instances) per deletion that finds nothing else.
+	// A listing begun after the deletion shows every tag written before it, however large
+	// the project (the shared view lists in the background; a call that cannot wait for it
+	// fails, and the next finds it done).
+	return s.with(need{kind: readInstancesAll, since: s.since})
+}
+
+// with marks the reads as the search's: made with the controller's login when it searches there.
+func (s *searchOwn) with(ns ...need) []need {
+	for i := range ns {
+		ns[i].controller = s.controller
+	}
+	return ns
 }
 
 func (s *searchOwn) saw(n need, r seen) {
-	if n.kind == readInstanceByID {
+	switch n.kind {
+	case readInstanceByID:
 		s.byID = &r
-		return
+	case readInstancesAll:
+		s.all = &r
+	default:
+		s.list.saw(r)
 	}
-	s.list.saw(r)
 }
 
-func (s *searchOwn) found() (*cloud.Instance, claim, error) {
+// byNames is the object's own among what the names and instanceid found.
+func (s *searchOwn) byNames() ([]*cloud.Instance, error) {
 	if s.list.err != nil {
-		return nil, claim{}, s.list.err
+		return nil, s.list.err
 	}
 	found := s.list.found
 	if r := s.byID; r != nil {
@@ -509,15 +611,35 @@ func (s *searchOwn) found() (*cloud.Instance, claim, error) {
 		case r.err == nil:
 			found = append(slices.Clone(found), r.inst)
 		case !errors.Is(r.err, cloud.ErrNotFound):
-			return nil, claim{}, r.err
+			return nil, r.err
 		}
 	}
+	return s.owned(found), nil
+}
+
+// owned keeps the instances whose tags make them this object's, or released by it.
+func (s *searchOwn) owned(found []*cloud.Instance) []*cloud.Instance {
 	var own []*cloud.Instance
 	for _, in := range found {
 		probe := finalizeInput{me: s.me, inst: in, claim: classify(in, s.me, s.names...)}
 		if probe.owns() {
 			own = append(own, in)
 		}
+	}
+	return own
+}
+
+func (s *searchOwn) found() (*cloud.Instance, claim, error) {
+	own, err := s.byNames()
+	if err != nil {
+		return nil, claim{}, err
+	}
+	if r := s.all; len(own) == 0 && r != nil {
+		if r.err != nil {
+			return nil, claim{}, r.err
+		}
+		tagged := slices.DeleteFunc(slices.Clone(r.instances), func(in *cloud.Instance) bool { return in.Tags[TagOwnerUID] != tagValue(s.me.UID) })
+		own = s.owned(tagged)
 	}
 	inst, _ := pickInstance(own, "")
 	if inst == nil {

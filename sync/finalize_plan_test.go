@@ -187,9 +187,14 @@ func TestPlanFinalize(t *testing.T) {
 			in:     input(gone, func(in *finalizeInput) { in.st.ID, in.spec.Instanceid = "", "inst-7" }),
 			want:   finalizePlan{search: true},
 		},
-		"no status.id nor instanceid: the names were looked up already": {
-			reason: "observe looked by the object's names: nothing to search again",
+		"no status.id nor instanceid: look for the object's own by its tags too": {
+			reason: "both are the tenant's to clear, and an adopted instance keeps its own name: the names found nothing, the tags may (found in review, issue #17)",
 			in:     input(gone, func(in *finalizeInput) { in.st.ID = "" }),
+			want:   finalizePlan{search: true},
+		},
+		"no status.id nor instanceid, none of its own: finalized": {
+			reason: "only when no instance of the object exists does the object go",
+			in:     input(gone, searchedNone, func(in *finalizeInput) { in.st.ID = "" }),
 			want:   finalizePlan{finalized: true, ready: ptr.To(notReady(ReasonDeleting, "The instance is gone.", settled))},
 		},
 		"not mine, none of its own: left alone, finalized as gone": {
@@ -201,6 +206,32 @@ func TestPlanFinalize(t *testing.T) {
 		"not listed, none of its own: finalized": {
 			reason: "only when no instance of the object exists does the object go",
 			in:     input(gone, searchedNone),
+			want:   finalizePlan{finalized: true, ready: ptr.To(notReady(ReasonDeleting, "The instance is gone.", settled))},
+		},
+		"namespace login, none of its own in its project: look in the controller's too": {
+			reason: "status.credentialsSecret is the tenant's to forge: the instance may be in the controller's project (found in review, issue #17)",
+			in:     input(gone, searchedNone, func(in *finalizeInput) { in.login, in.ownToo = "otc-credentials", true }),
+			want:   finalizePlan{searchOwn: true},
+		},
+		"namespace login, its own in the controller's project: wait": {
+			reason: "the namespace login cannot back it up or delete it, and the object must not go while it exists",
+			in: input(gone, searchedNone, func(in *finalizeInput) {
+				in.login, in.ownToo, in.lookedInOwn, in.inOwn = "otc-credentials", true, true, activeInstance()
+			}),
+			want: finalizePlan{instanceStatus: cloud.StatusActive,
+				synced: ptr.To(notSynced(ReasonCredentialsChanged, credentialsChanged("", "otc-credentials"), waitsForUser)),
+				ready:  ptr.To(notReady(ReasonDeletionWaitsForCredentials, msgDeletionWaitsForCredentials, waitsForUser)),
+				events: []logLine{{level: slog.LevelWarn, msg: "finalize found the object's instance in the controller's project, not its login's", args: []any{"instance", "inst-1", "secret", "otc-credentials"}}},
+			},
+		},
+		"namespace login, none in either project: finalized": {
+			reason: "only when no instance of the object exists where the controller can look does the object go",
+			in:     input(gone, searchedNone, func(in *finalizeInput) { in.login, in.ownToo, in.lookedInOwn = "otc-credentials", true, true }),
+			want:   finalizePlan{finalized: true, ready: ptr.To(notReady(ReasonDeleting, "The instance is gone.", settled))},
+		},
+		"namespace login under Required: its project only": {
+			reason: "the controller's own login serves no Rds, so no object's instance is made in its project",
+			in:     input(gone, searchedNone, func(in *finalizeInput) { in.login = "otc-credentials" }),
 			want:   finalizePlan{finalized: true, ready: ptr.To(notReady(ReasonDeleting, "The instance is gone.", settled))},
 		},
 		"not listed, its own found by name: report it": {

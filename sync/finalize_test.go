@@ -46,6 +46,12 @@ func TestFinalize(t *testing.T) {
 	}
 	deleted := func(context.Context, string) (string, error) { return "job-d", nil }
 	none := func(context.Context, string) ([]*cloud.Instance, error) { return nil, nil }
+	// noneListed: the project holds no instance whose ownership tags name the object.
+	noneListed := func(context.Context) ([]cloud.Instance, error) {
+		other := activeInstance()
+		other.ID, other.Tags = "inst-9", ownerTags("uid-other")
+		return []cloud.Instance{*other}, nil
+	}
 	released := func(context.Context, string) (*cloud.Instance, error) {
 		inst := activeInstance()
 		inst.Tags[TagReleasedBy] = "uid-1"
@@ -99,16 +105,16 @@ func TestFinalize(t *testing.T) {
 			reason:        "nothing to release",
 			spec:          func(s *v1alpha1.RdsSpec) { s.Deletionpolicy = v1alpha1.DeletionPolicyRetain },
 			status:        v1alpha1.RdsStatus{ID: "inst-1"},
-			fake:          cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return nil, cloud.ErrNotFound }, FindInstancesByNameFn: none},
-			wantCalls:     []string{"GetInstance", "FindInstancesByName", "FindInstancesByName"},
+			fake:          cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return nil, cloud.ErrNotFound }, FindInstancesByNameFn: none, ListInstancesFn: noneListed},
+			wantCalls:     []string{"GetInstance", "FindInstancesByName", "FindInstancesByName", "ListInstances"},
 			wantFinalized: true,
 			wantReason:    ReasonRetained,
 		},
 		"forged status.id deletes nothing": {
 			reason:        "the instance's tags name another object: no backup, no delete; the object's names find none of its own",
 			status:        v1alpha1.RdsStatus{ID: "inst-9"},
-			fake:          cloudtest.Fake{GetInstanceFn: otherOwner, FindInstancesByNameFn: none},
-			wantCalls:     []string{"GetInstance", "FindInstancesByName", "FindInstancesByName"},
+			fake:          cloudtest.Fake{GetInstanceFn: otherOwner, FindInstancesByNameFn: none, ListInstancesFn: noneListed},
+			wantCalls:     []string{"GetInstance", "FindInstancesByName", "FindInstancesByName", "ListInstances"},
 			wantFinalized: true,
 			wantReason:    ReasonDeleting,
 		},
@@ -116,8 +122,8 @@ func TestFinalize(t *testing.T) {
 			reason:        "another object's instance is not released either",
 			spec:          func(s *v1alpha1.RdsSpec) { s.Deletionpolicy = v1alpha1.DeletionPolicyRetain },
 			status:        v1alpha1.RdsStatus{ID: "inst-9"},
-			fake:          cloudtest.Fake{GetInstanceFn: otherOwner, FindInstancesByNameFn: none},
-			wantCalls:     []string{"GetInstance", "FindInstancesByName", "FindInstancesByName"},
+			fake:          cloudtest.Fake{GetInstanceFn: otherOwner, FindInstancesByNameFn: none, ListInstancesFn: noneListed},
+			wantCalls:     []string{"GetInstance", "FindInstancesByName", "FindInstancesByName", "ListInstances"},
 			wantFinalized: true,
 			wantReason:    ReasonRetained,
 		},
@@ -154,8 +160,8 @@ func TestFinalize(t *testing.T) {
 				i.Tags = ownerTags("uid-0")
 				i.Tags[TagReleasedBy] = "uid-0"
 				return i, nil
-			}, FindInstancesByNameFn: none},
-			wantCalls:     []string{"GetInstance", "FindInstancesByName", "FindInstancesByName"},
+			}, FindInstancesByNameFn: none, ListInstancesFn: noneListed},
+			wantCalls:     []string{"GetInstance", "FindInstancesByName", "FindInstancesByName", "ListInstances"},
 			wantFinalized: true,
 			wantReason:    ReasonDeleting,
 		},
@@ -207,15 +213,15 @@ func TestFinalize(t *testing.T) {
 		"gone: finalized": {
 			reason:        "only a fresh observation of absence releases the object: by id, then by the object's names",
 			status:        v1alpha1.RdsStatus{ID: "inst-1", Operation: &v1alpha1.Operation{Type: OpDelete}},
-			fake:          cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return nil, cloud.ErrNotFound }, FindInstancesByNameFn: none},
-			wantCalls:     []string{"GetInstance", "FindInstancesByName", "FindInstancesByName"},
+			fake:          cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return nil, cloud.ErrNotFound }, FindInstancesByNameFn: none, ListInstancesFn: noneListed},
+			wantCalls:     []string{"GetInstance", "FindInstancesByName", "FindInstancesByName", "ListInstances"},
 			wantFinalized: true,
 			wantReason:    ReasonDeleting,
 		},
-		"never created: finalized after looking by name": {
-			reason:        "an object whose create never happened has nothing to clean up",
-			fake:          cloudtest.Fake{FindInstanceByNameFn: func(context.Context, string) (*cloud.Instance, error) { return nil, cloud.ErrNotFound }},
-			wantCalls:     []string{"FindInstancesByName", "FindInstancesByName"},
+		"never created: finalized after looking by name and tags": {
+			reason:        "an object whose create never happened has nothing to clean up; an empty status.id and instanceid prove nothing, so its tags are looked for too",
+			fake:          cloudtest.Fake{FindInstanceByNameFn: func(context.Context, string) (*cloud.Instance, error) { return nil, cloud.ErrNotFound }, ListInstancesFn: noneListed},
+			wantCalls:     []string{"FindInstancesByName", "FindInstancesByName", "FindInstancesByName", "FindInstancesByName", "ListInstances"},
 			wantFinalized: true,
 			wantReason:    ReasonDeleting,
 		},

@@ -103,9 +103,9 @@ type logsInput struct {
 	jobImage                           string
 	retention, deadline, capabilityTTL time.Duration
 	sealing                            bool
-	// served is what this process remembers of the object's log requests of the last hour
-	// (logs_limit.go).
-	served []logAcceptance
+	// served is what this process remembers of the object's log requests of the last hour, and
+	// servedInstance of the instance's, whichever object made them (logs_limit.go).
+	served, servedInstance []logAcceptance
 }
 
 // logsPlan is the decision of the logs step.
@@ -140,7 +140,20 @@ func planLogs(in logsInput) logsPlan {
 	p := logsPlan{logs: in.prior.DeepCopy()}
 	p.decide(in)
 	p.children = planLogChildren(in, p.logs)
+	// NOTE: whatever path decide took (an invalid new request returns before it counts the one
+	// status shows), no capability is sealed for a request this process has not counted.
+	if p.children.seal && !p.counted(in) {
+		p.children.seal = false
+	}
 	return p
+}
+
+// counted reports whether this process counted the request status.logs shows: accepted now, or
+// remembered.
+func (p *logsPlan) counted(in logsInput) bool {
+	request := p.logs.Request
+	return (p.accepted != nil && p.accepted.request == request) ||
+		slices.ContainsFunc(in.served, func(a logAcceptance) bool { return a.request == request })
 }
 
 // decide is planLogs without the children.
@@ -162,13 +175,13 @@ func (p *logsPlan) decide(in logsInput) {
 		}
 		at := in.now.Time
 		i := slices.IndexFunc(in.served, func(a logAcceptance) bool { return a.request == want.Request })
-		next := nextLogRequest(p.priorAccepted(), in.served, in.now.Time)
+		next, throttled := in.nextLogRequest(p.priorAccepted(), want.Request)
 		switch {
 		case i >= 0: // accepted before by this process, its answer lost: the same answer
 			at = in.served[i].at
 		case !next.IsZero():
 			// The request waits; the one before is followed as before.
-			p.synced = ptr.To(logRequestThrottled(want.Request, next))
+			p.synced = ptr.To(throttled)
 			p.askWithin(next.Sub(in.now.Time) + time.Second)
 		}
 		if i >= 0 || next.IsZero() {
@@ -183,6 +196,23 @@ func (p *logsPlan) decide(in logsInput) {
 	if ls == nil {
 		return
 	}
+	// NOTE: status.logs is the tenant's to write: a request it shows Starting or Running that this
+	// process did not accept (a forged status, or another replica's) is counted here, before this
+	// call issues a capability for it (planLogChildren seals one only on a call that observed the
+	// instance), against the object's and the instance's limits of this process; status's own
+	// record does not count, since it is what is in question. Beyond them the request waits as a
+	// new one does: no capability, no Job (found in review, issue #17).
+	if running := ls.State == v1alpha1.LogsStarting || ls.State == v1alpha1.LogsRunning; running && !in.deleting && in.instance != "" &&
+		p.accepted == nil && !slices.ContainsFunc(in.served, func(a logAcceptance) bool { return a.request == ls.Request }) {
+		next, throttled := in.nextLogRequest(nil, ls.Request)
+		if !next.IsZero() {
+			ls.State, ls.CredentialExpires, ls.Message = v1alpha1.LogsStarting, nil, msgLogsStarting
+			p.synced = ptr.To(throttled)
+			p.askWithin(next.Sub(in.now.Time) + time.Second)
+			return
+		}
+		p.accepted = &logAcceptance{request: ls.Request, at: in.now.Time}
+	}
 	switch ls.State {
 	case v1alpha1.LogsStarting:
 		if in.deleting {
@@ -195,6 +225,18 @@ func (p *logsPlan) decide(in logsInput) {
 	case v1alpha1.LogsSucceeded, v1alpha1.LogsFailed:
 		p.retain(in, ls)
 	}
+}
+
+// nextLogRequest is when a new request of the object may be accepted (zero: now), by the acceptance
+// times status remembers (prior), the object's in this process and the instance's in this
+// process; and the Synced outcome of a request that waits until then.
+func (in logsInput) nextLogRequest(prior []metav1.Time, request string) (time.Time, outcome) {
+	object := nextLogRequest(prior, in.served, in.now.Time)
+	instance := nextLogRequest(nil, in.servedInstance, in.now.Time)
+	if instance.After(object) {
+		return instance, logRequestThrottledForInstance(request, instance)
+	}
+	return object, logRequestThrottled(request, object)
 }
 
 // askWithin asks to be called again within d, or sooner if the plan asked so already.
@@ -239,21 +281,22 @@ func (c *call) finalizeLogs() {
 // logsInput is the logs decision's input of this call, without the instance's engine.
 func (c *call) logsInput() logsInput {
 	cfg := c.r.cfg
-	return logsInput{
+	in := logsInput{
 		want: c.spec.Logs, prior: c.st.Logs, jobs: c.req.Jobs, secrets: c.req.Secrets,
 		object: c.parent.Name, namespace: c.parent.Namespace, uid: string(c.parent.UID), generation: c.parent.Generation,
 		instance: c.logsInstance, now: c.now,
 		jobImage: cfg.JobImage, retention: cfg.LogsRetention, deadline: cfg.LogsJobDeadline, capabilityTTL: cfg.LogsCapabilityTTL,
 		sealing: c.r.caps != nil,
-		served:  c.r.logRequests.recent(string(c.parent.UID), c.now.Time),
 	}
+	in.served, in.servedInstance = c.r.logRequests.recent(string(c.parent.UID), c.logsInstance, c.now.Time)
+	return in
 }
 
 // applyLogs writes what a logs plan decided into the answer; logChildren renders its children.
 func (c *call) applyLogs(p logsPlan) {
 	c.st.Logs = p.logs
 	if p.accepted != nil {
-		c.keep.logs = map[string]logAcceptance{string(c.parent.UID): *p.accepted}
+		c.keep.logs = append(c.keep.logs, keptLogRequest{uid: string(c.parent.UID), instance: c.logsInstance, accepted: *p.accepted})
 	}
 	logAll(context.Background(), c.log, p.events)
 	c.out.tellAll(p.synced)

@@ -22,7 +22,10 @@ const ReasonLogRequestThrottled = "LogRequestThrottled"
 // logRequests, the process's memory by object uid, then holds the same limit per replica (until it
 // restarts). It changes no answer for a status that is true: it only remembers more than a status
 // that forgot. A request it accepted is accepted again with the time it was accepted at (a lost
-// answer), never counted twice.
+// answer), never counted twice. A request status.logs claims was accepted, but the process did
+// not accept (a forged status, another replica's, one from before a restart), is counted before a
+// capability is issued for it. The process also counts by instance, across objects, so that
+// objects made again to adopt the same instance (each with a new uid) buy no new reads of it.
 const (
 	maxLogRequests   = 3
 	logRequestWindow = time.Hour
@@ -83,32 +86,52 @@ func logRequestThrottled(request string, next time.Time) outcome {
 		request, maxLogRequests, next.UTC().Format(time.RFC3339)), settled)
 }
 
-// logRequests is the process's memory of the log requests accepted for each object (by uid)
-// within the window.
-type logRequests struct {
-	mu    gosync.Mutex
-	byUID map[string][]logAcceptance
-	swept time.Time
+// logRequestThrottledForInstance is the Synced outcome of a request that waits until next because
+// of the instance's requests, across the objects that adopted it.
+func logRequestThrottledForInstance(request string, next time.Time) outcome {
+	return notSynced(ReasonLogRequestThrottled, fmt.Sprintf(
+		"The log request %q was not started: %d log requests of this object's instance were accepted within the last hour; the next one is allowed at %s.",
+		request, maxLogRequests, next.UTC().Format(time.RFC3339)), settled)
 }
 
-func newLogRequests() *logRequests { return &logRequests{byUID: map[string][]logAcceptance{}} }
+// logRequests is the process's memory of the log requests accepted for each object (by uid) and
+// for each instance (by id; its entries' request is "<uid>/<request>") within the window.
+type logRequests struct {
+	mu         gosync.Mutex
+	byUID      map[string][]logAcceptance
+	byInstance map[string][]logAcceptance
+	swept      time.Time
+}
 
-// recent is what the process remembers of uid's requests at now.
-func (l *logRequests) recent(uid string, now time.Time) []logAcceptance {
+func newLogRequests() *logRequests {
+	return &logRequests{byUID: map[string][]logAcceptance{}, byInstance: map[string][]logAcceptance{}}
+}
+
+// recent is what the process remembers of uid's requests, and of the requests of every object for
+// the instance, at now.
+func (l *logRequests) recent(uid, instance string, now time.Time) (object, inst []logAcceptance) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.sweep(now)
-	return slices.Clone(l.byUID[uid])
+	if instance != "" {
+		inst = slices.Clone(l.byInstance[instance])
+	}
+	return slices.Clone(l.byUID[uid]), inst
 }
 
-// record remembers that uid's request was accepted at at.
-func (l *logRequests) record(uid string, a logAcceptance) {
+// record remembers that uid's request for the instance was accepted at at.
+func (l *logRequests) record(uid, instance string, a logAcceptance) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if slices.ContainsFunc(l.byUID[uid], func(b logAcceptance) bool { return b.request == a.request }) {
-		return
+	add := func(m map[string][]logAcceptance, key string, a logAcceptance) {
+		if !slices.ContainsFunc(m[key], func(b logAcceptance) bool { return b.request == a.request }) {
+			m[key] = append(m[key], a)
+		}
 	}
-	l.byUID[uid] = append(l.byUID[uid], a)
+	add(l.byUID, uid, a)
+	if instance != "" {
+		add(l.byInstance, instance, logAcceptance{request: uid + "/" + a.request, at: a.at})
+	}
 }
 
 // sweep forgets what left the window, at most once a minute. The caller holds l.mu.
@@ -117,12 +140,22 @@ func (l *logRequests) sweep(now time.Time) {
 		return
 	}
 	l.swept = now
-	for uid, as := range l.byUID {
-		as = slices.DeleteFunc(as, func(a logAcceptance) bool { return now.Sub(a.at) >= logRequestWindow })
-		if len(as) == 0 {
-			delete(l.byUID, uid)
-		} else {
-			l.byUID[uid] = as
+	for _, m := range []map[string][]logAcceptance{l.byUID, l.byInstance} {
+		for key, as := range m {
+			as = slices.DeleteFunc(as, func(a logAcceptance) bool { return now.Sub(a.at) >= logRequestWindow })
+			if len(as) == 0 {
+				delete(m, key)
+			} else {
+				m[key] = as
+			}
 		}
 	}
+}
+
+// laterOf is the later of two times of nextLogRequest; zero: both allow now.
+func laterOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

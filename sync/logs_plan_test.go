@@ -71,7 +71,18 @@ func TestPlanLogs(t *testing.T) {
 		}
 		return in
 	}
-	prior := func(ls *v1alpha1.LogsStatus) func(*logsInput) { return func(in *logsInput) { in.prior = ls } }
+	// prior is status.logs as this process left it: a request it shows Starting or Running is one
+	// the process accepted (a minute ago).
+	prior := func(ls *v1alpha1.LogsStatus) func(*logsInput) {
+		return func(in *logsInput) {
+			in.prior = ls
+			if ls.State == v1alpha1.LogsStarting || ls.State == v1alpha1.LogsRunning {
+				in.served = append(in.served, logAcceptance{ls.Request, t0.Add(-time.Minute)})
+			}
+		}
+	}
+	// forged is status.logs as this process did not leave it (a forged status, another replica's).
+	forged := func(ls *v1alpha1.LogsStatus) func(*logsInput) { return func(in *logsInput) { in.prior = ls } }
 	observed := func(s *corev1.Secret) func(*logsInput) { return func(in *logsInput) { in.secrets[s.Name] = s } }
 	seen := func(j *batchv1.Job) func(*logsInput) { return func(in *logsInput) { in.jobs[job] = j } }
 	later := func(d time.Duration) func(*logsInput) {
@@ -171,6 +182,50 @@ func TestPlanLogs(t *testing.T) {
 			reason: "starting, the Secret not observed yet: the same capability, look again very soon",
 			in:     input(prior(status(v1alpha1.LogsStarting))),
 			want:   logsPlan{logs: status(v1alpha1.LogsStarting), ask: ptr.To(storingSecret), children: logChildrenPlan{seal: true}},
+		},
+		{
+			reason: "starting, a request this process did not accept: counted before its capability is issued",
+			in:     input(forged(status(v1alpha1.LogsStarting))),
+			want: logsPlan{logs: status(v1alpha1.LogsStarting), ask: ptr.To(storingSecret), children: logChildrenPlan{seal: true},
+				accepted: &logAcceptance{request: "r1", at: t0}},
+		},
+		{
+			reason: "running, a request this process did not accept: counted before its capability is sealed again",
+			in:     input(forged(status(v1alpha1.LogsRunning, message(command))), observed(capability(15*time.Minute))),
+			want: logsPlan{logs: status(v1alpha1.LogsRunning, message(command)), ask: ptr.To(retry),
+				children: logChildrenPlan{seal: true, echo: capability(15 * time.Minute), job: true}, accepted: &logAcceptance{request: "r1", at: t0}},
+		},
+		{
+			reason: "running, a request this process did not accept, the object's limit reached: it waits as a new one, no capability, no Job (found in review, issue #17)",
+			in: input(forged(status(v1alpha1.LogsRunning, message(command))), observed(capability(15*time.Minute)), func(in *logsInput) {
+				in.served = []logAcceptance{{"a", t0.Add(-40 * time.Minute)}, {"b", t0.Add(-30 * time.Minute)}, {"c", t0.Add(-5 * time.Minute)}}
+			}),
+			want: logsPlan{logs: status(v1alpha1.LogsStarting, func(ls *v1alpha1.LogsStatus) { ls.CredentialExpires = nil }),
+				synced: ptr.To(logRequestThrottled("r1", t0.Add(20*time.Minute))), within: 20*time.Minute + time.Second,
+				children: logChildrenPlan{echo: capability(15 * time.Minute)}},
+		},
+		{
+			reason: "an invalid new request and a Starting one this process did not accept: no capability is sealed for it",
+			in: input(forged(status(v1alpha1.LogsStarting)), func(in *logsInput) {
+				in.want = &v1alpha1.LogsRequest{Request: "r2", Lines: -1}
+			}),
+			want: logsPlan{logs: status(v1alpha1.LogsStarting),
+				synced: ptr.To(notSynced(ReasonInvalidSpec, "logs.lines must be between 1 and 2000.", waitsForUser))},
+		},
+		{
+			reason: "a new request, the instance's limit reached by other objects (adopted again under new uids): it waits",
+			in: input(func(in *logsInput) {
+				in.servedInstance = []logAcceptance{{"uid-0/a", t0.Add(-40 * time.Minute)}, {"uid-0/b", t0.Add(-30 * time.Minute)}, {"uid-9/a", t0.Add(-5 * time.Minute)}}
+			}),
+			want: logsPlan{synced: ptr.To(logRequestThrottledForInstance("r1", t0.Add(20*time.Minute))), within: 20*time.Minute + time.Second},
+		},
+		{
+			reason: "a request this process did not accept, the instance's limit reached: it waits",
+			in: input(forged(status(v1alpha1.LogsStarting)), func(in *logsInput) {
+				in.servedInstance = []logAcceptance{{"uid-0/a", t0.Add(-40 * time.Minute)}, {"uid-0/b", t0.Add(-30 * time.Minute)}, {"uid-9/a", t0.Add(-5 * time.Minute)}}
+			}),
+			want: logsPlan{logs: status(v1alpha1.LogsStarting, func(ls *v1alpha1.LogsStatus) { ls.CredentialExpires = nil }),
+				synced: ptr.To(logRequestThrottledForInstance("r1", t0.Add(20*time.Minute))), within: 20*time.Minute + time.Second},
 		},
 		{
 			reason: "starting, a capability that would expire before the Job's deadline is renewed",

@@ -44,9 +44,11 @@ type step interface {
 	render(a *answer)
 }
 
-// maxReadRounds bounds the rounds of reads one step asks for (finalize: the instance, the
-// object's own by its two names and its instanceid, then the backup list).
-const maxReadRounds = 6
+// maxReadRounds bounds the rounds of reads one step asks for. Finalize asks for the most: the
+// instance (by id, or by its two names), the object's own by its two names, its instanceid and
+// the listing by tags (searchOwn), with a namespace login the same four in the controller's
+// project, then the backup list: at most 2+4+4 rounds, or 2+4+1 when the instance is found.
+const maxReadRounds = 10
 
 // runStep runs one step: plan; read what the plan needs and plan again; make its one action and
 // plan again on OTC's answer; render the last plan. It reports whether the call stops.

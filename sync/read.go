@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,19 +18,30 @@ const (
 	readInstance      readKind = "ObserveInstance"
 	readInstanceByID  readKind = "GetInstance"
 	readInstancesName readKind = "FindInstancesByName"
-	readNetwork       readKind = "ResolveNetwork"
-	readFlavors       readKind = "ListFlavors"
-	readJob           readKind = "GetJob"
-	readRestoreTimes  readKind = "ListRestoreTimes"
-	readBackups       readKind = "ListBackups"
-	readMetrics       readKind = "InstanceMetrics"
+	// readInstancesAll: every instance of the client's project, all pages, fresh (finalize's
+	// search by ownership tags: OTC filters no listing by tag).
+	readInstancesAll readKind = "ListInstances"
+	readNetwork      readKind = "ResolveNetwork"
+	readFlavors      readKind = "ListFlavors"
+	readJob          readKind = "GetJob"
+	readRestoreTimes readKind = "ListRestoreTimes"
+	readBackups      readKind = "ListBackups"
+	readMetrics      readKind = "InstanceMetrics"
 )
 
-// need is one read a decision asks of the cloud, as data: which read, of what. A plan names it;
-// observe makes it.
+// need is one read a decision asks of the cloud, as data: which read, of what, and with whose
+// login. A plan names it; observe makes it.
 type need struct {
 	kind readKind
 	id   string // the instance's id (readJob: the job's)
+	// controller makes the read with the controller's own login (Config.Cloud), in its project,
+	// instead of the call's client, which may be a namespace's login (credentials.go): finalize's
+	// look for the object's instance in the controller's project (finalizePlan.searchOwn), which a
+	// namespace login cannot see. It is a field, not read kinds of their own: the reads are the
+	// same (by name, by id, the listing), only whose login makes them differs. Such a read is made
+	// by observe like any other, so no step holds a client, the controller's neither; it changes
+	// nothing, and nothing is ever changed with that login on a namespace login's call.
+	controller bool
 
 	name                       string          // readInstancesName
 	maxAge                     time.Duration   // readInstance, readMetrics: how old a view may be
@@ -37,13 +49,14 @@ type need struct {
 	vpc, subnet, securityGroup string          // readNetwork
 	of                         *cloud.Instance // readMetrics
 	window                     time.Duration   // readMetrics
+	since                      time.Time       // readInstancesAll: a shared view's listing must have begun since
 }
 
 // seen is what a read found, or the read's error. The field its kind fills is set; the others are
 // zero.
 type seen struct {
 	inst      *cloud.Instance   // readInstance, readInstanceByID
-	instances []*cloud.Instance // readInstancesName
+	instances []*cloud.Instance // readInstancesName, readInstancesAll
 	network   cloud.Network     // readNetwork
 	flavors   []cloud.Flavor    // readFlavors
 	job       *cloud.Job        // readJob
@@ -53,30 +66,58 @@ type seen struct {
 	err       error
 }
 
+// errCannotList: the client cannot list its project's instances, so a search by ownership tags
+// cannot be made (a client without it is a test's fake; OTC's and the shared view's list).
+var errCannotList = &cloud.Error{Kind: cloud.KindUnknown, Op: string(readInstancesAll), Message: "the OTC client cannot list instances"}
+
+// errNoControllerLogin: a read asked for the controller's own login (need.controller), and the
+// controller has none (a programming error: finalize asks only when Config.Cloud is set).
+var errNoControllerLogin = errors.New("sync: observe: the controller has no OTC login of its own")
+
 // observe makes one read, under the per-call deadline. It is the one place a sync or finalize call
 // reads OTC (besides the login, credentials.go), as act is the one place it changes it; a read
 // changes nothing of the call.
 func (c *call) observe(ctx context.Context, n need) (s seen) {
+	client := c.cloud
+	if n.controller {
+		if client = c.r.cfg.Cloud; client == nil {
+			s.err = errNoControllerLogin
+			return s
+		}
+	}
 	s.err = withDeadline(ctx, c.r.cfg.CallTimeout, func(ctx context.Context) (err error) {
 		switch n.kind {
 		case readInstance:
-			s.inst, err = cloud.ObserveInstance(ctx, c.cloud, n.id, n.maxAge)
+			s.inst, err = cloud.ObserveInstance(ctx, client, n.id, n.maxAge)
 		case readInstanceByID:
-			s.inst, err = c.cloud.GetInstance(ctx, n.id)
+			s.inst, err = client.GetInstance(ctx, n.id)
 		case readInstancesName:
-			s.instances, err = c.cloud.FindInstancesByName(ctx, n.name)
+			s.instances, err = client.FindInstancesByName(ctx, n.name)
+		case readInstancesAll:
+			var all []cloud.Instance
+			switch l := client.(type) {
+			case cloud.FleetObserver: // the shared view: a listing begun since, not under this deadline alone
+				all, err = l.ListedSince(ctx, n.since)
+			case cloud.InstanceLister:
+				all, err = l.ListInstances(ctx)
+			default:
+				return errCannotList
+			}
+			for i := range all {
+				s.instances = append(s.instances, &all[i])
+			}
 		case readNetwork:
-			s.network, err = c.cloud.ResolveNetwork(ctx, n.vpc, n.subnet, n.securityGroup)
+			s.network, err = client.ResolveNetwork(ctx, n.vpc, n.subnet, n.securityGroup)
 		case readFlavors:
-			s.flavors, err = c.cloud.ListFlavors(ctx, n.engine, n.version)
+			s.flavors, err = client.ListFlavors(ctx, n.engine, n.version)
 		case readJob:
-			s.job, err = c.cloud.GetJob(ctx, n.id)
+			s.job, err = client.GetJob(ctx, n.id)
 		case readRestoreTimes:
-			s.ranges, err = c.cloud.ListRestoreTimes(ctx, n.id)
+			s.ranges, err = client.ListRestoreTimes(ctx, n.id)
 		case readBackups:
-			s.backups, err = c.cloud.ListBackups(ctx, n.id)
+			s.backups, err = client.ListBackups(ctx, n.id)
 		case readMetrics:
-			reader, ok := c.cloud.(cloud.MetricsReader)
+			reader, ok := client.(cloud.MetricsReader)
 			if !ok {
 				return cloud.ErrMetricsUnavailable
 			}

@@ -89,8 +89,10 @@ const DefaultLogsURL = "http://rds-hooks.rds-system.svc:8081"
 //     (autopilot.go): autopilotStepInput.remembered and the step's kept list. A call on a stale
 //     status must not start a second change within the cooldown; under sustained pressure every
 //     sync needs the flavor list, which is what OTC sells, not a fact of the object.
-//   - logRequests, the log requests each object was served in the last hour (logs_limit.go):
-//     logsInput.served. It holds the hourly limit against a status that forgot them.
+//   - logRequests, the log requests each object and each instance was served in the last hour
+//     (logs_limit.go): logsInput.served and logsInput.servedInstance. It holds the hourly limit
+//     against a status that forgot them or was written to claim one accepted, and against
+//     objects made again (each with a new uid) to adopt the same instance.
 //
 // The rest is no input of any answer: locks serialise the calls of one object (singleflight.go),
 // caps seals log Job capabilities with the configured key, and reads bounds each capability's
@@ -103,8 +105,8 @@ type Reconciler struct {
 	caps *capabilitySealer
 	// reads bounds the reads of each capability (logs_read_limit.go).
 	reads *capabilityReads
-	// logRequests remembers the log requests each object was served in the last hour, against a
-	// status that forgot them (logs_limit.go).
+	// logRequests remembers the log requests each object and each instance was served in the
+	// last hour, against a status that forgot them (logs_limit.go).
 	logRequests *logRequests
 	// autopilot remembers autopilot's last change per instance, and flavor lists (autopilot.go).
 	autopilot *autopilotMemory
@@ -187,7 +189,15 @@ type memo struct {
 	restarts  []string
 	autopilot map[string]v1alpha1.AutopilotAction // by instance id
 	flavors   map[string][]cloud.Flavor           // by flavorsKey
-	logs      map[string]logAcceptance            // by object uid
+	logs      []keptLogRequest
+}
+
+// keptLogRequest is a log request a call accepted, remembered by the object's uid and by the
+// instance's id (logRequests.record): the limit holds per object and per instance, across the
+// objects that adopt it.
+type keptLogRequest struct {
+	uid, instance string
+	accepted      logAcceptance
 }
 
 // rememberAutopilot keeps autopilot's last change to the instance.
@@ -209,8 +219,8 @@ func (r *Reconciler) remember(m memo) {
 	for key, list := range m.flavors {
 		r.autopilot.keepFlavors(key, list)
 	}
-	for uid, a := range m.logs {
-		r.logRequests.record(uid, a)
+	for _, l := range m.logs {
+		r.logRequests.record(l.uid, l.instance, l.accepted)
 	}
 }
 

@@ -736,8 +736,9 @@ func TestFinalizeAdoption(t *testing.T) {
 				in := activeInstance()
 				in.ID, in.Name, in.Tags = restoreAdoptID, "legacy-db", nil
 				return in, nil
-			}, FindInstancesByNameFn: func(context.Context, string) ([]*cloud.Instance, error) { return nil, nil }},
-			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "GetInstance"},
+			}, FindInstancesByNameFn: func(context.Context, string) ([]*cloud.Instance, error) { return nil, nil },
+				ListInstancesFn: func(context.Context) ([]cloud.Instance, error) { return nil, nil }},
+			wantCalls: []string{"FindInstancesByName", "FindInstancesByName", "GetInstance", "ListInstances"},
 		},
 	}
 	for name, tc := range cases {

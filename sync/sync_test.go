@@ -84,7 +84,7 @@ func storedSecret(password string) *corev1.Secret {
 }
 
 func newReconciler(f *cloudtest.Fake) *Reconciler {
-	return New(Config{Cloud: f, Now: func() time.Time { return t0 }, Random: mrand.NewChaCha8([32]byte{7})})
+	return New(Config{Cloud: cloudtest.Listing{Fake: f}, Now: func() time.Time { return t0 }, Random: mrand.NewChaCha8([32]byte{7})})
 }
 
 // postgresInstance turns an observed instance into a PostgreSQL one of this version and flavor.

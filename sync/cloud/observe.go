@@ -18,6 +18,13 @@ type InstanceLister interface {
 	ListInstances(ctx context.Context) ([]Instance, error)
 }
 
+// FleetObserver serves a listing of every instance of the client's project that began at or after
+// a time, from a shared view (sync/cloud/view): it lists anew, in the background and bounded by
+// the view's own listing timeout, when its last listing began before.
+type FleetObserver interface {
+	ListedSince(ctx context.Context, since time.Time) ([]Instance, error)
+}
+
 // ObserveInstance reads the instance with this id at most maxAge old when c keeps a view of the
 // cloud (InstanceObserver), and fresh otherwise.
 func ObserveInstance(ctx context.Context, c Core, id string, maxAge time.Duration) (*Instance, error) {

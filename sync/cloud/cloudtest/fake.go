@@ -27,7 +27,9 @@ type Fake struct {
 	ListBackupsFn        func(ctx context.Context, instanceID string) ([]cloud.Backup, error)
 	CreateBackupFn       func(ctx context.Context, instanceID, name, description string) (*cloud.Backup, error)
 	ListFlavorsFn        func(ctx context.Context, engine, version string) ([]cloud.Flavor, error)
-	RestoreFns           // fake_restore.go
+	// ListInstancesFn answers Listing's ListInstances.
+	ListInstancesFn func(ctx context.Context) ([]cloud.Instance, error)
+	RestoreFns      // fake_restore.go
 
 	Day2 // fake_day2.go
 
@@ -39,7 +41,10 @@ type Fake struct {
 // mu guards every Fake's call log. It is not a field so that test tables can hold Fakes by value.
 var mu sync.Mutex
 
-var _ cloud.Cloud = (*Fake)(nil)
+var (
+	_ cloud.Cloud          = (*Fake)(nil)
+	_ cloud.InstanceLister = Listing{}
+)
 
 // Calls returns the names of the methods called, in order.
 func (f *Fake) Calls() []string {
@@ -92,6 +97,19 @@ func (f *Fake) FindInstancesByName(ctx context.Context, name string) ([]*cloud.I
 		return []*cloud.Instance{in}, nil
 	}
 	return nil, unexpected("FindInstancesByName")
+}
+
+// Listing is a Fake that also lists every instance of its project (cloud.InstanceLister), as OTC's
+// client and the shared view do; a Fake alone does not, so that view.Wrap leaves it unwrapped.
+type Listing struct{ *Fake }
+
+// ListInstances implements cloud.InstanceLister with ListInstancesFn.
+func (l Listing) ListInstances(ctx context.Context) ([]cloud.Instance, error) {
+	l.record("ListInstances")
+	if l.ListInstancesFn == nil {
+		return nil, unexpected("ListInstances")
+	}
+	return l.ListInstancesFn(ctx)
 }
 
 // CreateInstance implements cloud.Cloud.

@@ -271,6 +271,42 @@ func (v *View) Refresh(ctx context.Context) error {
 	}
 }
 
+// ListedSince implements cloud.FleetObserver: every instance of a listing begun at or after since
+// (with what fresh reads saw since), waiting for a new listing when the last one began before.
+// It never serves an older listing, so a caller that must not miss an instance (finalize's search
+// by ownership tags) sees everything done before since. The listing runs on with ListTimeout when
+// ctx ends first: a caller that gave up finds it done on its next call.
+func (v *View) ListedSince(ctx context.Context, since time.Time) ([]cloud.Instance, error) {
+	for range 3 {
+		v.mu.Lock()
+		if !v.listedAt.IsZero() && !v.listedAt.Before(since) {
+			out := make([]cloud.Instance, 0, len(v.entries))
+			for _, e := range v.entries {
+				out = append(out, *clone(e.inst))
+			}
+			v.mu.Unlock()
+			return out, nil
+		}
+		if v.listing == nil {
+			v.startListing()
+		}
+		l, begun := v.listing, v.triedAt
+		v.mu.Unlock()
+		select {
+		case <-l.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if l.err != nil {
+			return nil, l.err
+		}
+		if begun.Before(since) {
+			continue // a listing begun before since: the next one is
+		}
+	}
+	return nil, errors.New("view: no listing began after the time asked for")
+}
+
 // startListing lists in the background. v.mu held; v.listing nil.
 func (v *View) startListing() {
 	start := v.opts.Now()

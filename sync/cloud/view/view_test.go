@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -296,4 +297,29 @@ func TestViewKeepsOnlyWhatItReadsWhenItDoesNotList(t *testing.T) {
 	f.clock.Advance(2*time.Minute + time.Second)
 	f.observe(t, f.ids[3], time.Hour)
 	assert.Equal(t, 1, f.view.Len(), "only the instance read by id")
+}
+
+// TestViewListedSince: finalize's search by ownership tags is served only a listing begun at or
+// after the time it asks for (the deletion's): an older one is listed anew, a newer one is served
+// as it is, and what the listing shows is every instance with its tags.
+func TestViewListedSince(t *testing.T) {
+	f := newFixture(t, 3, otcsim.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f.refresh(t)
+	require.Equal(t, int64(1), f.view.Stats().Refreshes)
+
+	list, err := f.view.ListedSince(ctx, t0)
+	require.NoError(t, err)
+	assert.Len(t, list, 3)
+	assert.Equal(t, int64(1), f.view.Stats().Refreshes, "a listing begun at the time asked for is served")
+
+	require.NoError(t, f.view.SetTags(ctx, f.ids[0], map[string]string{"rds-owner-uid": "uid-1"}))
+	f.clock.Advance(time.Second)
+	list, err = f.view.ListedSince(ctx, f.clock.Now())
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), f.view.Stats().Refreshes, "a listing begun before is never served: listed anew")
+	i := slices.IndexFunc(list, func(in cloud.Instance) bool { return in.ID == f.ids[0] })
+	require.GreaterOrEqual(t, i, 0)
+	assert.Equal(t, "uid-1", list[i].Tags["rds-owner-uid"], "the listing shows what was done before it")
 }
