@@ -151,11 +151,3 @@ func (l *logRequests) sweep(now time.Time) {
 		}
 	}
 }
-
-// laterOf is the later of two times of nextLogRequest; zero: both allow now.
-func laterOf(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
