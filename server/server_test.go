@@ -75,10 +75,12 @@ func testTokens(t testing.TB) *hookauth.Tokens {
 	return tokens
 }
 
-// emptyCloud is a cloud with no instances at all.
-func emptyCloud() *cloudtest.Fake {
+// emptyCloud is a cloud with no instances at all, which it lists as OTC's client does (finalize
+// searches the listing for the object's ownership tags).
+func emptyCloud() cloudtest.Listing {
 	notFound := func(context.Context, string) (*cloud.Instance, error) { return nil, cloud.ErrNotFound }
-	return &cloudtest.Fake{FindInstanceByNameFn: notFound, GetInstanceFn: notFound}
+	return cloudtest.Listing{Fake: &cloudtest.Fake{FindInstanceByNameFn: notFound, GetInstanceFn: notFound,
+		ListInstancesFn: func(context.Context) ([]cloud.Instance, error) { return nil, nil }}}
 }
 
 // strictDecode decodes like Metacontroller does for hook version v2: unknown keys are an error.
