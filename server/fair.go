@@ -34,6 +34,22 @@ func newFairSlots(n, perKey int, perKeyBytes int64) *fairSlots {
 	return &fairSlots{max: n, perKey: min(max(perKey, 1), n), perKeyBytes: perKeyBytes, held: map[string]int{}, bytes: map[string]int64{}}
 }
 
+// tryAcquire takes a slot for key at once if it may; wait says that acquire would wait for one,
+// false with ok false that the key's bodies would exceed perKeyBytes.
+func (f *fairSlots) tryAcquire(key string, size int64) (release func(), ok, wait bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.bytes[key] > 0 && f.bytes[key]+size > f.perKeyBytes:
+		return nil, false, false
+	case len(f.waiting) == 0 && f.total < f.max && f.held[key] < f.perKey:
+		f.bytes[key] += size
+		f.takeLocked(key)
+		return f.releaser(key, size), true, false
+	}
+	return nil, false, true
+}
+
 // acquire takes a slot for key, for a call whose body is size bytes, waiting until ctx ends. It
 // returns the function that gives the slot back, or false when ctx ended first or the key's bodies
 // would exceed perKeyBytes.

@@ -235,16 +235,18 @@ func presented(h string) string {
 // InFlightWait, then 429), then the bytes under BodyTimeout (then 408). The call's deadline,
 // HookTimeout, counts from its arrival: the time spent here is part of it.
 func (s *Server) body(c *gin.Context, hook string, start time.Time) (body []byte, release func(), ok bool) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.InFlightWait)
-	defer cancel()
 	size := c.Request.ContentLength
 	if size < 0 || size > s.opts.MaxBodyBytes {
 		size = s.opts.MaxBodyBytes // unknown, or refused with 413 once read
 	}
-	if err := s.bodies.Acquire(ctx, size); err != nil {
-		closeUnread(c)
-		s.busy(c, hook, time.Since(start))
-		return nil, nil, false
+	if !s.bodies.TryAcquire(size) { // NOTE: no timer for a call that need not wait
+		ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.InFlightWait)
+		defer cancel()
+		if err := s.bodies.Acquire(ctx, size); err != nil {
+			closeUnread(c)
+			s.busy(c, hook, time.Since(start))
+			return nil, nil, false
+		}
 	}
 	release = func() { s.bodies.Release(size) }
 	rc := http.NewResponseController(c.Writer)
@@ -263,9 +265,12 @@ func (s *Server) body(c *gin.Context, hook string, start time.Time) (body []byte
 // slot waits for a slot of the namespace's share, at most InFlightWait, then answers 429; at once
 // when the namespace's bodies, served or waiting, would exceed half of MaxInFlightBytes.
 func (s *Server) slot(c *gin.Context, hook, namespace string, size int64, start time.Time) (func(), bool) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.InFlightWait)
-	defer cancel()
-	release, ok := s.slots.acquire(ctx, namespace, size)
+	release, ok, wait := s.slots.tryAcquire(namespace, size)
+	if wait { // NOTE: no timer for a call that need not wait
+		ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.InFlightWait)
+		defer cancel()
+		release, ok = s.slots.acquire(ctx, namespace, size)
+	}
 	if !ok {
 		s.busy(c, hook, time.Since(start))
 	}

@@ -240,35 +240,57 @@ type chosen struct {
 // first outcome of the highest rank, for any other the last word. A first word counts only while
 // the condition says nothing, in the last call's status or in this call.
 func (f *findings) choose() (map[string]chosen, []string) {
-	got := map[string]chosen{}
+	got := make(map[string]chosen, 4)
 	var order []string // conditions in the order they were first told
 	for _, t := range f.told {
 		cur, seen := got[t.cond]
 		if !seen {
 			order = append(order, t.cond)
 		}
-		switch {
-		case t.drop:
-			got[t.cond] = chosen{dropped: true}
-		case t.first:
-			if cur.told || (!cur.dropped && getConditionIn(f.prior, t.cond) != nil) {
-				continue
-			}
-			got[t.cond] = chosen{outcome: t.outcome, rank: rankOf(t.outcome), told: true}
-		case ranked(t.cond) && cur.told && rankOf(t.outcome) <= cur.rank:
-			// a later outcome of lower or equal rank does not replace an earlier one
-		default:
-			got[t.cond] = chosen{outcome: t.outcome, rank: rankOf(t.outcome), told: true}
+		if next, ok := f.chooseNext(cur, t); ok {
+			got[t.cond] = next
 		}
 	}
 	return got, order
 }
 
+// chooseOne is choose for one condition, without the map: steps ask it part-way through a call.
+func (f *findings) chooseOne(typ string) chosen {
+	var cur chosen
+	for _, t := range f.told {
+		if t.cond != typ {
+			continue
+		}
+		if next, ok := f.chooseNext(cur, t); ok {
+			cur = next
+		}
+	}
+	return cur
+}
+
+// chooseNext is what one finding makes of a condition chosen so far (choose's rule), and whether
+// it changes it.
+func (f *findings) chooseNext(cur chosen, t finding) (chosen, bool) {
+	switch {
+	case t.drop:
+		return chosen{dropped: true}, true
+	case t.first:
+		if cur.told || (!cur.dropped && getConditionIn(f.prior, t.cond) != nil) {
+			return cur, false
+		}
+		return chosen{outcome: t.outcome, rank: rankOf(t.outcome), told: true}, true
+	case ranked(t.cond) && cur.told && rankOf(t.outcome) <= cur.rank:
+		// a later outcome of lower or equal rank does not replace an earlier one
+		return cur, false
+	default:
+		return chosen{outcome: t.outcome, rank: rankOf(t.outcome), told: true}, true
+	}
+}
+
 // condition is the condition typ as the answer would carry it now: chosen from what the call told
 // so far, else as the last call left it; nil when it has none.
 func (f *findings) condition(typ string) *v1alpha1.Condition {
-	got, _ := f.choose()
-	switch ch := got[typ]; {
+	switch ch := f.chooseOne(typ); {
 	case ch.dropped:
 		return nil
 	case ch.told:
