@@ -39,6 +39,10 @@ func newFairSlots(n, perKey int, perKeyBytes int64) *fairSlots {
 func (f *fairSlots) tryAcquire(key string, size int64) (release func(), ok, wait bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.tryLocked(key, size)
+}
+
+func (f *fairSlots) tryLocked(key string, size int64) (release func(), ok, wait bool) {
 	switch {
 	case f.bytes[key] > 0 && f.bytes[key]+size > f.perKeyBytes:
 		return nil, false, false
@@ -55,16 +59,11 @@ func (f *fairSlots) tryAcquire(key string, size int64) (release func(), ok, wait
 // would exceed perKeyBytes.
 func (f *fairSlots) acquire(ctx context.Context, key string, size int64) (func(), bool) {
 	f.mu.Lock()
-	if f.bytes[key] > 0 && f.bytes[key]+size > f.perKeyBytes {
+	if release, ok, wait := f.tryLocked(key, size); !wait {
 		f.mu.Unlock()
-		return nil, false
+		return release, ok
 	}
-	f.bytes[key] += size
-	if len(f.waiting) == 0 && f.total < f.max && f.held[key] < f.perKey {
-		f.takeLocked(key)
-		f.mu.Unlock()
-		return f.releaser(key, size), true
-	}
+	f.bytes[key] += size // the waiter's body counts while it waits
 	w := &slotWaiter{key: key, ready: make(chan struct{})}
 	f.waiting = append(f.waiting, w)
 	f.dispatchLocked() // a waiter of a namespace at its share does not hold up the others
