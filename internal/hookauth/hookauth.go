@@ -27,17 +27,54 @@ const MinTokenLen = 32
 // the kubelet's sync period (about a minute), so a rotation is picked up without a restart.
 const ReloadEvery = 5 * time.Second
 
-// Tokens are the bearer tokens the hooks accept, read from a file, or from every file of a
-// directory (a Secret volume: keys token and, while a rotation is under way, previous).
-type Tokens struct {
-	path   string
-	logger *slog.Logger
-	now    func() time.Time
+// reloaded is a value read from files, read again at most every ReloadEvery when it is asked
+// for. A read that fails (a Secret volume being rewritten) keeps the value there was and says so;
+// one that finds the files as they were keeps it silently.
+type reloaded[T any] struct {
+	read    func() (content []byte, v T, err error)
+	changed func(T)     // says what changed
+	failed  func(error) // says why the value stays
+	now     func() time.Time
 
 	mu      sync.Mutex
 	checked time.Time
-	content []byte     // what the files held at the last read, to tell a change
-	digests [][32]byte // SHA-256 of each accepted token
+	content []byte // what the files held at the last read, to tell a change
+	value   T
+}
+
+func newReloaded[T any](read func() ([]byte, T, error), changed func(T), failed func(error)) (*reloaded[T], error) {
+	r := &reloaded[T]{read: read, changed: changed, failed: failed, now: time.Now}
+	content, v, err := read()
+	if err != nil {
+		return nil, err
+	}
+	r.content, r.value, r.checked = content, v, r.now()
+	return r, nil
+}
+
+func (r *reloaded[T]) get() T {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	if now.Sub(r.checked) < ReloadEvery {
+		return r.value
+	}
+	r.checked = now
+	content, v, err := r.read()
+	switch {
+	case err != nil:
+		r.failed(err)
+	case !bytes.Equal(content, r.content):
+		r.content, r.value = content, v
+		r.changed(v)
+	}
+	return r.value
+}
+
+// Tokens are the bearer tokens the hooks accept, read from a file, or from every file of a
+// directory (a Secret volume: keys token and, while a rotation is under way, previous).
+type Tokens struct {
+	r *reloaded[[][32]byte] // SHA-256 of each accepted token
 }
 
 // NewTokens reads the tokens at path; it fails when there is none, or one is too short.
@@ -45,22 +82,19 @@ func NewTokens(path string, logger *slog.Logger) (*Tokens, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	t := &Tokens{path: path, logger: logger, now: time.Now}
-	content, digests, err := readTokens(path)
+	r, err := newReloaded(func() ([]byte, [][32]byte, error) { return readTokens(path) },
+		func(d [][32]byte) { logger.Info("hook tokens reloaded", "path", path, "tokens", len(d)) },
+		func(err error) {
+			logger.Warn("hook tokens not reloaded; the previous ones stay", "path", path, "error", err.Error())
+		})
 	if err != nil {
 		return nil, err
 	}
-	t.content, t.digests, t.checked = content, digests, t.now()
-	return t, nil
+	return &Tokens{r: r}, nil
 }
 
 // Count is how many tokens are accepted now.
-func (t *Tokens) Count() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.reloadLocked()
-	return len(t.digests)
-}
+func (t *Tokens) Count() int { return len(t.r.get()) }
 
 // Check says whether an Authorization header value presents one of the tokens. It compares in
 // constant time, against every token whatever matches first, so the time taken tells nothing.
@@ -70,35 +104,11 @@ func (t *Tokens) Check(header string) bool {
 		return false
 	}
 	presented := sha256.Sum256([]byte(strings.TrimSpace(token)))
-	t.mu.Lock()
-	t.reloadLocked()
-	digests := t.digests
-	t.mu.Unlock()
 	match := 0
-	for _, d := range digests {
+	for _, d := range t.r.get() {
 		match |= subtle.ConstantTimeCompare(presented[:], d[:])
 	}
 	return match == 1
-}
-
-// reloadLocked reads the files again once ReloadEvery has passed. A read that fails, or finds no
-// valid token (a Secret volume being rewritten), keeps the tokens there were and says so.
-func (t *Tokens) reloadLocked() {
-	now := t.now()
-	if now.Sub(t.checked) < ReloadEvery {
-		return
-	}
-	t.checked = now
-	content, digests, err := readTokens(t.path)
-	if err != nil {
-		t.logger.Warn("hook tokens not reloaded; the previous ones stay", "path", t.path, "error", err.Error())
-		return
-	}
-	if bytes.Equal(content, t.content) {
-		return
-	}
-	t.content, t.digests = content, digests
-	t.logger.Info("hook tokens reloaded", "path", t.path, "tokens", len(digests))
 }
 
 // readTokens reads a token file, or every file of a directory but the hidden ones (a Secret
@@ -146,14 +156,7 @@ func readTokens(path string) ([]byte, [][32]byte, error) {
 // Certificate is the hooks' serving certificate, read from PEM files and read again when they
 // change (a rotated Secret).
 type Certificate struct {
-	certFile, keyFile string
-	logger            *slog.Logger
-	now               func() time.Time
-
-	mu      sync.Mutex
-	checked time.Time
-	content []byte
-	cert    *tls.Certificate
+	r *reloaded[*tls.Certificate]
 }
 
 // NewCertificate reads the certificate and its key.
@@ -161,13 +164,17 @@ func NewCertificate(certFile, keyFile string, logger *slog.Logger) (*Certificate
 	if logger == nil {
 		logger = slog.Default()
 	}
-	c := &Certificate{certFile: certFile, keyFile: keyFile, logger: logger, now: time.Now}
-	content, cert, err := readCertificate(certFile, keyFile)
+	r, err := newReloaded(func() ([]byte, *tls.Certificate, error) { return readCertificate(certFile, keyFile) },
+		func(c *tls.Certificate) {
+			logger.Info("serving certificate reloaded", "certFile", certFile, "notAfter", c.Leaf.NotAfter)
+		},
+		func(err error) {
+			logger.Warn("serving certificate not reloaded; the previous one stays", "certFile", certFile, "error", err.Error())
+		})
 	if err != nil {
 		return nil, err
 	}
-	c.content, c.cert, c.checked = content, cert, c.now()
-	return c, nil
+	return &Certificate{r: r}, nil
 }
 
 // TLSConfig serves the certificate, TLS 1.2 at least (Metacontroller's own minimum since v4.16.2).
@@ -179,24 +186,7 @@ func (c *Certificate) TLSConfig() *tls.Config {
 	}
 }
 
-func (c *Certificate) current() *tls.Certificate {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.now()
-	if now.Sub(c.checked) < ReloadEvery {
-		return c.cert
-	}
-	c.checked = now
-	content, cert, err := readCertificate(c.certFile, c.keyFile)
-	switch {
-	case err != nil:
-		c.logger.Warn("serving certificate not reloaded; the previous one stays", "certFile", c.certFile, "error", err.Error())
-	case !bytes.Equal(content, c.content):
-		c.content, c.cert = content, cert
-		c.logger.Info("serving certificate reloaded", "certFile", c.certFile, "notAfter", cert.Leaf.NotAfter)
-	}
-	return c.cert
-}
+func (c *Certificate) current() *tls.Certificate { return c.r.get() }
 
 func readCertificate(certFile, keyFile string) ([]byte, *tls.Certificate, error) {
 	certPEM, err := os.ReadFile(certFile)

@@ -28,8 +28,8 @@ func TestCertificateIsReloaded(t *testing.T) {
 	write(cert1, key1)
 	c, err := NewCertificate(certFile, keyFile, nil)
 	require.NoError(t, err)
-	clock := c.checked
-	c.now = func() time.Time { return clock }
+	clock := c.r.checked
+	c.r.now = func() time.Time { return clock }
 	verify := func(ca []byte) error {
 		pool := x509.NewCertPool()
 		require.True(t, pool.AppendCertsFromPEM(ca))
