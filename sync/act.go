@@ -24,6 +24,9 @@ const (
 	actBackupPolicy       actionKind = "UpdateBackupPolicy"
 	actSetTags            actionKind = "SetTags"
 	actDeleteTags         actionKind = "DeleteTags"
+	actSecurityGroup      actionKind = "SetSecurityGroup"
+	actUpdatePort         actionKind = "UpdatePort"
+	actSwitchSSL          actionKind = "SwitchSSL"
 	actRestoreInPlace     actionKind = "RestoreInPlace"
 	actStorageAutoscaling actionKind = "SetStorageAutoscaling"
 	actCreate             actionKind = "CreateInstance"
@@ -45,6 +48,9 @@ type action struct {
 	policy  cloud.BackupStrategy      // actBackupPolicy
 	tags    map[string]string         // actSetTags
 	keys    []string                  // actDeleteTags
+	group   string                    // actSecurityGroup: the security group's id
+	port    int                       // actUpdatePort
+	ssl     bool                      // actSwitchSSL
 	at      time.Time                 // actRestoreInPlace
 	scaling cloud.StorageAutoscaling  // actStorageAutoscaling
 	create  *cloud.CreateInstanceOpts // actCreate, actRestoreToNew (its Password is a secret.Value)
@@ -106,6 +112,12 @@ func (c *call) act(ctx context.Context, a action) (res acted, err error) {
 			err = c.cloud.SetTags(ctx, a.instance, a.tags)
 		case actDeleteTags:
 			err = c.cloud.DeleteTags(ctx, a.instance, a.keys)
+		case actSecurityGroup:
+			*jobID, err = c.cloud.SetSecurityGroup(ctx, a.instance, a.group)
+		case actUpdatePort:
+			*jobID, err = c.cloud.UpdatePort(ctx, a.instance, a.port)
+		case actSwitchSSL:
+			err = c.cloud.SwitchSSL(ctx, a.instance, a.ssl)
 		case actRestoreInPlace:
 			*jobID, err = c.cloud.RestoreInPlace(ctx, a.instance, a.at)
 		case actStorageAutoscaling:

@@ -41,6 +41,10 @@ var progress = map[string]string{
 	OpStorage:      "Growing the storage to %s",
 	OpMinorUpgrade: "Upgrading the minor version for datastoreversion %s",
 	OpRestart:      "Restarting for restartrequest %q",
+	// day2_network.go
+	OpSecurityGroup: "Moving the instance to the security group %s",
+	OpPort:          "Moving the database to port %s",
+	OpSSL:           "Turning SSL %s",
 }
 
 // change is one difference between the spec and the instance, as data: the action that removes
@@ -70,6 +74,7 @@ type flavorNeed struct {
 type records struct {
 	upgradeRequest string // status.upgradeRequest
 	restartRequest string // status.restartRequest, and this process's ledger
+	portRequest    int    // status.portRequest
 	autopilot      *autopilotRecord
 }
 
@@ -323,6 +328,9 @@ func record(a *answer, uid string, inst *cloud.Instance, r records) {
 	if r.upgradeRequest != "" {
 		a.st.UpgradeRequest = r.upgradeRequest
 	}
+	if r.portRequest != 0 {
+		a.st.PortRequest = r.portRequest
+	}
 	if r.restartRequest != "" {
 		a.st.RestartRequest = r.restartRequest
 		a.keep.restarts = append(a.keep.restarts, oneShotKey(types.UID(uid), OpRestart, r.restartRequest))
@@ -380,6 +388,12 @@ func describe(ch change) string {
 		return "minor version upgrade to " + ch.target
 	case OpRestart:
 		return "restart"
+	case OpSecurityGroup:
+		return "move to the security group " + ch.target
+	case OpPort:
+		return "move to port " + ch.target
+	case OpSSL:
+		return "switch of SSL " + ch.target
 	}
 	return ch.target
 }
@@ -409,6 +423,7 @@ func day2Changes(in day2Input, p *day2Plan) ([]change, []outcome) {
 	add(storageChange(in))
 	add(versionChange(in, p))
 	add(backupChange(in))
+	add(networkChanges(in)) // day2_network.go: security group, port, SSL
 	add(tagChanges(in, p))
 	add(restartChange(in, p))
 	return changes, problems

@@ -27,6 +27,7 @@ const (
 	readRestoreTimes readKind = "ListRestoreTimes"
 	readBackups      readKind = "ListBackups"
 	readMetrics      readKind = "InstanceMetrics"
+	readParameters   readKind = "InstanceParameters"
 )
 
 // need is one read a decision asks of the cloud, as data: which read, of what, and with whose
@@ -63,6 +64,7 @@ type seen struct {
 	ranges    []cloud.TimeRange // readRestoreTimes
 	backups   []cloud.Backup    // readBackups
 	metrics   *cloud.InstanceMetrics
+	params    map[string]string // readParameters
 	err       error
 }
 
@@ -116,6 +118,8 @@ func (c *call) observe(ctx context.Context, n need) (s seen) {
 			s.ranges, err = client.ListRestoreTimes(ctx, n.id)
 		case readBackups:
 			s.backups, err = client.ListBackups(ctx, n.id)
+		case readParameters:
+			s.params, err = client.InstanceParameters(ctx, n.id)
 		case readMetrics:
 			reader, ok := client.(cloud.MetricsReader)
 			if !ok {

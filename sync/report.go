@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
@@ -52,7 +53,14 @@ func reported(st v1alpha1.RdsStatus, inst *cloud.Instance) (v1alpha1.RdsStatus, 
 	slices.SortFunc(st.Nodes, func(a, b v1alpha1.Node) int {
 		return cmp.Or(cmp.Compare(a.Role, b.Role), cmp.Compare(a.Name, b.Name))
 	})
-	if op := st.Operation; op != nil && operationDone(op, inst.Status) {
+	st.VpcID, st.SubnetID, st.SecurityGroupID = inst.VpcID, inst.SubnetID, inst.SecurityGroupID
+	st.SSL = nil
+	if inst.SSL != nil {
+		st.SSL = ptr.To(*inst.SSL)
+	}
+	st.TimeZone = inst.TimeZone
+	st.DiskEncryptionID, st.Encrypted = inst.DiskEncryptionID, inst.DiskEncryptionID != ""
+	if op := st.Operation; op != nil && operationDone(op, inst.Status) && operationSettled(op, inst) {
 		st.Operation = nil
 	}
 	reason, message, ok := readiness(inst.Status)

@@ -102,6 +102,7 @@ func Validate(spec *v1alpha1.RdsSpec) []string {
 	if _, err := Port(spec); err != nil {
 		p.addf("%s", err.Error())
 	}
+	p = append(p, securityProblems(spec)...) // day2_network.go: ssl and the create-only fields
 	if spec.Backupstarttime != "" && !validBackupWindow(spec.Backupstarttime) {
 		p.addf("backupstarttime %q is not a one-hour window hh:mm-HH:MM with minutes 00, 15, 30 or 45.", spec.Backupstarttime)
 	}

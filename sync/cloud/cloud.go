@@ -63,8 +63,14 @@ type Instance struct {
 	SecurityGroupID string
 	ReplicationMode string
 	BackupStrategy  BackupStrategy
-	Nodes           []Node
-	Tags            map[string]string
+	// SSL is whether SSL is on for client connections; nil when OTC does not say.
+	SSL *bool
+	// TimeZone is the instance's time zone (time_zone); empty when OTC reports none.
+	TimeZone string
+	// DiskEncryptionID is the KMS key that encrypts the disk; empty for an unencrypted one.
+	DiskEncryptionID string
+	Nodes            []Node
+	Tags             map[string]string
 	// Created is when OTC finished creating the instance; zero while it is being created.
 	Created time.Time
 }
@@ -108,6 +114,11 @@ type CreateInstanceOpts struct {
 	BackupStrategy    *BackupStrategy
 	HAMode            string // "" for single, "ha" for primary/standby
 	ReplicationMode   string
+	// TimeZone, LowerCaseTableNames and DiskEncryptionID are set at create only; "" and nil
+	// leave OTC's defaults.
+	TimeZone            string
+	LowerCaseTableNames *int
+	DiskEncryptionID    string
 }
 
 // Job is an asynchronous OTC task.
@@ -156,6 +167,7 @@ type Flavor struct {
 type Cloud interface {
 	Core
 	Operations // day2.go: changes to a running instance
+	Security   // security.go: security group, port, SSL
 	Restores   // restore.go: point-in-time restore, restore into a new instance
 	Logs       // logs.go: error and slow logs
 }
