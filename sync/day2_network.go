@@ -71,18 +71,23 @@ type networkPlan struct {
 // nothing.
 func planNetwork(in networkInput) networkPlan {
 	p := networkPlan{refs: in.st.NetworkRefs}
-	if op := in.st.Operation; op != nil && op.Type == OpSecurityGroup && usable(in.inst.Status) {
-		// NOTE: OTC keeps the instance ACTIVE while it moves it to another security group: the
-		// operation ends when the listing shows the group (operationSettled), or when its job says so.
+	if op := in.st.Operation; op != nil && (op.Type == OpSecurityGroup || op.Type == OpSSL) && usable(in.inst.Status) {
+		// NOTE: OTC keeps the instance ACTIVE while it moves it to another security group (and
+		// may while it switches SSL): the operation ends when the listing shows the new value
+		// (operationSettled), or when its job says so. One asked by an older spec ends with the
+		// spec's change: the day-2 step decides anew on what OTC reports (OTC refuses a second
+		// change while the first runs).
 		switch {
-		case in.job == nil && op.JobID != "":
+		case op.Generation != in.generation:
+			p.dropOperation = true
+		case op.Type == OpSSL || op.JobID == "":
+			// no job to follow (the SDK reads none for SSL, or the answer was lost): the listing tells
+		case in.job == nil:
 			p.needJob = op.JobID
 			return p
-		case in.job != nil && in.job.Status == cloud.JobCompleted:
+		case in.job.Status == cloud.JobCompleted:
 			p.dropOperation = true
-		case in.job != nil && in.job.Status == cloud.JobFailed && op.Generation != in.generation:
-			p.dropOperation = true // the spec changed since: try what it asks now
-		case in.job != nil && in.job.Status == cloud.JobFailed:
+		case in.job.Status == cloud.JobFailed:
 			p.outcome = ptr.To(notSynced(ReasonChangeFailed, fmt.Sprintf(
 				"OTC could not move the instance to the security group %s: %s Change securitygroup to try again.", op.Target, sentence(in.job.FailReason)), settled))
 		}
@@ -378,10 +383,14 @@ func onOff(on bool) string {
 
 // operationSettled reports whether OTC shows the end of a change of the network step in what it
 // reports: a security group change, during which OTC keeps the instance ACTIVE, has ended when the
-// listing shows the group. Every other operation ends with its transitional status (operationDone).
+// listing shows the group, an SSL switch when it shows the setting. Every other operation ends with
+// its transitional status (operationDone).
 func operationSettled(op *v1alpha1.Operation, inst *cloud.Instance) bool {
-	if op.Type == OpSecurityGroup {
+	switch op.Type {
+	case OpSecurityGroup:
 		return inst.SecurityGroupID == op.Target
+	case OpSSL:
+		return inst.SSL != nil && onOff(*inst.SSL) == op.Target
 	}
 	return true
 }

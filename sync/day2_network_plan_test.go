@@ -234,6 +234,22 @@ func TestPlanNetwork(t *testing.T) {
 				"OTC could not move the instance to the security group sg-2: the security group is in use. Change securitygroup to try again.", settled))},
 		},
 		{
+			reason: "an SSL switch the listing does not show yet stays in flight: no job to read",
+			status: func(st *v1alpha1.RdsStatus) {
+				st.NetworkRefs = resolvedRefs()
+				st.Operation = &v1alpha1.Operation{Type: OpSSL, Target: "on", Generation: 1}
+			},
+			want: networkPlan{refs: resolvedRefs()},
+		},
+		{
+			reason: "a change asked by an older spec ends with the spec's change",
+			status: func(st *v1alpha1.RdsStatus) {
+				st.NetworkRefs = resolvedRefs()
+				st.Operation = &v1alpha1.Operation{Type: OpSSL, Target: "on", Generation: 0}
+			},
+			want: networkPlan{refs: resolvedRefs(), dropOperation: true},
+		},
+		{
 			reason: "a failed job of an older generation: the new spec is tried",
 			status: func(st *v1alpha1.RdsStatus) {
 				st.NetworkRefs = resolvedRefs()
@@ -377,6 +393,8 @@ func TestOperationSettled(t *testing.T) {
 	inst := networkInstance()
 	assert.False(t, operationSettled(&v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-2"}, inst), "OTC still lists the old group")
 	assert.True(t, operationSettled(&v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-1"}, inst), "OTC lists the new group")
+	assert.False(t, operationSettled(&v1alpha1.Operation{Type: OpSSL, Target: "on"}, inst), "OTC still lists SSL off")
+	assert.True(t, operationSettled(&v1alpha1.Operation{Type: OpSSL, Target: "off"}, inst), "OTC lists SSL off")
 	assert.True(t, operationSettled(&v1alpha1.Operation{Type: OpPort, Target: "3307"}, inst), "the port's end is its status")
 }
 

@@ -56,6 +56,8 @@ const (
 	OpUpdateInstanceCfg    = "UpdateInstanceConfiguration"
 	OpApplyConfiguration   = "ApplyConfiguration"
 	OpUpdatePort           = "UpdatePort"
+	OpSetSecurityGroup     = "SetSecurityGroup"
+	OpSwitchSSL            = "SwitchSSL"
 	OpTagsAction           = "TagsAction"
 	OpGetTags              = "GetTags"
 
@@ -91,7 +93,7 @@ var mutatingOps = map[string]bool{
 	OpManageAutoScaling: true, OpUpdateBackupPolicy: true, OpDeleteBackup: true,
 	OpRestorePITR: true, OpUpdateInstanceCfg: true, OpApplyConfiguration: true, OpInstanceAction: true,
 	OpCreateConfiguration: true, OpUpdateConfiguration: true, OpDeleteConfiguration: true,
-	OpUpdatePort: true, OpTagsAction: true, OpCreateTemporaryCredential: true,
+	OpUpdatePort: true, OpSetSecurityGroup: true, OpSwitchSSL: true, OpTagsAction: true, OpCreateTemporaryCredential: true,
 	OpCreateAlarm: true, OpUpdateAlarmAction: true, OpDeleteAlarm: true,
 }
 

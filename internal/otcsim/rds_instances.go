@@ -35,7 +35,10 @@ type createRequest struct {
 	ChargeInfo       *struct {
 		ChargeMode string `json:"charge_mode"`
 	} `json:"charge_info"`
-	TimeZone     string        `json:"time_zone"`
+	TimeZone          string `json:"time_zone"`
+	UnchangeableParam *struct {
+		LowerCaseTableNames string `json:"lower_case_table_names"`
+	} `json:"unchangeable_param"`
 	RestorePoint *restorePoint `json:"restore_point"`
 }
 
@@ -289,6 +292,10 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 		}
 		backupStart, keepDays = bs.StartTime, bs.KeepDays.Value
 	}
+	createValues, apiErr := createOnlyOptions(req, e)
+	if apiErr != nil {
+		return nil, apiErr
+	}
 	if req.ConfigurationID != "" && s.configurations[req.ConfigurationID] == nil {
 		return nil, errorf(http.StatusNotFound, "DBS.212001", "The parameter template does not exist.")
 	}
@@ -309,7 +316,7 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 		secGroupID: req.SecurityGroupID, port: port, backupStart: backupStart, backupKeepDays: keepDays,
 		backupPeriod: "1,2,3,4,5,6,7", configurationID: req.ConfigurationID,
 		diskEncryption: req.DiskEncryptionID, timeZone: req.TimeZone, dataVIP: req.DataVIP,
-		tags: []tag{}, configValues: map[string]string{}, status: StatusBuild, ordered: now,
+		tags: []tag{}, configValues: createValues, status: StatusBuild, ordered: now,
 	}
 	in.privateIP = req.DataVIP
 	if in.privateIP == "" {
@@ -393,7 +400,7 @@ func (in *instance) listJSON() map[string]any {
 	out := map[string]any{
 		"id": in.id, "name": in.name, "status": status, "alias": "",
 		"private_ips": in.privateIPs(), "public_ips": []string{}, "private_dns_names": []string{},
-		"public_dns_names": []string{}, "port": in.shownPort(), "enable_ssl": false, "type": in.typ,
+		"public_dns_names": []string{}, "port": in.shownPort(), "enable_ssl": in.ssl, "type": in.typ,
 		"region": Region,
 		"datastore": map[string]any{
 			"type": in.engine.name, "version": in.version, "complete_version": in.completeVersion,
