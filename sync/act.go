@@ -166,6 +166,7 @@ type sqlAction struct {
 	conn    dbusers.Conn         // sqlApply: host, port, root and its password
 	desired dbusers.Desired      // sqlApply
 	managed dbusers.ManagedState // sqlApply: what was applied before
+	tls     bool                 // sqlApply: the session is TLS, the server verified with Config.Databases.CA
 }
 
 // actSQL makes an action outside the cloud. Generated passwords come from the Reconciler's
@@ -186,6 +187,9 @@ func (c *call) actSQL(ctx context.Context, a sqlAction) (res acted, err error) {
 		cfg := c.r.cfg.Databases
 		conn := a.conn
 		conn.Timeout, conn.ConnectTimeout = c.r.cfg.CallTimeout, cfg.ConnectTimeout
+		if a.tls {
+			conn.TLS = dbusers.VerifyCA(cfg.CA)
+		}
 		actx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 		defer cancel()
 		apply := sqlLayers[a.engine].Apply // planned only for an engine with a SQL layer

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -30,6 +31,10 @@ type DatabasesConfig struct {
 	// ConnectTimeout bounds connecting and logging in, so that a server that cannot be reached
 	// holds a hook call for little time. Default 2s.
 	ConnectTimeout time.Duration
+	// CA holds the certificates that sign OTC's database server certificates (the CA bundle OTC
+	// offers for download, --db-ca-file). A session to an instance with SSL on is TLS, and the
+	// server's certificate must chain to one of them (VERIFY_CA); nil: the system's roots.
+	CA *x509.CertPool
 	// Apply, when set, makes the server match the desired state in place of the engine's SQL
 	// layer (sqlLayers): tests wrap it. Default nil.
 	Apply func(ctx context.Context, conn dbusers.Conn, d dbusers.Desired, managed dbusers.ManagedState) (dbusers.Result, error)
@@ -57,6 +62,9 @@ const (
 	ReasonDatabaseUnreachable       = "DatabaseUnreachable"
 	ReasonDatabaseLoginRefused      = "DatabaseLoginRefused"
 	ReasonStatementRefused          = "StatementRefused"
+	// ReasonDatabaseCertificateUntrusted: with SSL on, the server's certificate does not chain to
+	// the CAs of --db-ca-file (docs/reference.md#ssl).
+	ReasonDatabaseCertificateUntrusted = "DatabaseCertificateUntrusted"
 )
 
 // The backoff of applies that did not reach the database server: the first retry waits
@@ -108,6 +116,8 @@ type databasesInput struct {
 	host         string
 	port         int
 	rootPassword secret.Value
+	// ssl says OTC reports SSL on for the instance: the session is TLS, the server verified.
+	ssl bool
 	// related holds the Secrets the users' passwordsecretref name; secrets the observed children.
 	related map[string]*corev1.Secret
 	secrets map[string]*corev1.Secret
@@ -276,6 +286,7 @@ func newDatabasesStep(c *call, inst *cloud.Instance) *databasesStep {
 	if c.conn != nil {
 		s.in.host, s.in.port, s.in.rootPassword = c.conn.host, c.conn.port, c.conn.password
 	}
+	s.in.ssl = inst.SSL != nil && *inst.SSL
 	return s
 }
 
@@ -297,7 +308,8 @@ func (s *databasesStep) plan() head {
 		h.sql = &a
 	case p.apply != nil:
 		h.sql = &sqlAction{kind: sqlApply, engine: spec.Datastoretype, desired: *p.apply, managed: managedState(s.in.rec),
-			conn: dbusers.Conn{Host: s.in.host, Port: s.in.port, User: rootUser(spec.Datastoretype), Password: s.in.rootPassword}}
+			conn: dbusers.Conn{Host: s.in.host, Port: s.in.port, User: rootUser(spec.Datastoretype), Password: s.in.rootPassword},
+			tls:  s.in.ssl}
 	}
 	return h
 }
@@ -360,6 +372,9 @@ func databasesOutcome(err error, next time.Time) outcome {
 	case errors.Is(err, dbusers.ErrUnauthorized):
 		return databasesNotReady(ReasonDatabaseLoginRefused,
 			"The database server refused the root login with the password of the connection Secret; the apply will be retried.", settled)
+	case errors.Is(err, dbusers.ErrUntrusted):
+		return databasesNotReady(ReasonDatabaseCertificateUntrusted,
+			"SSL is on, and the database server's certificate is not signed by a CA the controller trusts: its operator must set --db-ca-file to OTC's CA bundle; the next attempt is at "+at+".", settled)
 	case errors.Is(err, dbusers.ErrUnreachable):
 		return databasesNotReady(ReasonDatabaseUnreachable,
 			"The database server could not be reached in time; the next attempt is at "+at+".", settled)

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
 )
 
 // networkInstance is activeInstance with the network OTC reports for it.
@@ -431,4 +433,38 @@ func TestSecurityProblems(t *testing.T) {
 			assert.Equal(t, tc.want, securityProblems(&spec))
 		})
 	}
+}
+
+// TestDatabasesSessionFollowsSSL: the SQL session to an instance with SSL on is TLS and verifies
+// the server with the configured CA (dbusers.VerifyCA); with SSL off it is plain.
+func TestDatabasesSessionFollowsSSL(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		t.Run(onOff(on), func(t *testing.T) {
+			e := newDBEnv()
+			e.inst.SSL = ptr.To(on)
+			spec := usersSpec()
+			spec.Users = spec.Users[:1] // no generated password to store first
+			spec.Ssl = ptr.To(on)
+			e.call(t, spec, v1alpha1.RdsStatus{})
+			if !assert.NotEmpty(t, e.rec.calls, "the databases were applied") {
+				return
+			}
+			conn := e.rec.calls[len(e.rec.calls)-1].conn
+			if !on {
+				assert.Nil(t, conn.TLS, "plain while SSL is off")
+				return
+			}
+			if assert.NotNil(t, conn.TLS, "TLS while SSL is on") {
+				assert.NotNil(t, conn.TLS.VerifyPeerCertificate, "the server's chain is verified")
+			}
+		})
+	}
+}
+
+// TestUntrustedCertificateOutcome: a refused server certificate says what the operator must do.
+func TestUntrustedCertificateOutcome(t *testing.T) {
+	o := databasesOutcome(fmt.Errorf("connect to 10.0.0.1:3306: %w: bad chain", dbusers.ErrUntrusted), t0)
+	assert.Equal(t, ReasonDatabaseCertificateUntrusted, o.reason)
+	assert.Contains(t, o.message, "--db-ca-file")
+	assert.True(t, unreachable(fmt.Errorf("x: %w", dbusers.ErrUntrusted)), "retried after the backoff, not at every call")
 }
