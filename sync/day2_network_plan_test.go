@@ -39,7 +39,9 @@ func TestPlanNetwork(t *testing.T) {
 		network *cloud.Network
 		job     *cloud.Job
 		params  map[string]string
-		want    networkPlan
+		// passwordDiffers: the spec's root password is not the connection Secret's.
+		passwordDiffers bool
+		want            networkPlan
 	}{
 		{
 			reason: "names resolved before need no lookup",
@@ -236,6 +238,13 @@ func TestPlanNetwork(t *testing.T) {
 				"OTC could not move the instance to the security group sg-2: the security group is in use. Change securitygroup to try again.", settled))},
 		},
 		{
+			reason:          "a changed root password is told, not silently ignored: OTC's is not reset",
+			status:          func(st *v1alpha1.RdsStatus) { st.NetworkRefs = resolvedRefs() },
+			passwordDiffers: true,
+			want: networkPlan{refs: resolvedRefs(), outcome: ptr.To(notSynced(ReasonUnsupportedChange,
+				"The root password the spec names is not the instance's, which the Secret my-rds-single-connection holds: the controller does not reset OTC's root password; reset it in OTC and write it into that Secret, or set password (or passwordsecretref's Secret) back.", settled))},
+		},
+		{
 			reason: "an SSL switch the listing does not show yet stays in flight: no job to read",
 			status: func(st *v1alpha1.RdsStatus) {
 				st.NetworkRefs = resolvedRefs()
@@ -275,7 +284,8 @@ func TestPlanNetwork(t *testing.T) {
 			if tc.inst != nil {
 				tc.inst(inst)
 			}
-			got := planNetwork(networkInput{spec: &spec, st: st, inst: inst, generation: 1, network: tc.network, job: tc.job, params: tc.params})
+			got := planNetwork(networkInput{spec: &spec, st: st, inst: inst, generation: 1, network: tc.network, job: tc.job, params: tc.params,
+				passwordDiffers: tc.passwordDiffers, connectionSecret: "my-rds-single-connection"})
 			assert.Equal(t, tc.want, got)
 		})
 	}
@@ -419,6 +429,9 @@ func TestSecurityProblems(t *testing.T) {
 			want: []string{`timezone "UTC-13:00" is not a UTC offset such as UTC+08:00 (UTC-12:00 to UTC+14:00).`}},
 		{reason: "SQL Server's zones are Windows names", spec: func(s *v1alpha1.RdsSpec) { s.Datastoretype, s.Timezone = "SQLServer", "UTC+01:00" },
 			want: []string{`timezone "UTC+01:00": SQL Server takes Windows time zone names, which this controller does not set yet; remove timezone.`}},
+		{reason: "a restore keeps the source's time zone", spec: func(s *v1alpha1.RdsSpec) {
+			s.Timezone, s.Restorefrom = "UTC+01:00", &v1alpha1.RestoreFrom{Instance: "src", Backupid: "b1"}
+		}, want: []string{`timezone "UTC+01:00" cannot be set with restorefrom: OTC's restore into a new instance takes no time zone, the new instance has the source's; remove timezone.`}},
 		{reason: "0 or 1", spec: func(s *v1alpha1.RdsSpec) { s.Lowercasetablenames = ptr.To(2) },
 			want: []string{"lowercasetablenames 2 is not 0 or 1."}},
 		{reason: "a KMS key id is a UUID", spec: func(s *v1alpha1.RdsSpec) { s.Diskencryptionid = "my-key" },

@@ -32,6 +32,7 @@ func TestCreateValidationNetworkFields(t *testing.T) {
 		"TimeZoneSQLServer": {reason: "SQL Server takes Windows zone names", change: both(sqlserver, set("timezone", "UTC+01:00")), want: "timezone is for MySQL and PostgreSQL"},
 		"LowerCaseTwo":      {reason: "OTC takes 0 or 1", change: set("lowercasetablenames", 2), want: "spec.lowercasetablenames: Unsupported value: 2"},
 		"LowerCasePostgres": {reason: "a MySQL parameter", change: both(postgres, set("lowercasetablenames", 1)), want: "lowercasetablenames is for MySQL only"},
+		"TimeZoneRestore":   {reason: "a restore keeps the source's zone", change: set("timezone", "UTC+01:00", "restorefrom", map[string]any{"instance": "src", "backupid": "b1"}), want: "timezone cannot be set with restorefrom"},
 		"EncryptionNotUUID": {reason: "a KMS key id is a UUID", change: set("diskencryptionid", "my-key"), want: "spec.diskencryptionid in body should match"},
 	}
 	v := newCRDValidator(t, loadCRD(t), v1alpha1.Version)
