@@ -76,17 +76,14 @@ type networkPlan struct {
 // nothing.
 func planNetwork(in networkInput) networkPlan {
 	p := networkPlan{refs: in.st.NetworkRefs}
-	if op := in.st.Operation; op != nil && (op.Type == OpSecurityGroup || op.Type == OpSSL) && usable(in.inst.Status) {
-		// NOTE: OTC keeps the instance ACTIVE while it moves it to another security group (and
-		// may while it switches SSL): the operation ends when the listing shows the new value
-		// (operationSettled), or when its job says so. One asked by an older spec ends with the
-		// spec's change: the day-2 step decides anew on what OTC reports (OTC refuses a second
-		// change while the first runs).
+	if op := in.st.Operation; op != nil && op.Type == OpSecurityGroup && op.JobID != "" && usable(in.inst.Status) {
+		// NOTE: OTC keeps the instance ACTIVE while it moves it to another security group: the
+		// operation ends when the listing shows the group (operationSettled), or when its job says
+		// so. One asked by an older spec ends with the spec's change: the day-2 step decides anew
+		// on what OTC reports (OTC refuses a second change while the first runs).
 		switch {
 		case op.Generation != in.generation:
 			p.dropOperation = true
-		case op.Type == OpSSL || op.JobID == "":
-			// no job to follow (the SDK reads none for SSL, or the answer was lost): the listing tells
 		case in.job == nil:
 			p.needJob = op.JobID
 			return p
@@ -400,14 +397,13 @@ func onOff(on bool) string {
 
 // operationSettled reports whether OTC shows the end of a change of the network step in what it
 // reports: a security group change, during which OTC keeps the instance ACTIVE, has ended when the
-// listing shows the group, an SSL switch when it shows the setting. Every other operation ends with
-// its transitional status (operationDone).
+// listing shows the group (or its job ends, planNetwork). Every other operation ends with its
+// transitional status (operationDone), and so does a security group change whose answer was lost
+// (no job to follow): the next call looks again, and OTC refuses a second change while the first
+// runs.
 func operationSettled(op *v1alpha1.Operation, inst *cloud.Instance) bool {
-	switch op.Type {
-	case OpSecurityGroup:
+	if op.Type == OpSecurityGroup && op.JobID != "" {
 		return inst.SecurityGroupID == op.Target
-	case OpSSL:
-		return inst.SSL != nil && onOff(*inst.SSL) == op.Target
 	}
 	return true
 }

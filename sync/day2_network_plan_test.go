@@ -245,10 +245,10 @@ func TestPlanNetwork(t *testing.T) {
 				"The root password the spec names is not the instance's, which the Secret my-rds-single-connection holds: the controller does not reset OTC's root password; reset it in OTC and write it into that Secret, or set password (or passwordsecretref's Secret) back.", settled))},
 		},
 		{
-			reason: "an SSL switch the listing does not show yet stays in flight: no job to read",
+			reason: "a security group change whose answer was lost has no job to read: the listing tells",
 			status: func(st *v1alpha1.RdsStatus) {
 				st.NetworkRefs = resolvedRefs()
-				st.Operation = &v1alpha1.Operation{Type: OpSSL, Target: "on", Generation: 1}
+				st.Operation = &v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-2", Generation: 1}
 			},
 			want: networkPlan{refs: resolvedRefs()},
 		},
@@ -256,7 +256,7 @@ func TestPlanNetwork(t *testing.T) {
 			reason: "a change asked by an older spec ends with the spec's change",
 			status: func(st *v1alpha1.RdsStatus) {
 				st.NetworkRefs = resolvedRefs()
-				st.Operation = &v1alpha1.Operation{Type: OpSSL, Target: "on", Generation: 0}
+				st.Operation = &v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-2", JobID: "job-1", Generation: 0}
 			},
 			want: networkPlan{refs: resolvedRefs(), dropOperation: true},
 		},
@@ -399,14 +399,14 @@ func TestNetworkChanges(t *testing.T) {
 	}
 }
 
-// TestOperationSettled: a security group change ends when OTC lists the group; every other
-// operation with its transitional status.
+// TestOperationSettled: a security group change with its job ends when OTC lists the group; every
+// other operation with its transitional status.
 func TestOperationSettled(t *testing.T) {
 	inst := networkInstance()
-	assert.False(t, operationSettled(&v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-2"}, inst), "OTC still lists the old group")
-	assert.True(t, operationSettled(&v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-1"}, inst), "OTC lists the new group")
-	assert.False(t, operationSettled(&v1alpha1.Operation{Type: OpSSL, Target: "on"}, inst), "OTC still lists SSL off")
-	assert.True(t, operationSettled(&v1alpha1.Operation{Type: OpSSL, Target: "off"}, inst), "OTC lists SSL off")
+	assert.False(t, operationSettled(&v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-2", JobID: "job-1"}, inst), "OTC still lists the old group")
+	assert.True(t, operationSettled(&v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-1", JobID: "job-1"}, inst), "OTC lists the new group")
+	assert.True(t, operationSettled(&v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-2"}, inst), "an answer lost: the status decides, as for every change")
+	assert.True(t, operationSettled(&v1alpha1.Operation{Type: OpSSL, Target: "on"}, inst), "SSL's end is its status")
 	assert.True(t, operationSettled(&v1alpha1.Operation{Type: OpPort, Target: "3307"}, inst), "the port's end is its status")
 }
 

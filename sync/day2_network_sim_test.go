@@ -24,8 +24,12 @@ func TestNetworkChangesEndToEnd(t *testing.T) {
 		simOp  string
 		op     string
 		// busy is the status OTC reports while the change runs; "ACTIVE" for none.
-		busy  string
-		check func(t *testing.T, w *day2World, v otcsim.InstanceView, st *v1alpha1.RdsStatus)
+		busy string
+		// lostResends: with its answer lost there is no job to follow and the instance stays
+		// ACTIVE, so the next call looks again and may ask again for the same group; OTC refuses
+		// that while its job runs (409 DBS.200019), and it is the same value besides.
+		lostResends bool
+		check       func(t *testing.T, w *day2World, v otcsim.InstanceView, st *v1alpha1.RdsStatus)
 	}{
 		"security group by name": {
 			reason: "a new securitygroup name is resolved as at create and set once",
@@ -33,7 +37,7 @@ func TestNetworkChangesEndToEnd(t *testing.T) {
 				w.sim.AddSecurityGroup("web")
 				return func(s *v1alpha1.RdsSpec) { s.Securitygroup = "web" }
 			},
-			simOp: otcsim.OpSetSecurityGroup, op: sync.OpSecurityGroup, busy: "ACTIVE",
+			simOp: otcsim.OpSetSecurityGroup, op: sync.OpSecurityGroup, busy: "ACTIVE", lostResends: true,
 			check: func(t *testing.T, w *day2World, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
 				assert.NotEqual(t, otcsim.SeedSecurityGroupID, v.SecurityGroupID)
 				assert.Equal(t, v.SecurityGroupID, st.SecurityGroupID)
@@ -97,7 +101,11 @@ func TestNetworkChangesEndToEnd(t *testing.T) {
 			assert.Equal(t, 1, w.sim.Calls(tc.simOp))
 			assert.Equal(t, sync.ReasonCloudUnavailable, w.condition(v1alpha1.ConditionSynced).Reason, "the lost answer is reported")
 			w.settle(8)
-			assert.Equal(t, 1, w.sim.Calls(tc.simOp), "%s: OTC acted on the lost request; it is not sent again", tc.reason)
+			if tc.lostResends {
+				assert.LessOrEqual(t, w.sim.Calls(tc.simOp), 3, "%s: asked again only while OTC's job runs, and refused", tc.reason)
+			} else {
+				assert.Equal(t, 1, w.sim.Calls(tc.simOp), "%s: OTC acted on the lost request; it is not sent again", tc.reason)
+			}
 			tc.check(t, w, w.view(), w.statusRef())
 			w.requireSettled(tc.reason)
 		})
