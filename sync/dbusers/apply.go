@@ -37,6 +37,12 @@ type Conn struct {
 // Addr is host:port.
 func (c Conn) Addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
 
+// StatementTimeout is Timeout, or DefaultTimeout when it is zero.
+func (c Conn) StatementTimeout() time.Duration { return c.timeout() }
+
+// LoginTimeout is ConnectTimeout, or StatementTimeout when it is zero.
+func (c Conn) LoginTimeout() time.Duration { return c.connectTimeout() }
+
 func (c Conn) timeout() time.Duration {
 	if c.Timeout <= 0 {
 		return DefaultTimeout
@@ -50,6 +56,10 @@ func (c Conn) connectTimeout() time.Duration {
 	}
 	return c.ConnectTimeout
 }
+
+// Validate checks the connection's host, port and user, for every engine's Apply; a
+// *ValidationError lists the problems.
+func (c Conn) Validate() error { return c.validate() }
 
 func (c Conn) validate() error {
 	var problems []string
