@@ -8,8 +8,8 @@
 #   bash test/postgres.sh status          # exit 0 if the server is running and accepts logins
 #   bash test/postgres.sh stop            # stop the server and delete its data directory
 #
-# The server listens on 127.0.0.1 only and keeps everything (data, socket, log, env file) in one
-# state directory. The tests log in over TCP with a password as `root`, the administrator OTC
+# The server listens on 127.0.0.1 only, with TLS (a self-signed certificate, made with openssl),
+# and keeps everything (data, certificate, socket, log, env file) in one state directory. The tests log in over TCP with a password as `root`, the administrator OTC
 # gives RDS for PostgreSQL instances, which like OTC's is no superuser: it has LOGIN, CREATEROLE
 # and CREATEDB only. stdout carries only `export NAME=value` lines so that eval works; everything
 # else goes to stderr.
@@ -185,9 +185,19 @@ start() {
 		die "initdb failed"
 	rm -f "$STATE_DIR/pwfile"
 
+	# TLS with a throwaway self-signed certificate, as OTC's instances offer it: the Secrets'
+	# connection strings say sslmode=require.
+	command -v openssl >/dev/null 2>&1 || die "openssl is needed for the server's certificate (apt-get install openssl)"
+	openssl req -new -x509 -days 2 -nodes -subj /CN=127.0.0.1 -newkey rsa:2048 \
+		-keyout "$DATA_DIR/server.key" -out "$DATA_DIR/server.crt" >/dev/null 2>&1 || die "making the server's certificate failed"
+	chmod 0600 "$DATA_DIR/server.key"
+	if [[ $(id -u) -eq 0 ]]; then
+		chown postgres: "$DATA_DIR/server.key" "$DATA_DIR/server.crt"
+	fi
+
 	log "starting the server on 127.0.0.1:$port"
 	as_owner "$bin/pg_ctl" -D "$DATA_DIR" -l "$LOG_FILE" -w -t "$START_TIMEOUT" \
-		-o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$STATE_DIR -c shared_buffers=32MB -c fsync=off -c max_connections=50" \
+		-o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$STATE_DIR -c shared_buffers=32MB -c fsync=off -c max_connections=50 -c ssl=on -c ssl_cert_file=$DATA_DIR/server.crt -c ssl_key_file=$DATA_DIR/server.key" \
 		start >&2 || { tail -n 30 "$LOG_FILE" >&2 2>/dev/null || true; die "the server did not start (log: $LOG_FILE)"; }
 
 	# root as OTC makes it: no superuser, LOGIN CREATEROLE CREATEDB. The bootstrap superuser

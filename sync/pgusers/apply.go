@@ -337,7 +337,10 @@ const relkinds = "('r','p','v','m','f')"
 // something in or that d's grants name, what each owns, and the tables of the schemas whose every
 // table d grants on.
 func (s *session) observe(ctx context.Context, d dbusers.Desired, managed dbusers.ManagedState) (observed, error) {
-	obs := observed{databases: map[string]bool{}, roles: map[string]observedRole{}, tables: map[dbSchema][]string{}}
+	obs := observed{
+		databases: map[string]bool{}, roles: map[string]observedRole{}, tables: map[dbSchema][]string{},
+		admin: s.c.User, owners: map[scope]string{}, memberOf: map[string]bool{},
+	}
 	if err := s.query(ctx, "", "the server version", "SELECT current_setting('server_version_num')::int", nil, func(r pgx.Rows) error {
 		return r.Scan(&obs.version)
 	}); err != nil {
@@ -407,7 +410,7 @@ func (s *session) observe(ctx context.Context, d dbusers.Desired, managed dbuser
 		keys := slices.Collect(maps.Keys(oids))
 		if err := s.query(ctx, "", "privileges on databases",
 			"SELECT d.datname, a.grantee, a.privilege_type, a.is_grantable FROM pg_database d CROSS JOIN LATERAL aclexplode(d.datacl) a "+
-				"WHERE NOT d.datistemplate AND a.grantee = ANY($1)",
+				"WHERE NOT d.datistemplate AND a.grantee = ANY($1) AND a.grantee <> d.datdba",
 			[]any{keys}, func(r pgx.Rows) error {
 				var db, priv string
 				var grantee uint32
@@ -421,14 +424,14 @@ func (s *session) observe(ctx context.Context, d dbusers.Desired, managed dbuser
 		}
 	}
 
-	allTables := map[string][]string{} // database -> schemas whose every table is granted on
+	tableSchemas := map[string][]string{} // database -> schemas of table grants
 	for _, u := range d.Users {
 		for _, g := range u.Grants {
 			if g.Schema != "" {
 				visit[g.Database] = true
 			}
-			if g.Table == AllTables && !slices.Contains(allTables[g.Database], g.Schema) {
-				allTables[g.Database] = append(allTables[g.Database], g.Schema)
+			if g.Table != "" && !slices.Contains(tableSchemas[g.Database], g.Schema) {
+				tableSchemas[g.Database] = append(tableSchemas[g.Database], g.Schema)
 			}
 		}
 	}
@@ -436,7 +439,23 @@ func (s *session) observe(ctx context.Context, d dbusers.Desired, managed dbuser
 		if !obs.databases[db] {
 			continue // created by this apply: nothing in it yet
 		}
-		if err := s.observeDatabase(ctx, db, oids, allTables[db], &obs); err != nil {
+		if err := s.observeDatabase(ctx, db, oids, tableSchemas[db], &obs); err != nil {
+			return obs, err
+		}
+	}
+	owners := map[string]bool{}
+	for _, owner := range obs.owners {
+		if _, ours := obs.roles[owner]; ours && owner != obs.admin {
+			owners[owner] = true
+		}
+	}
+	for _, owner := range slices.Sorted(maps.Keys(owners)) {
+		if err := s.query(ctx, "", "membership in "+owner, "SELECT pg_has_role($1, 'USAGE')", []any{owner}, func(r pgx.Rows) error {
+			var member bool
+			err := r.Scan(&member)
+			obs.memberOf[owner] = member
+			return err
+		}); err != nil {
 			return obs, err
 		}
 	}
@@ -444,13 +463,16 @@ func (s *session) observe(ctx context.Context, d dbusers.Desired, managed dbuser
 }
 
 // observeDatabase reads, in one database, what the roles hold on its schemas and tables, and the
-// tables of the schemas listed.
+// tables of the schemas listed, with their owners.
+//
+// NOTE: an owner's own privileges are part of an object's ACL once anything was granted on it;
+// they are an owner's, not a grant, and are never read (or revoked), as in observe's databases.
 func (s *session) observeDatabase(ctx context.Context, db string, oids map[uint32]string, schemas []string, obs *observed) error {
 	if len(oids) > 0 {
 		keys := slices.Collect(maps.Keys(oids))
 		if err := s.query(ctx, db, "privileges on the schemas of "+db,
 			"SELECT n.nspname, a.grantee, a.privilege_type, a.is_grantable FROM pg_namespace n CROSS JOIN LATERAL aclexplode(n.nspacl) a "+
-				"WHERE a.grantee = ANY($1)",
+				"WHERE a.grantee = ANY($1) AND a.grantee <> n.nspowner",
 			[]any{keys}, func(r pgx.Rows) error {
 				var schema, priv string
 				var grantee uint32
@@ -463,30 +485,33 @@ func (s *session) observeDatabase(ctx context.Context, db string, oids map[uint3
 			return err
 		}
 		if err := s.query(ctx, db, "privileges on the tables of "+db,
-			"SELECT n.nspname, c.relname, a.grantee, a.privilege_type, a.is_grantable FROM pg_class c "+
+			"SELECT n.nspname, c.relname, pg_get_userbyid(c.relowner), a.grantee, a.privilege_type, a.is_grantable FROM pg_class c "+
 				"JOIN pg_namespace n ON n.oid = c.relnamespace CROSS JOIN LATERAL aclexplode(c.relacl) a "+
-				"WHERE c.relkind IN "+relkinds+" AND a.grantee = ANY($1)",
+				"WHERE c.relkind IN "+relkinds+" AND a.grantee = ANY($1) AND a.grantee <> c.relowner",
 			[]any{keys}, func(r pgx.Rows) error {
-				var schema, table, priv string
+				var schema, table, owner, priv string
 				var grantee uint32
 				var grantable bool
-				if err := r.Scan(&schema, &table, &grantee, &priv, &grantable); err != nil {
+				if err := r.Scan(&schema, &table, &owner, &grantee, &priv, &grantable); err != nil {
 					return err
 				}
-				return obs.add(oids[grantee], scope{db: db, schema: schema, table: table}, priv, grantable)
+				s := scope{db: db, schema: schema, table: table}
+				obs.owners[s] = owner
+				return obs.add(oids[grantee], s, priv, grantable)
 			}); err != nil {
 			return err
 		}
 	}
 	if len(schemas) > 0 {
 		if err := s.query(ctx, db, "the tables of "+db,
-			"SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "+
+			"SELECT n.nspname, c.relname, pg_get_userbyid(c.relowner) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "+
 				"WHERE c.relkind IN "+relkinds+" AND n.nspname = ANY($1) ORDER BY 1, 2",
 			[]any{schemas}, func(r pgx.Rows) error {
-				var schema, table string
-				if err := r.Scan(&schema, &table); err != nil {
+				var schema, table, owner string
+				if err := r.Scan(&schema, &table, &owner); err != nil {
 					return err
 				}
+				obs.owners[scope{db: db, schema: schema, table: table}] = owner
 				k := dbSchema{db, schema}
 				obs.tables[k] = append(obs.tables[k], table)
 				return nil

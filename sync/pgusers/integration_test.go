@@ -311,3 +311,73 @@ func TestIntegrationUnauthorizedAndUnreachable(t *testing.T) {
 	_, err = Apply(t.Context(), closed, d, dbusers.ManagedState{})
 	assert.ErrorIs(t, err, dbusers.ErrUnreachable)
 }
+
+// TestIntegrationTablesOfAManagedRole: the application's role creates its tables, so they are its
+// own; the admin, no superuser, joins that role (it manages it) to grant on them, once.
+func TestIntegrationTablesOfAManagedRole(t *testing.T) {
+	e := newTestEnv(t)
+	shop, app, reader := e.n("shop"), e.n("app"), e.n("reader")
+	d := dbusers.Desired{
+		Databases: []string{shop},
+		Users: []dbusers.UserSpec{
+			{Name: app, Password: secret.New("App-pw-1"), Grants: []dbusers.Grant{{Database: shop, Schema: "public", Privileges: []string{"ALL"}}}},
+			{Name: reader, Password: secret.New("Reader-pw-1"), Grants: []dbusers.Grant{{Database: shop, Schema: "public", Table: AllTables, Privileges: []string{"SELECT"}}}},
+		},
+	}
+	res, err := e.apply(d, dbusers.ManagedState{})
+	require.NoError(t, err)
+
+	ac, err := e.login(app, "App-pw-1", shop)
+	require.NoError(t, err)
+	_, err = ac.Exec(t.Context(), "CREATE TABLE public.orders (id int)")
+	require.NoError(t, err)
+	_ = ac.Close(context.Background())
+
+	res, err = e.apply(d, res.Managed)
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"granted membership in " + app + " to " + e.conn.User + " (to grant on its tables)",
+		"granted SELECT on table " + shop + ".public.orders to " + reader,
+	}, res.Changes)
+	assert.Equal(t, []string{"database " + shop + ": CONNECT", "table public.orders: SELECT"}, e.acl(shop, reader))
+
+	again, err := e.apply(d, res.Managed)
+	require.NoError(t, err)
+	assert.Empty(t, again.Changes, "the membership is made once")
+
+	// A grant removed is revoked, also on the application's table.
+	d.Users[1].Grants = []dbusers.Grant{{Database: shop, Privileges: []string{"CONNECT"}}}
+	res, err = e.apply(d, again.Managed)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"revoked SELECT on table " + shop + ".public.orders from " + reader}, res.Changes)
+	assert.Equal(t, []string{"database " + shop + ": CONNECT"}, e.acl(shop, reader))
+}
+
+// TestIntegrationHostileNames: names and passwords built to break out of their quotes are refused
+// before any SQL, or (a password) travel as a verifier and log in as they are.
+func TestIntegrationHostileNames(t *testing.T) {
+	e := newTestEnv(t)
+	shop := e.n("shop")
+	for name, d := range map[string]dbusers.Desired{
+		"role":     {Users: []dbusers.UserSpec{{Name: e.n(`x"; DROP DATABASE postgres; --`), Password: secret.New("pw-123456")}}},
+		"database": {Databases: []string{shop + `"; DROP ROLE root; --`}},
+		"schema": {Users: []dbusers.UserSpec{{Name: e.n("u"), Password: secret.New("pw-123456"), Grants: []dbusers.Grant{
+			{Database: shop, Schema: `public"; DROP TABLE x; --`, Privileges: []string{"USAGE"}}}}}},
+		"privilege": {Users: []dbusers.UserSpec{{Name: e.n("u"), Password: secret.New("pw-123456"), Grants: []dbusers.Grant{
+			{Database: shop, Privileges: []string{"CONNECT ON DATABASE postgres TO PUBLIC; --"}}}}}},
+	} {
+		_, err := e.apply(d, dbusers.ManagedState{})
+		assert.ErrorIs(t, err, dbusers.ErrInvalid, name)
+	}
+	assert.Empty(t, e.strings(maintenanceDB, "SELECT datname FROM pg_database WHERE datname LIKE $1", e.prefix+"%"), "nothing was created")
+
+	hostile := `pw'; DROP ROLE root; -- \' " $$ ` + "\t"
+	for _, pw := range []string{hostile, "päßwörd-ünïcode'\\"} {
+		d := dbusers.Desired{Users: []dbusers.UserSpec{{Name: e.n("h"), Password: secret.New(pw)}}}
+		res, err := e.apply(d, dbusers.ManagedState{})
+		require.NoError(t, err)
+		assert.True(t, e.canLogin(e.n("h"), pw, maintenanceDB), "the password is set as it is: %q", pw)
+		_, err = e.apply(dbusers.Desired{}, res.Managed)
+		require.NoError(t, err)
+	}
+}

@@ -81,8 +81,14 @@ type observed struct {
 	databases map[string]bool
 	// roles that exist among those of the desired and the managed state.
 	roles map[string]observedRole
-	// tables of the schemas that grants on every table name, sorted.
+	// tables of the schemas that grants name (on every table, or on one), sorted.
 	tables map[dbSchema][]string
+	// admin is the role Apply connects as; owners the owner of each table read (in the
+	// schemas of tables, and those the roles hold privileges on); memberOf the roles whose
+	// privileges admin has (pg_has_role USAGE), among the owners that are the controller's.
+	admin    string
+	owners   map[scope]string
+	memberOf map[string]bool
 }
 
 type observedRole struct {
@@ -112,6 +118,8 @@ type step struct {
 	// or the database) fails, the group's later steps are skipped (they would fail the same way).
 	group string
 	opens bool
+	// on is what a GRANT or REVOKE is on.
+	on scope
 	// dropsDatabase: the session to that database is closed before the query runs.
 	dropsDatabase string
 	// refused, when set, is reported as the step's failure; the step runs nothing.
@@ -169,9 +177,16 @@ func plan(d dbusers.Desired, managed dbusers.ManagedState, obs observed) ([]step
 	}
 
 	managedUsers := map[string]dbusers.ManagedUser{}
+	ours := map[string]bool{}
 	for _, u := range managed.Users {
 		managedUsers[u.Name] = u
+		ours[u.Name] = true
 	}
+	for _, u := range d.Users {
+		ours[u.Name] = true
+	}
+	dbSteps := steps
+	steps = nil
 
 	// Desired roles: create or adopt, let them log in, correct the password, revoke and grant.
 	desiredUsers := map[string]bool{}
@@ -242,9 +257,9 @@ func plan(d dbusers.Desired, managed dbusers.ManagedState, obs observed) ([]step
 		for _, s := range slices.SortedFunc(maps.Keys(cur.grants), compareScopes) {
 			steps = append(steps, step{
 				change: "revoke ALL on " + s.display() + " from " + mu.Name,
-				db:     s.session(),
-				query:  "REVOKE ALL ON " + s.sql() + " FROM " + quoteIdent(mu.Name),
-				group:  group,
+				db:     s.session(), on: s,
+				query: "REVOKE ALL ON " + s.sql() + " FROM " + quoteIdent(mu.Name),
+				group: group,
 			})
 		}
 		steps = append(steps, step{
@@ -256,7 +271,40 @@ func plan(d dbusers.Desired, managed dbusers.ManagedState, obs observed) ([]step
 			},
 		})
 	}
-	return append(steps, dropDBs...), state
+	out := append(dbSteps, memberships(steps, ours, obs)...)
+	out = append(out, steps...)
+	return append(out, dropDBs...), state
+}
+
+// memberships are the steps that let the admin grant and revoke on the tables the steps change
+// whose owner is one of the controller's roles (ours) and whose privileges the admin lacks: it
+// becomes a member of the owner.
+//
+// NOTE: only a table's owner (or a member of the owner, or a superuser, which OTC's root is not)
+// may grant on it, and an application's tables are usually its own role's. With CREATEROLE the
+// admin may join a role it manages (PostgreSQL 16 and later: one it created, which holds ADMIN
+// on it); it already may set that role's password, so the membership gives it nothing new. The
+// admin never joins a role the controller does not manage: a grant on such a role's table is
+// refused by the server, and the message says so.
+func memberships(steps []step, ours map[string]bool, obs observed) []step {
+	need := map[string]bool{}
+	for _, st := range steps {
+		if st.on.level() != onTable {
+			continue
+		}
+		if owner := obs.owners[st.on]; owner != "" && owner != obs.admin && ours[owner] && !obs.memberOf[owner] {
+			need[owner] = true
+		}
+	}
+	var out []step
+	for _, owner := range slices.Sorted(maps.Keys(need)) {
+		query := "GRANT " + quoteIdent(owner) + " TO " + quoteIdent(obs.admin)
+		if obs.version >= 160000 {
+			query += " WITH INHERIT TRUE"
+		}
+		out = append(out, step{change: "grant membership in " + owner + " to " + obs.admin + " (to grant on its tables)", query: query})
+	}
+	return out
 }
 
 // passwordMatches reports whether the password last set is the spec's.
@@ -333,9 +381,9 @@ func grantSteps(role, group string, grants []dbusers.Grant, current map[scope]pr
 		if have[grantOption] {
 			revokes = append(revokes, step{
 				change: "revoke GRANT OPTION on " + s.display() + " from " + role,
-				db:     s.session(),
-				query:  "REVOKE GRANT OPTION FOR ALL PRIVILEGES ON " + s.sql() + " FROM " + quoteIdent(role),
-				group:  group,
+				db:     s.session(), on: s,
+				query: "REVOKE GRANT OPTION FOR ALL PRIVILEGES ON " + s.sql() + " FROM " + quoteIdent(role),
+				group: group,
 			})
 		}
 		var extra []string
@@ -359,9 +407,9 @@ func grantSteps(role, group string, grants []dbusers.Grant, current map[scope]pr
 		list := strings.Join(extra, ", ")
 		revokes = append(revokes, step{
 			change: "revoke " + list + " on " + s.display() + " from " + role,
-			db:     s.session(),
-			query:  "REVOKE " + list + " ON " + s.sql() + " FROM " + quoteIdent(role),
-			group:  group,
+			db:     s.session(), on: s,
+			query: "REVOKE " + list + " ON " + s.sql() + " FROM " + quoteIdent(role),
+			group: group,
 		})
 	}
 	for _, s := range slices.SortedFunc(maps.Keys(want), compareScopes) {
@@ -385,9 +433,9 @@ func grantSteps(role, group string, grants []dbusers.Grant, current map[scope]pr
 		list := strings.Join(missing, ", ")
 		adds = append(adds, step{
 			change: "grant " + list + " on " + s.display() + " to " + role,
-			db:     s.session(),
-			query:  "GRANT " + list + " ON " + s.sql() + " TO " + quoteIdent(role),
-			group:  group,
+			db:     s.session(), on: s,
+			query: "GRANT " + list + " ON " + s.sql() + " TO " + quoteIdent(role),
+			group: group,
 		})
 	}
 	return append(revokes, adds...)
