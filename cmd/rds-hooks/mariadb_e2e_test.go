@@ -26,6 +26,7 @@ import (
 // instance goes ACTIVE and the hooks create the database and the user with its grant in MariaDB.
 // The instance takes the simulator's real-time create duration (20 s).
 func TestRunBackedByMariaDB(t *testing.T) {
+	t.Parallel()
 	addr := os.Getenv("TEST_MYSQL_ADDR")
 	if addr == "" {
 		if testing.Short() {
