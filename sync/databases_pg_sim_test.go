@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -123,21 +122,6 @@ func (e *pgE2E) login(secretName, key, sql string) ([]string, error) {
 	s := e.mc.Secrets[secretName]
 	require.NotNil(e.t, s, "the user Secret %s", secretName)
 	return runPsql(e.t, nil, "-d", string(s.Data[key]), "-c", sql)
-}
-
-func (e *pgE2E) createInstance() {
-	e.t.Helper()
-	e.sync() // stores the root password
-	e.sync() // creates the instance
-	e.sync() // writes its ownership tags
-	id := e.mc.Status().ID
-	require.NotEmpty(e.t, id)
-	host, portText, err := net.SplitHostPort(e.addr)
-	require.NoError(e.t, err)
-	port, err := strconv.Atoi(portText)
-	require.NoError(e.t, err)
-	require.NoError(e.t, e.sim.SetInstanceEndpoint(id, host, port))
-	e.clock.Advance(otcsim.DefaultDurations().Create + time.Second)
 }
 
 // TestPostgreSQLDatabasesEndToEnd is issue #22's demonstration: a PostgreSQL Rds with two

@@ -28,10 +28,15 @@ STATE_DIR=${POSTGRES_TEST_DIR:-${TMPDIR:-/tmp}/rds-lambda-controller-postgres}
 DATA_DIR=$STATE_DIR/data
 LOG_FILE=$STATE_DIR/server.log
 ENV_FILE=$STATE_DIR/env
+# OUR_FILES are what this script keeps in STATE_DIR: nothing else is ever deleted with it.
+OUR_FILES=(data server.log env pwfile '.s.PGSQL.*')
 START_TIMEOUT=${POSTGRES_TEST_START_TIMEOUT:-60}
 
 log() { printf 'postgres.sh: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+
+# shellcheck source=test/dbserver.sh
+source "$(dirname "${BASH_SOURCE[0]}")/dbserver.sh"
 
 # bin_dir prints the directory of the newest installed server binaries (Debian keeps them in
 # /usr/lib/postgresql/VERSION/bin), or of those in PATH.
@@ -84,48 +89,6 @@ server_pid() {
 	printf '%s\n' "$pid"
 }
 
-# remove_state_dir deletes the state directory, but only if everything in it is ours: a
-# mistyped POSTGRES_TEST_DIR must never delete someone's files.
-remove_state_dir() {
-	[[ -e $STATE_DIR ]] || return 0
-	[[ $STATE_DIR == /*/* ]] || die "refusing to delete $STATE_DIR: not an absolute path below /"
-	local foreign
-	foreign=$(find "$STATE_DIR" -mindepth 1 -maxdepth 1 \
-		! -name data ! -name server.log ! -name env ! -name pwfile ! -name '.s.PGSQL.*' -print -quit)
-	[[ -z $foreign ]] || die "refusing to delete $STATE_DIR: it holds files this script did not make ($foreign)"
-	rm -rf "$STATE_DIR"
-}
-
-port_in_use() {
-	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-pick_port() {
-	if [[ -n ${POSTGRES_TEST_PORT:-} ]]; then
-		port_in_use "$POSTGRES_TEST_PORT" && die "port $POSTGRES_TEST_PORT is in use by another program"
-		printf '%s\n' "$POSTGRES_TEST_PORT"
-		return 0
-	fi
-	local p
-	for ((p = 5433; p < 5533; p++)); do
-		if ! port_in_use "$p"; then
-			printf '%s\n' "$p"
-			return 0
-		fi
-	done
-	die "no free port between 5433 and 5532"
-}
-
-random_password() {
-	# As test/mariadb.sh: an alphabet that needs no quoting, with the three character classes an
-	# OTC root password needs (the end-to-end tests use it as the instance's root password).
-	local pw=""
-	while ((${#pw} < 21)); do
-		pw+=$(head -c 64 /dev/urandom | tr -dc 'A-Za-z0-9' || true)
-	done
-	printf 'a%sZ7\n' "${pw:0:21}"
-}
-
 # sql runs a statement as root over TCP with the password from the env file.
 sql() {
 	# shellcheck disable=SC1090
@@ -160,13 +123,13 @@ start() {
 	ensure_installed
 	local bin port password
 	bin=$(bin_dir) || die "no PostgreSQL server binaries found"
-	port=$(pick_port)
+	port=$(pick_port "${POSTGRES_TEST_PORT:-}" 5433)
 	password=${POSTGRES_TEST_PASSWORD:-$(random_password)}
 	# The password goes into SQL text and shell assignments below: keep it to a safe alphabet.
 	[[ $password =~ ^[A-Za-z0-9._-]{8,64}$ ]] ||
 		die "POSTGRES_TEST_PASSWORD must be 8 to 64 characters of A-Z, a-z, 0-9, '.', '_' and '-'"
 
-	remove_state_dir
+	remove_state_dir "${OUR_FILES[@]}"
 	mkdir -p "$DATA_DIR"
 	chmod 0700 "$DATA_DIR"
 	chmod 0755 "$STATE_DIR"
@@ -230,7 +193,7 @@ stop() {
 	else
 		log "no server running"
 	fi
-	remove_state_dir
+	remove_state_dir "${OUR_FILES[@]}"
 }
 
 case ${1:-start} in

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -15,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/test/testdata"
-	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
 
 // TestRunBackedByPostgreSQL is `make run DB=engine:PostgreSQL=HOST:PORT` and docs/simulator.md's
@@ -59,40 +57,7 @@ func TestRunBackedByPostgreSQL(t *testing.T) {
 	readJSON(t, filepath.Join(testdata.Dir(), "curl", "users-pg.json"), &spec)
 	spec["password"] = rootPassword
 
-	listen := freeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	stdout := &testutil.Buffer{}
-	errc := make(chan error, 1)
-	go func() {
-		errc <- run(ctx, []string{"--cloud", "sim", "--listen", listen, "--logs-listen", freeAddr(t),
-			"--sim-endpoint", "engine:PostgreSQL=" + addr, "--insecure-no-auth"}, noEnv, stdout, io.Discard)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-errc:
-			assert.NoError(t, err)
-		case <-time.After(20 * time.Second):
-			t.Error("run did not return after the context ended")
-		}
-	})
-	base := "http://" + listen
-	waitReady(t, base, errc)
-
-	var conditions []map[string]any
-	deadline := time.Now().Add(90 * time.Second)
-	for !conditionTrue(conditions, "DatabasesReady") {
-		require.True(t, time.Now().Before(deadline), "DatabasesReady never turned True: %v", conditions)
-		req = syncAndFeed(t, base, req)
-		status := req["parent"].(map[string]any)["status"].(map[string]any)
-		conditions = nil
-		for _, c := range status["conditions"].([]any) {
-			conditions = append(conditions, c.(map[string]any))
-		}
-		if !conditionTrue(conditions, "DatabasesReady") {
-			time.Sleep(time.Second)
-		}
-	}
+	stdout := runUntilDatabasesReady(t, req, "engine:PostgreSQL="+addr)
 
 	// What the walk-through shows, read with psql: the role, its database, its grants.
 	_, err = psql("root", rootPassword, "demoshop", "CREATE TABLE public.orders (id int)")

@@ -122,33 +122,17 @@ func Apply(ctx context.Context, conn Conn, d Desired, managed ManagedState) (Res
 	steps, state := plan(d, managed, obs)
 	res.Managed = state
 
-	var errs []error
-	failed := map[account]bool{}
-	for _, st := range steps {
-		if st.account != (account{}) && failed[st.account] {
-			continue
+	run := make([]Step, len(steps))
+	for i, st := range steps {
+		run[i] = Step{Change: st.change, Opens: st.createsAccount, Effect: st.effect}
+		if st.account != (account{}) {
+			run[i].Group = st.account.display()
 		}
 		if st.query != "" {
-			if err := s.exec(ctx, st); err != nil {
-				errs = append(errs, err)
-				if !errors.Is(err, ErrRefused) {
-					break // the connection is gone or the time is up
-				}
-				if st.createsAccount {
-					failed[st.account] = true
-				}
-				continue
-			}
-		}
-		if st.change != "" {
-			res.Changes = append(res.Changes, st.done())
-		}
-		if st.effect != nil {
-			st.effect(&res.Managed)
+			run[i].Exec = func(ctx context.Context) error { return s.exec(ctx, st) }
 		}
 	}
-	res.Managed = normalizeManaged(res.Managed)
-	return res, join(errs)
+	return res, RunSteps(ctx, run, &res)
 }
 
 // validateApply checks everything Apply needs before it connects.

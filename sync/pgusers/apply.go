@@ -8,7 +8,6 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -55,51 +54,17 @@ func Apply(ctx context.Context, conn dbusers.Conn, d dbusers.Desired, managed db
 	steps, state := plan(d, managed, obs)
 	res.Managed = state
 
-	var errs []error
-	failed := map[string]bool{}
-	for _, st := range steps {
-		if st.group != "" && failed[st.group] {
-			continue
-		}
-		if st.refused != nil {
-			errs = append(errs, st.refused)
-			continue
-		}
-		if st.query != "" {
-			if err := s.exec(ctx, st, obs.version); err != nil {
-				errs = append(errs, err)
-				if !errors.Is(err, dbusers.ErrRefused) {
-					break // the connection is gone or the time is up
-				}
-				if st.opens {
-					failed[st.group] = true
-				}
-				continue
-			}
-		}
-		if st.change != "" {
-			res.Changes = append(res.Changes, done(st.change))
-		}
-		if st.effect != nil {
-			st.effect(&res.Managed)
+	run := make([]dbusers.Step, len(steps))
+	for i, st := range steps {
+		run[i] = dbusers.Step{Change: st.change, Group: st.group, Opens: st.opens, Effect: st.effect}
+		switch {
+		case st.refused != nil:
+			run[i].Exec = func(context.Context) error { return st.refused }
+		case st.query != "":
+			run[i].Exec = func(ctx context.Context) error { return s.exec(ctx, st, obs.version) }
 		}
 	}
-	res.Managed = dbusers.NormalizeManaged(res.Managed)
-	return res, dbusers.JoinErrors(errs)
-}
-
-// pastTense turns a step's change into the report of a done change: "grant ..." -> "granted ...".
-var pastTense = map[string]string{
-	"create": "created", "adopt": "adopted", "change": "changed", "allow": "allowed",
-	"grant": "granted", "revoke": "revoked", "drop": "dropped",
-}
-
-func done(change string) string {
-	verb, rest, _ := strings.Cut(change, " ")
-	if past, ok := pastTense[verb]; ok {
-		verb = past
-	}
-	return verb + " " + rest
+	return res, dbusers.RunSteps(ctx, run, &res)
 }
 
 // validateApply checks everything Apply needs before it connects.
