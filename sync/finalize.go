@@ -215,6 +215,9 @@ func planFinalize(in finalizeInput) finalizePlan {
 	if op := p.operation; op != nil && op.Type == OpDelete {
 		return deleting(p, "The instance is being deleted.")
 	}
+	if q, wait := startBeforeDeletion(in, p); wait { // finalize_stopped.go
+		return q
+	}
 	// NOTE: a CREATE FAIL instance never held data, and OTC cannot back it up.
 	if !in.spec.Skipfinalbackup && inst.Status != cloud.StatusCreateFail {
 		q, done := planFinalBackup(in, p)

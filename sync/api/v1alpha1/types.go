@@ -135,6 +135,22 @@ type RdsSpec struct {
 	// Tags are OTC tags on the instance, kept in sync. Tags set in OTC by others are left alone.
 	Tags []Tag `json:"tags,omitempty"`
 
+	// Settings changed in place (docs/day2.md): the maintenance window, the backup days, stop and
+	// start.
+
+	// Maintenancewindow is the daily window, hh:mm-HH:MM in UTC and four hours long, in which OTC
+	// may interrupt the instance for maintenance (and starts an instance stopped for seven days).
+	// Empty: OTC's window (02:00-06:00 at create) is left as it is.
+	Maintenancewindow string `json:"maintenancewindow,omitempty"`
+	// Backupperiod is the days of the week automated backups run, written as OTC writes them:
+	// 1 (Monday) to 7 (Sunday), comma-separated, e.g. "1,3,5". It needs automated backups
+	// (backupkeepdays). Empty: OTC's days (every day at create) are left as they are.
+	Backupperiod string `json:"backupperiod,omitempty"`
+	// Stopped stops the instance (MySQL and PostgreSQL); false or omitted starts a stopped one.
+	// While it is stopped no other change is made. OTC starts an instance stopped for seven
+	// days by itself; the controller then stops it again, once.
+	Stopped bool `json:"stopped,omitempty"`
+
 	// Databases and users.
 
 	// Prunedatabases drops databases this controller created once they leave Databases. Default
@@ -228,6 +244,17 @@ type RdsStatus struct {
 	// ManagedTags are the keys of the OTC tags this object manages, sorted: a key removed from
 	// spec.tags is removed in OTC only if it is listed here.
 	ManagedTags []string `json:"managedTags,omitempty"`
+
+	// Settings as OTC reports them (settings.go).
+
+	// ReplicationMode is the replication between primary and standby OTC reports (Ha only).
+	ReplicationMode string `json:"replicationMode,omitempty"`
+	// MaintenanceWindow is the maintenance window OTC reports, hh:mm-HH:MM in UTC.
+	MaintenanceWindow string `json:"maintenanceWindow,omitempty"`
+	// BackupPolicy is the automated backup policy OTC reports.
+	BackupPolicy *BackupPolicy `json:"backupPolicy,omitempty"`
+	// Stopped is set while the instance is stopped: since when, and when OTC starts it again.
+	Stopped *StoppedStatus `json:"stopped,omitempty"`
 
 	// Databases and users: what was last applied.
 	DatabasesAndUsers *DatabasesStatus `json:"databasesAndUsers,omitempty"`
