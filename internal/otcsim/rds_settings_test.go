@@ -47,10 +47,10 @@ func TestChangeStorageType(t *testing.T) {
 		id, code string
 	}{
 		"a single MySQL instance does not move to ESSD": {single, "rds.mysql.volume.essd"},
-		"the code of another class":                      {single, "rds.mysql.volume.cloudssd.ha"},
-		"the code of another engine":                     {ha, "rds.pg.volume.cloudssd.ha"},
-		"COMMON moves nowhere":                           {common, "rds.mysql.volume.cloudssd"},
-		"no such code":                                   {single, "essd"},
+		"the code of another class":                     {single, "rds.mysql.volume.cloudssd.ha"},
+		"the code of another engine":                    {ha, "rds.pg.volume.cloudssd.ha"},
+		"COMMON moves nowhere":                          {common, "rds.mysql.volume.cloudssd"},
+		"no such code":                                  {single, "essd"},
 	}
 	for name, tc := range refused {
 		t.Run(name, func(t *testing.T) {
