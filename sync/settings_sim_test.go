@@ -34,7 +34,11 @@ func TestSettingsEndToEnd(t *testing.T) {
 		statusShows string
 		// reads: calls of the step before it acts (the backup policy's days)
 		reads int
-		check func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus)
+		// refusedAfterLoss: after a lost answer, requests sent again that OTC refuses as busy: a
+		// change OTC shows no sign of while it runs (the replication mode) is asked again once the
+		// instance looks idle, and OTC refuses it while its workflow runs (409 DBS.200019).
+		refusedAfterLoss int
+		check            func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus)
 	}{
 		"storage type": {
 			reason: "a primary/standby instance moves from CLOUDSSD to ESSD once",
@@ -50,7 +54,7 @@ func TestSettingsEndToEnd(t *testing.T) {
 			reason: "hareplicationmode semisync switches the replication once",
 			create: haSpec,
 			edit:   func(s *v1alpha1.RdsSpec) { s.Hareplicationmode = "semisync" },
-			simOp:  otcsim.OpChangeFailoverMode, op: sync.OpReplicationMode, statusShows: "ACTIVE",
+			simOp:  otcsim.OpChangeFailoverMode, op: sync.OpReplicationMode, statusShows: "ACTIVE", refusedAfterLoss: 1,
 			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
 				assert.Equal(t, "semisync", v.ReplicationMode)
 				assert.Equal(t, "semisync", st.ReplicationMode)
@@ -96,6 +100,19 @@ func TestSettingsEndToEnd(t *testing.T) {
 			}
 			w.settle(8)
 			assert.Equal(t, 1, w.sim.Calls(tc.simOp), "%s: exactly once", tc.reason)
+			tc.check(t, w.view(), w.statusRef())
+			w.requireSettled(tc.reason)
+		})
+		t.Run(name+"/lost answer", func(t *testing.T) {
+			w := newDay2World(t, tc.create, nil)
+			w.sim.AddFault(otcsim.Fault{Op: tc.simOp, Kind: otcsim.FaultCommitThenDrop, Count: 1})
+			w.edit(tc.edit)
+			w.sync()
+			assert.Equal(t, 1, w.sim.Calls(tc.simOp))
+			assert.Equal(t, sync.ReasonCloudUnavailable, w.condition(v1alpha1.ConditionSynced).Reason, "the lost answer is reported")
+			w.settle(8)
+			accepted := w.sim.Calls(tc.simOp) - tc.refusedAfterLoss
+			assert.Equal(t, 1, accepted, "%s: OTC acted on the lost request; it is not made again", tc.reason)
 			tc.check(t, w.view(), w.statusRef())
 			w.requireSettled(tc.reason)
 		})
@@ -190,4 +207,28 @@ func TestFinalizeStoppedInstanceEndToEnd(t *testing.T) {
 	}
 	require.Len(t, final, 1)
 	assert.Equal(t, "COMPLETED", final[0].Status)
+}
+
+// TestStoppedAgainAfterOTCStartsIt: OTC starts an instance stopped for seven days in its next
+// maintenance window; while the spec says stopped, the controller stops it again, once, and
+// status.stopped begins anew.
+func TestStoppedAgainAfterOTCStartsIt(t *testing.T) {
+	w := newDay2World(t, func(s *v1alpha1.RdsSpec) { s.Stopped = true }, nil)
+	w.settle(6)
+	require.Equal(t, "SHUTDOWN", w.status().Status)
+	require.Equal(t, 1, w.sim.Calls(otcsim.OpStopInstance))
+	autoStart := w.status().Stopped.AutoStart.Time
+
+	w.clock.Advance(autoStart.Sub(w.clock.Now()) + time.Minute)
+	w.sync() // OTC starts it now, in its maintenance window
+	w.clock.Advance(otcsim.DefaultDurations().Restart)
+	w.sync()
+	assert.Equal(t, 2, w.sim.Calls(otcsim.OpStopInstance), "stopped again once OTC started it")
+	w.settle(6)
+	assert.Equal(t, 2, w.sim.Calls(otcsim.OpStopInstance), "once")
+	st := w.status()
+	assert.Equal(t, "SHUTDOWN", st.Status)
+	require.NotNil(t, st.Stopped)
+	assert.True(t, st.Stopped.Since.After(autoStart), "stopped anew: %s", st.Stopped.Since)
+	assert.Equal(t, sync.ReasonStopped, w.condition(v1alpha1.ConditionReady).Reason)
 }
