@@ -20,7 +20,19 @@ func startBeforeDeletion(in finalizeInput, p finalizePlan) (finalizePlan, bool) 
 		return p, false
 	}
 	if op := p.operation; op != nil && op.Type == OpStart {
-		return deleting(p, "Waiting for the stopped instance to start before it is deleted."), true
+		// NOTE: OTC lists the instance SHUTDOWN while it starts; its job tells a start that runs
+		// from one that ended without starting it, which is sent again.
+		switch {
+		case op.JobID == "":
+		case !in.jobRead:
+			return finalizePlan{needJob: op.JobID}, true
+		case in.jobErr != nil && !errors.Is(in.jobErr, cloud.ErrNotFound):
+			p.failed = in.jobErr
+			return p, true
+		case in.job == nil || in.job.Status == cloud.JobRunning:
+			return deleting(p, "Waiting for the stopped instance to start before it is deleted."), true
+		}
+		p.operation = nil
 	}
 	if in.answer == nil {
 		return finalizePlan{act: &action{kind: actStart, instance: inst.ID}}, true

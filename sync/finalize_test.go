@@ -418,11 +418,22 @@ func TestFinalize(t *testing.T) {
 		wantCalls:  []string{"GetInstance", "StartInstance"},
 		wantReason: ReasonDeleting,
 	}
+	startJob := func(status string) func(context.Context, string) (*cloud.Job, error) {
+		return func(context.Context, string) (*cloud.Job, error) { return &cloud.Job{ID: "job-s", Status: status}, nil }
+	}
+	startSent := v1alpha1.RdsStatus{ID: "inst-1", Operation: &v1alpha1.Operation{Type: OpStart, JobID: "job-s", Target: cloud.StatusActive}}
 	cases["SHUTDOWN: a start in flight is waited for"] = finalizeCase{
-		reason:     "the start was sent by an earlier call: nothing is sent again while OTC starts it",
-		status:     v1alpha1.RdsStatus{ID: "inst-1", Operation: &v1alpha1.Operation{Type: OpStart, JobID: "job-s", Target: cloud.StatusActive}},
-		fake:       cloudtest.Fake{GetInstanceFn: inState(cloud.StatusShutdown)},
-		wantCalls:  []string{"GetInstance"},
+		reason:     "the start was sent by an earlier call and its job runs: nothing is sent again while OTC starts it",
+		status:     startSent,
+		fake:       cloudtest.Fake{GetInstanceFn: inState(cloud.StatusShutdown), GetJobFn: startJob(cloud.JobRunning)},
+		wantCalls:  []string{"GetInstance", "GetJob"},
+		wantReason: ReasonDeleting,
+	}
+	cases["SHUTDOWN: a start whose job failed is sent again"] = finalizeCase{
+		reason:     "the instance is still stopped and OTC's start ended: the deletion does not wait for ever",
+		status:     startSent,
+		fake:       cloudtest.Fake{GetInstanceFn: inState(cloud.StatusShutdown), GetJobFn: startJob(cloud.JobFailed), SettingsFns: cloudtest.SettingsFns{StartInstanceFn: started}},
+		wantCalls:  []string{"GetInstance", "GetJob", "StartInstance"},
 		wantReason: ReasonDeleting,
 	}
 	cases["SHUTDOWN PostgreSQL with skipfinalbackup: started, then deleted"] = finalizeCase{
