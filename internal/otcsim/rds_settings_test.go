@@ -74,6 +74,10 @@ func TestChangeFailoverMode(t *testing.T) {
 	in := e.getInstance(t, ha)
 	assert.Equal(t, StatusActive, in.Status, "the instance stays ACTIVE")
 	assert.Equal(t, "async", in.Ha.ReplicationMode, "the old mode until the workflow ends")
+	_, err = instances.ChangeFailoverMode(e.rds, instances.ChangeFailoverModeOpts{InstanceId: ha, Mode: "semisync"})
+	status, code := rdsErrorCode(t, err)
+	assert.Equal(t, http.StatusConflict, status, "busy while the workflow runs")
+	assert.Equal(t, "DBS.200019", code)
 	e.clock.Advance(e.sim.Options().Durations.Restart)
 	assert.Equal(t, "semisync", e.getInstance(t, ha).Ha.ReplicationMode)
 
