@@ -140,10 +140,12 @@ type day2Plan struct {
 	failed       *outcome
 }
 
-// planDay2 decides at most one day-2 change to a running instance: single to HA, resize, storage
-// growth, minor upgrade, backup policy, tags, restart, in this order. Only fields the spec owns are
-// compared, against what OTC reports now, and only while the instance is ACTIVE with no operation
-// in flight: while a change runs, OTC still reports the old values. It calls nothing.
+// planDay2 decides at most one day-2 change to a running instance: the start of a stopped one,
+// single to HA, resize, storage growth, storage type, replication mode, minor upgrade, backup
+// policy, maintenance window, tags, restart, stop, in this order (settings.go has the settings).
+// Only fields the spec owns are compared, against what OTC reports now, and only while the
+// instance is ACTIVE with no operation in flight (a stopped one takes its start alone): while a
+// change runs, OTC still reports the old values. It calls nothing.
 func planDay2(in day2Input) day2Plan {
 	p := day2Plan{managedTags: trackTags(in.spec, in.st.ManagedTags, in.inst)}
 	if q, ok := planSettings(&in, &p); !ok { // settings.go: what status reports, the reads it needs
@@ -706,7 +708,14 @@ func backupChange(in day2Input) ([]change, *outcome) {
 		return nil, nil
 	}
 	if want.KeepDays == 0 {
-		return nil, wontAct(ReasonInvalidSpec, "backupstarttime and backupperiod need automated backups, which are off for this instance: set backupkeepdays too.")
+		asked := "backupstarttime needs"
+		switch {
+		case in.spec.Backupperiod != "" && in.spec.Backupstarttime != "":
+			asked = "backupstarttime and backupperiod need"
+		case in.spec.Backupperiod != "":
+			asked = "backupperiod needs"
+		}
+		return nil, wontAct(ReasonInvalidSpec, asked+" automated backups, which are off for this instance: set backupkeepdays too.")
 	}
 	target := fmt.Sprintf("backup policy %s, %d days", want.StartTime, want.KeepDays)
 	if want.Period != have.Period {
