@@ -46,7 +46,8 @@ type RdsSpec struct {
 	Datastoreversion string `json:"datastoreversion"`
 	// Flavorref is the OTC spec code, e.g. rds.mysql.c2.medium (".ha" suffix for HA instances).
 	Flavorref string `json:"flavorref"`
-	// Volumetype is the storage type: COMMON, ULTRAHIGH, CLOUDSSD or ESSD.
+	// Volumetype is the storage type: COMMON, ULTRAHIGH, CLOUDSSD or ESSD. It changes in place
+	// where OTC offers the move (CLOUDSSD and ESSD into each other, settings.go).
 	Volumetype string `json:"volumetype"`
 	// Volumesize is the storage in GB: 40 to 4000, a multiple of 10; it can only grow.
 	Volumesize int `json:"volumesize"`
@@ -71,7 +72,8 @@ type RdsSpec struct {
 	Backuprestoretime string `json:"backuprestoretime,omitempty"`
 	// Hamode is "Single" (default) or "Ha".
 	Hamode string `json:"hamode,omitempty"`
-	// Hareplicationmode is async, semisync or sync, depending on the engine.
+	// Hareplicationmode is async, semisync or sync, depending on the engine. It changes in place
+	// on a primary/standby MySQL or PostgreSQL instance; empty leaves OTC's.
 	Hareplicationmode string `json:"hareplicationmode,omitempty"`
 	// Password is the root password in clear text. Kept for compatibility; prefer
 	// Passwordsecretref or let the controller generate one.
