@@ -19,8 +19,8 @@
 #   POSTGRES_TEST_PORT      TCP port                   (default: the first free port from 5433 on)
 #   POSTGRES_TEST_PASSWORD  root's password on creation (default: random; reused while the server lives)
 #
-# If no PostgreSQL server binary is installed, Debian's postgresql is installed with apt-get
-# (Debian/Ubuntu, root, no prompts). The server runs as the package's postgres user when the
+# If no PostgreSQL server binary (or psql, or openssl) is installed, Debian's postgresql is
+# installed with apt-get (Debian/Ubuntu, root, no prompts). The server runs as the package's postgres user when the
 # script runs as root (PostgreSQL refuses to run as root).
 set -euo pipefail
 
@@ -55,7 +55,7 @@ bin_dir() {
 }
 
 ensure_installed() {
-	if bin_dir >/dev/null && command -v psql >/dev/null 2>&1; then
+	if bin_dir >/dev/null && command -v psql >/dev/null 2>&1 && command -v openssl >/dev/null 2>&1; then
 		return 0
 	fi
 	[[ $(id -u) -eq 0 ]] || die "postgresql is not installed and we are not root: install it (apt-get install postgresql) and retry"
@@ -65,7 +65,7 @@ ensure_installed() {
 	# on port 5432; we do not use it (ours has its own port, socket and data directory).
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q >&2
-	apt-get install -y -q --no-install-recommends postgresql postgresql-client </dev/null >&2
+	apt-get install -y -q --no-install-recommends postgresql postgresql-client openssl </dev/null >&2
 }
 
 # as_owner runs a command as the user that owns the data directory.
