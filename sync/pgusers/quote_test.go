@@ -1,11 +1,13 @@
 package pgusers
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestQuoteIdent(t *testing.T) {
@@ -91,4 +93,42 @@ func FuzzQuote(f *testing.F) {
 			t.Fatalf("quoteLiteral(%q) = %s: reads back %q, %v", s, quoteLiteral(s), got, ok)
 		}
 	})
+}
+
+// TestPasswordSQL: PostgreSQL 10 and later get a SCRAM-SHA-256 verifier of a printable ASCII
+// password, never the password; older servers and other passwords a quoted literal.
+func TestPasswordSQL(t *testing.T) {
+	v, err := passwordSQL("p'w", 150004)
+	require.NoError(t, err)
+	assert.Regexp(t, `^E'SCRAM-SHA-256\$4096:[A-Za-z0-9+/=]{24}\$[A-Za-z0-9+/=]{44}:[A-Za-z0-9+/=]{44}'$`, v)
+	assert.NotContains(t, v, "p'w")
+	other, err := passwordSQL("p'w", 150004)
+	require.NoError(t, err)
+	assert.NotEqual(t, v, other, "a new salt each time")
+
+	v, err = passwordSQL("p'w", 90624)
+	require.NoError(t, err)
+	assert.Equal(t, `E'p''w'`, v, "9.6 knows no SCRAM verifier: it would store it as the password")
+	v, err = passwordSQL("pässwort", 150004)
+	require.NoError(t, err)
+	assert.Equal(t, `E'pässwort'`, v, "a non-ASCII password would need SASLprep: the server hashes it")
+}
+
+// TestSCRAMVerifier checks scramVerifier against RFC 7677's test vector (user "user", password
+// "pencil", salt W22ZaJ0SNY7soEsUEjb6gQ==, 4096 iterations): its ServerSignature is
+// HMAC(ServerKey, AuthMessage), so the ServerKey the verifier holds must reproduce it.
+func TestSCRAMVerifier(t *testing.T) {
+	salt, err := base64.StdEncoding.DecodeString("W22ZaJ0SNY7soEsUEjb6gQ==")
+	require.NoError(t, err)
+	v, err := scramVerifier("pencil", salt, 4096)
+	require.NoError(t, err)
+	parts := strings.Split(strings.TrimPrefix(v, "SCRAM-SHA-256$"), "$")
+	require.Len(t, parts, 2)
+	assert.Equal(t, "4096:W22ZaJ0SNY7soEsUEjb6gQ==", parts[0])
+	keys := strings.Split(parts[1], ":")
+	require.Len(t, keys, 2)
+	serverKey, err := base64.StdEncoding.DecodeString(keys[1])
+	require.NoError(t, err)
+	authMessage := "n=user,r=rOprNGfwEbeRWgbNEkqO,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096,c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0"
+	assert.Equal(t, "6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4=", base64.StdEncoding.EncodeToString(hmacSHA256(serverKey, authMessage)))
 }
