@@ -33,6 +33,12 @@ const (
 	actRestoreToNew       actionKind = "RestoreToNew"
 	actCreateBackup       actionKind = "CreateBackup"
 	actDeleteInstance     actionKind = "DeleteInstance"
+	// settings.go
+	actStorageType       actionKind = "ChangeStorageType"
+	actReplicationMode   actionKind = "ChangeReplicationMode"
+	actMaintenanceWindow actionKind = "ChangeMaintenanceWindow"
+	actStop              actionKind = "StopInstance"
+	actStart             actionKind = "StartInstance"
 )
 
 // action is the one change a decision asks of the cloud, as data: which call, on which instance,
@@ -57,6 +63,9 @@ type action struct {
 	from    cloud.RestorePoint        // actRestoreToNew
 	backup  string                    // actCreateBackup: the backup's name
 	about   string                    // actCreateBackup: the backup's description
+	storage cloud.Storage             // actStorageType
+	mode    string                    // actReplicationMode
+	window  string                    // actMaintenanceWindow
 
 	// password is the root password SingleToHA needs for SQL Server. It is never compared or
 	// printed (secret.Value), and never part of what a decision is tested on.
@@ -134,6 +143,16 @@ func (c *call) act(ctx context.Context, a action) (res acted, err error) {
 			res.backup, err = c.cloud.CreateBackup(ctx, a.instance, a.backup, a.about)
 		case actDeleteInstance:
 			*jobID, err = c.cloud.DeleteInstance(ctx, a.instance)
+		case actStorageType:
+			*jobID, err = c.cloud.ChangeStorageType(ctx, a.instance, a.storage)
+		case actReplicationMode:
+			*jobID, err = c.cloud.ChangeReplicationMode(ctx, a.instance, a.mode)
+		case actMaintenanceWindow:
+			err = c.cloud.ChangeMaintenanceWindow(ctx, a.instance, a.window)
+		case actStop:
+			*jobID, err = c.cloud.StopInstance(ctx, a.instance)
+		case actStart:
+			*jobID, err = c.cloud.StartInstance(ctx, a.instance)
 		default:
 			return fmt.Errorf("sync: act: unknown action %q", a.kind) // a programming error, never sent
 		}

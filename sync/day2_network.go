@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -24,12 +23,9 @@ const (
 // paramLowerCaseTableNames is MySQL's parameter behind spec.lowercasetablenames.
 const paramLowerCaseTableNames = "lower_case_table_names"
 
-// ReasonChangeFailed: OTC's job for a day-2 change ended Failed; the spec must change to try again.
-const ReasonChangeFailed = "ChangeFailed"
-
 // networkInput is all that the network step decides on: the spec, this call's status so far (the
-// report of the instance, the references resolved before, the operation in flight), the instance,
-// and what the reads found once the plan asked for them.
+// report of the instance, the references resolved before), the instance, and what the reads found
+// once the plan asked for them.
 type networkInput struct {
 	spec       *v1alpha1.RdsSpec
 	st         v1alpha1.RdsStatus // a copy
@@ -37,8 +33,6 @@ type networkInput struct {
 	generation int64
 	// network is the spec's vpc, subnet and securitygroup resolved to ids; nil until read.
 	network *cloud.Network
-	// job is the job of a security group change in flight; nil until read.
-	job *cloud.Job
 	// params are the instance's parameter values; nil until read.
 	params map[string]string
 	// passwordDiffers says the spec's root password (password, or passwordsecretref's Secret)
@@ -53,19 +47,15 @@ type networkInput struct {
 // which reads the references this step resolved from status.networkRefs.
 type networkPlan struct {
 	// refs is status.networkRefs.
-	refs *v1alpha1.NetworkRefs
-	// dropOperation ends the security group change in flight (its job completed, or the spec it
-	// was asked for changed after it failed).
-	dropOperation bool
-	outcome       *outcome
+	refs    *v1alpha1.NetworkRefs
+	outcome *outcome
 	// stop holds every later step: the spec changes what cannot change.
 	stop bool
 	// lowerCase is status.lowerCaseTableNames as the instance's parameters report it, when status
 	// had no record of it.
 	lowerCase *int
-	// needNetwork, needJob and needParams ask for the reads the plan needs.
+	// needNetwork and needParams ask for the reads the plan needs.
 	needNetwork bool
-	needJob     string
 	needParams  bool
 }
 
@@ -76,24 +66,6 @@ type networkPlan struct {
 // nothing.
 func planNetwork(in networkInput) networkPlan {
 	p := networkPlan{refs: in.st.NetworkRefs}
-	if op := in.st.Operation; op != nil && op.Type == OpSecurityGroup && op.JobID != "" && usable(in.inst.Status) {
-		// NOTE: OTC keeps the instance ACTIVE while it moves it to another security group: the
-		// operation ends when the listing shows the group (operationSettled), or when its job says
-		// so. One asked by an older spec ends with the spec's change: the day-2 step decides anew
-		// on what OTC reports (OTC refuses a second change while the first runs).
-		switch {
-		case op.Generation != in.generation:
-			p.dropOperation = true
-		case in.job == nil:
-			p.needJob = op.JobID
-			return p
-		case in.job.Status == cloud.JobCompleted:
-			p.dropOperation = true
-		case in.job.Status == cloud.JobFailed:
-			p.outcome = ptr.To(notSynced(ReasonChangeFailed, fmt.Sprintf(
-				"OTC could not move the instance to the security group %s: %s Change securitygroup to try again.", op.Target, sentence(in.job.FailReason)), settled))
-		}
-	}
 	st := in.st
 	if in.spec.Lowercasetablenames != nil && st.LowerCaseTableNames == nil {
 		// NOTE: OTC's listing does not report lower_case_table_names; status records what the
@@ -237,26 +209,14 @@ func sameTimeZone(a, b string) bool {
 	return norm(a) == norm(b)
 }
 
-// sentence is OTC's text as a sentence of a message: trimmed, with a full stop.
-func sentence(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return "OTC gave no reason."
-	}
-	if !strings.HasSuffix(s, ".") {
-		s += "."
-	}
-	return s
-}
-
 // networkStep is the network step as the loop runs it (loop.go): it checks the fields OTC sets at
-// create only, resolves the spec's network references when needed, and follows a security group
-// change in flight. It makes no change, and stops the call when the spec changes what cannot
-// change.
+// create only, and resolves the spec's network references when needed. It makes no change, and
+// stops the call when the spec changes what cannot change. The security group and SSL changes,
+// during which OTC may keep the instance ACTIVE, end as the settings' do (settledOp,
+// settingReached in settings.go): when the listing shows the new value, or their job ends.
 type networkStep struct {
 	in         networkInput
 	networkErr error
-	jobErr     error
 	paramsErr  error
 	p          networkPlan
 }
@@ -277,10 +237,6 @@ func (s *networkStep) plan() head {
 		h.err, h.stop = s.networkErr, true
 	case s.p.needNetwork:
 		h.needs = []need{{kind: readNetwork, vpc: s.in.spec.Vpc, subnet: s.in.spec.Subnet, securityGroup: s.in.spec.Securitygroup}}
-	case s.p.needJob != "" && s.jobErr != nil:
-		h.err, h.stop = s.jobErr, true
-	case s.p.needJob != "":
-		h.needs = []need{{kind: readJob, id: s.p.needJob}}
 	case s.p.needParams && s.paramsErr != nil:
 		h.err, h.stop = s.paramsErr, true
 	case s.p.needParams:
@@ -302,29 +258,16 @@ func (s *networkStep) saw(n need, r seen) {
 				s.in.params = map[string]string{}
 			}
 		}
-	case readJob:
-		switch {
-		case errors.Is(r.err, cloud.ErrNotFound):
-			// NOTE: OTC does not know a job for a moment after it started it: it runs.
-			s.in.job = &cloud.Job{ID: n.id, Status: cloud.JobRunning}
-		case r.err != nil:
-			s.jobErr = r.err
-		default:
-			s.in.job = r.job
-		}
 	}
 }
 
 func (s *networkStep) answered(acted, error) {}
 
-// render writes status.networkRefs, and ends the security group change whose job is over.
+// render writes status.networkRefs and the lower_case_table_names the instance reported.
 func (s *networkStep) render(a *answer) {
 	a.st.NetworkRefs = s.p.refs
 	if s.p.lowerCase != nil {
 		a.st.LowerCaseTableNames = s.p.lowerCase
-	}
-	if s.p.dropOperation {
-		a.st.Operation = nil
 	}
 }
 
@@ -393,19 +336,6 @@ func onOff(on bool) string {
 		return "on"
 	}
 	return "off"
-}
-
-// operationSettled reports whether OTC shows the end of a change of the network step in what it
-// reports: a security group change, during which OTC keeps the instance ACTIVE, has ended when the
-// listing shows the group (or its job ends, planNetwork). Every other operation ends with its
-// transitional status (operationDone), and so does a security group change whose answer was lost
-// (no job to follow): the next call looks again, and OTC refuses a second change while the first
-// runs.
-func operationSettled(op *v1alpha1.Operation, inst *cloud.Instance) bool {
-	if op.Type == OpSecurityGroup && op.JobID != "" {
-		return inst.SecurityGroupID == op.Target
-	}
-	return true
 }
 
 // recordCreated writes what status remembers of a create OTC took: the port it asked for

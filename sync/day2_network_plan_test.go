@@ -37,7 +37,6 @@ func TestPlanNetwork(t *testing.T) {
 		status  func(*v1alpha1.RdsStatus)
 		inst    func(*cloud.Instance)
 		network *cloud.Network
-		job     *cloud.Job
 		params  map[string]string
 		// passwordDiffers: the spec's root password is not the connection Secret's.
 		passwordDiffers bool
@@ -202,72 +201,11 @@ func TestPlanNetwork(t *testing.T) {
 			want:   networkPlan{refs: resolvedRefs()},
 		},
 		{
-			reason: "a security group change in flight on an ACTIVE instance: its job is read",
-			status: func(st *v1alpha1.RdsStatus) {
-				st.NetworkRefs = resolvedRefs()
-				st.Operation = &v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-2", JobID: "job-1", Generation: 1}
-			},
-			want: networkPlan{refs: resolvedRefs(), needJob: "job-1"},
-		},
-		{
-			reason: "a running job: the change stays in flight",
-			status: func(st *v1alpha1.RdsStatus) {
-				st.NetworkRefs = resolvedRefs()
-				st.Operation = &v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-2", JobID: "job-1", Generation: 1}
-			},
-			job:  &cloud.Job{ID: "job-1", Status: cloud.JobRunning},
-			want: networkPlan{refs: resolvedRefs()},
-		},
-		{
-			reason: "a completed job ends the change",
-			status: func(st *v1alpha1.RdsStatus) {
-				st.NetworkRefs = resolvedRefs()
-				st.Operation = &v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-2", JobID: "job-1", Generation: 1}
-			},
-			job:  &cloud.Job{ID: "job-1", Status: cloud.JobCompleted},
-			want: networkPlan{refs: resolvedRefs(), dropOperation: true},
-		},
-		{
-			reason: "a failed job is told, and not retried until the spec changes",
-			status: func(st *v1alpha1.RdsStatus) {
-				st.NetworkRefs = resolvedRefs()
-				st.Operation = &v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-2", JobID: "job-1", Generation: 1}
-			},
-			job: &cloud.Job{ID: "job-1", Status: cloud.JobFailed, FailReason: "the security group is in use"},
-			want: networkPlan{refs: resolvedRefs(), outcome: ptr.To(notSynced(ReasonChangeFailed,
-				"OTC could not move the instance to the security group sg-2: the security group is in use. Change securitygroup to try again.", settled))},
-		},
-		{
 			reason:          "a changed root password is told, not silently ignored: OTC's is not reset",
 			status:          func(st *v1alpha1.RdsStatus) { st.NetworkRefs = resolvedRefs() },
 			passwordDiffers: true,
 			want: networkPlan{refs: resolvedRefs(), outcome: ptr.To(notSynced(ReasonUnsupportedChange,
 				"The root password the spec names is not the instance's, which the Secret my-rds-single-connection holds: the controller does not reset OTC's root password; reset it in OTC and write it into that Secret, or set password (or passwordsecretref's Secret) back.", settled))},
-		},
-		{
-			reason: "a security group change whose answer was lost has no job to read: the listing tells",
-			status: func(st *v1alpha1.RdsStatus) {
-				st.NetworkRefs = resolvedRefs()
-				st.Operation = &v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-2", Generation: 1}
-			},
-			want: networkPlan{refs: resolvedRefs()},
-		},
-		{
-			reason: "a change asked by an older spec ends with the spec's change",
-			status: func(st *v1alpha1.RdsStatus) {
-				st.NetworkRefs = resolvedRefs()
-				st.Operation = &v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-2", JobID: "job-1", Generation: 0}
-			},
-			want: networkPlan{refs: resolvedRefs(), dropOperation: true},
-		},
-		{
-			reason: "a failed job of an older generation: the new spec is tried",
-			status: func(st *v1alpha1.RdsStatus) {
-				st.NetworkRefs = resolvedRefs()
-				st.Operation = &v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-2", JobID: "job-1", Generation: 0}
-			},
-			job:  &cloud.Job{ID: "job-1", Status: cloud.JobFailed},
-			want: networkPlan{refs: resolvedRefs(), dropOperation: true},
 		},
 	}
 	for _, tc := range tests {
@@ -284,7 +222,7 @@ func TestPlanNetwork(t *testing.T) {
 			if tc.inst != nil {
 				tc.inst(inst)
 			}
-			got := planNetwork(networkInput{spec: &spec, st: st, inst: inst, generation: 1, network: tc.network, job: tc.job, params: tc.params,
+			got := planNetwork(networkInput{spec: &spec, st: st, inst: inst, generation: 1, network: tc.network, params: tc.params,
 				passwordDiffers: tc.passwordDiffers, connectionSecret: "my-rds-single-connection"})
 			assert.Equal(t, tc.want, got)
 		})
@@ -399,15 +337,16 @@ func TestNetworkChanges(t *testing.T) {
 	}
 }
 
-// TestOperationSettled: a security group change with its job ends when OTC lists the group; every
-// other operation with its transitional status.
-func TestOperationSettled(t *testing.T) {
+// TestSettingReached: a security group change ends when OTC lists the group, an SSL switch when it
+// lists the setting (OTC may keep the instance ACTIVE meanwhile: settings.go).
+func TestSettingReached(t *testing.T) {
 	inst := networkInstance()
-	assert.False(t, operationSettled(&v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-2", JobID: "job-1"}, inst), "OTC still lists the old group")
-	assert.True(t, operationSettled(&v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-1", JobID: "job-1"}, inst), "OTC lists the new group")
-	assert.True(t, operationSettled(&v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-2"}, inst), "an answer lost: the status decides, as for every change")
-	assert.True(t, operationSettled(&v1alpha1.Operation{Type: OpSSL, Target: "on"}, inst), "SSL's end is its status")
-	assert.True(t, operationSettled(&v1alpha1.Operation{Type: OpPort, Target: "3307"}, inst), "the port's end is its status")
+	assert.False(t, settingReached(&v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-2", JobID: "job-1"}, inst), "OTC still lists the old group")
+	assert.True(t, settingReached(&v1alpha1.Operation{Type: OpSecurityGroup, Target: "sg-1", JobID: "job-1"}, inst), "OTC lists the new group")
+	assert.False(t, settingReached(&v1alpha1.Operation{Type: OpSSL, Target: "on"}, inst), "OTC still lists SSL off")
+	assert.True(t, settingReached(&v1alpha1.Operation{Type: OpSSL, Target: "off"}, inst), "OTC lists SSL off")
+	assert.True(t, settledOp(&v1alpha1.Operation{Type: OpSecurityGroup}), "followed by its job and the listing")
+	assert.False(t, settledOp(&v1alpha1.Operation{Type: OpPort}), "the port's end is its status, MODIFYING DATABASE PORT")
 }
 
 // TestSecurityProblems: ssl and the create-only fields are checked before any cloud call.

@@ -28,6 +28,8 @@ const (
 	readBackups      readKind = "ListBackups"
 	readMetrics      readKind = "InstanceMetrics"
 	readParameters   readKind = "InstanceParameters"
+	// readBackupPolicy: the backup policy, whose days of the week the instance list lacks.
+	readBackupPolicy readKind = "GetBackupPolicy"
 )
 
 // need is one read a decision asks of the cloud, as data: which read, of what, and with whose
@@ -64,7 +66,8 @@ type seen struct {
 	ranges    []cloud.TimeRange // readRestoreTimes
 	backups   []cloud.Backup    // readBackups
 	metrics   *cloud.InstanceMetrics
-	params    map[string]string // readParameters
+	params    map[string]string    // readParameters
+	policy    cloud.BackupStrategy // readBackupPolicy
 	err       error
 }
 
@@ -120,6 +123,8 @@ func (c *call) observe(ctx context.Context, n need) (s seen) {
 			s.backups, err = client.ListBackups(ctx, n.id)
 		case readParameters:
 			s.params, err = client.InstanceParameters(ctx, n.id)
+		case readBackupPolicy:
+			s.policy, err = client.GetBackupPolicy(ctx, n.id)
 		case readMetrics:
 			reader, ok := client.(cloud.MetricsReader)
 			if !ok {

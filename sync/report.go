@@ -60,7 +60,9 @@ func reported(st v1alpha1.RdsStatus, inst *cloud.Instance) (v1alpha1.RdsStatus, 
 	}
 	st.TimeZone = inst.TimeZone
 	st.DiskEncryptionID, st.Encrypted = inst.DiskEncryptionID, inst.DiskEncryptionID != ""
-	if op := st.Operation; op != nil && operationDone(op, inst.Status) && operationSettled(op, inst) {
+	st.ReplicationMode, st.MaintenanceWindow = inst.ReplicationMode, inst.MaintenanceWindow
+	st.BackupPolicy = reportedBackupPolicy(st.BackupPolicy, inst.BackupStrategy) // settings.go
+	if op := st.Operation; op != nil && operationDone(op, inst.Status) && settingReached(op, inst) {
 		st.Operation = nil
 	}
 	reason, message, ok := readiness(inst.Status)

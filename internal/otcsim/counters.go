@@ -60,6 +60,9 @@ const (
 	OpSwitchSSL            = "SwitchSSL"
 	OpTagsAction           = "TagsAction"
 	OpGetTags              = "GetTags"
+	OpChangeStorageType    = "ChangeStorageType"  // the change_volume action
+	OpChangeFailoverMode   = "ChangeFailoverMode" // PUT …/failover/mode
+	OpChangeOpsWindow      = "ChangeOpsWindow"    // PUT …/ops-window
 
 	OpListVpcs           = "ListVpcs"
 	OpGetVpc             = "GetVpc"
@@ -94,6 +97,7 @@ var mutatingOps = map[string]bool{
 	OpRestorePITR: true, OpUpdateInstanceCfg: true, OpApplyConfiguration: true, OpInstanceAction: true,
 	OpCreateConfiguration: true, OpUpdateConfiguration: true, OpDeleteConfiguration: true,
 	OpUpdatePort: true, OpSetSecurityGroup: true, OpSwitchSSL: true, OpTagsAction: true, OpCreateTemporaryCredential: true,
+	OpChangeStorageType: true, OpChangeFailoverMode: true, OpChangeOpsWindow: true,
 	OpCreateAlarm: true, OpUpdateAlarmAction: true, OpDeleteAlarm: true,
 }
 

@@ -70,6 +70,8 @@ func (s *Sim) apiRoutes() []route {
 		api("PUT "+inst+"/port", OpUpdatePort, svcRDS, s.handleUpdatePort),
 		api("PUT "+inst+"/security-group", OpSetSecurityGroup, svcRDS, s.handleSetSecurityGroup),
 		api("PUT "+inst+"/ssl", OpSwitchSSL, svcRDS, s.handleSwitchSSL),
+		api("PUT "+inst+"/failover/mode", OpChangeFailoverMode, svcRDS, s.handleChangeFailoverMode),
+		api("PUT "+inst+"/ops-window", OpChangeOpsWindow, svcRDS, s.handleChangeOpsWindow),
 		api("POST "+inst+"/tags/action", OpTagsAction, svcRDS, s.handleTagsAction),
 		api("GET "+inst+"/tags", OpGetTags, svcRDS, s.handleGetTags),
 		api("GET "+rds+"/jobs", OpGetJob, svcRDS, s.handleGetJob),

@@ -37,6 +37,8 @@ type InstanceView struct {
 	DiskEncryptionID  string            `json:"disk_encryption_id,omitempty"`
 	BackupStartTime   string            `json:"backup_start_time"`
 	BackupKeepDays    int               `json:"backup_keep_days"`
+	BackupPeriod      string            `json:"backup_period"`
+	MaintenanceWindow string            `json:"maintenance_window"`
 	Tags              map[string]string `json:"tags"`
 	Created           time.Time         `json:"created,omitzero"`
 }
@@ -61,6 +63,7 @@ func (in *instance) view() InstanceView {
 		Port: in.shownPort(), VpcID: in.vpcID, SubnetID: in.subnetID, SecurityGroupID: in.secGroupID,
 		SSL: in.ssl, TimeZone: in.timeZone, DiskEncryptionID: in.diskEncryption,
 		BackupStartTime: in.backupStart, BackupKeepDays: in.backupKeepDays, Tags: in.tagMap(),
+		BackupPeriod: in.backupPeriod, MaintenanceWindow: in.shownMaintenanceWindow(),
 		Created: in.created,
 	}
 	if in.op != nil {

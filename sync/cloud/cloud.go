@@ -69,8 +69,10 @@ type Instance struct {
 	TimeZone string
 	// DiskEncryptionID is the KMS key that encrypts the disk; empty for an unencrypted one.
 	DiskEncryptionID string
-	Nodes            []Node
-	Tags             map[string]string
+	// MaintenanceWindow is OTC's maintenance window, hh:mm-HH:MM in UTC.
+	MaintenanceWindow string
+	Nodes             []Node
+	Tags              map[string]string
 	// Created is when OTC finished creating the instance; zero while it is being created.
 	Created time.Time
 }
@@ -85,6 +87,9 @@ type Volume struct {
 type BackupStrategy struct {
 	StartTime string
 	KeepDays  int
+	// Period is the days of the week backups run, "1,2,3,4,5,6,7" (Monday is 1). OTC's instance
+	// list does not report it: only the policy's own read (GetBackupPolicy) fills it.
+	Period string
 }
 
 // Node is one node of an instance.
@@ -168,6 +173,7 @@ type Cloud interface {
 	Core
 	Operations // day2.go: changes to a running instance
 	Security   // security.go: security group, port, SSL
+	Settings   // settings.go: storage type, replication mode, maintenance window, stop and start
 	Restores   // restore.go: point-in-time restore, restore into a new instance
 	Logs       // logs.go: error and slow logs
 }
