@@ -78,7 +78,7 @@ type flavorNeed struct {
 type records struct {
 	upgradeRequest string // status.upgradeRequest
 	restartRequest string // status.restartRequest, and this process's ledger
-	portRequest    int    // status.portRequest
+	portRequest    int    // status.portRequest, once OTC took the change
 	autopilot      *autopilotRecord
 	stopped        *v1alpha1.StoppedStatus // status.stopped, of a stop sent
 	backupPolicy   *v1alpha1.BackupPolicy  // status.backupPolicy, of a policy sent
@@ -386,7 +386,11 @@ func recordSent(a *answer, uid string, inst *cloud.Instance, ch change, s sent, 
 	if s.err != nil && !outcomeUnknown(s.err) {
 		return
 	}
-	record(a, uid, inst, ch.records)
+	r := ch.records
+	if s.err != nil {
+		r.portRequest = 0 // recorded once OTC took it: a lost answer leaves it to what OTC reports next (portAsked)
+	}
+	record(a, uid, inst, r)
 	if ch.op != "" {
 		a.st.Operation = sentOperation(ch, s, generation)
 	}

@@ -313,10 +313,10 @@ func securityGroupID(spec *v1alpha1.RdsSpec, refs *v1alpha1.NetworkRefs, inst *c
 	return ""
 }
 
-// portAsked is the port to move the database to, if the spec asks for a move. An empty port keeps
-// the instance's. The port last asked for (status.portRequest, the create's or the last change's)
-// is asked once: OTC's answer is what it reports afterwards. Without one (an instance created
-// before, or adopted) the spec's port is compared with the instance's.
+// portAsked is the port to move the database to, if the spec asks for a move: a port the instance
+// does not have, and not the port last asked of OTC (status.portRequest, the create's or the last
+// change OTC took), which OTC's answer settled whatever it reports now (the simulator's real
+// servers keep their own port). An empty port keeps the instance's.
 func portAsked(spec *v1alpha1.RdsSpec, asked, running int) (int, bool) {
 	if spec.Port == nil || (spec.Port.StrVal == "" && spec.Port.IntVal == 0) || running == 0 {
 		return 0, false
@@ -325,10 +325,7 @@ func portAsked(spec *v1alpha1.RdsSpec, asked, running int) (int, bool) {
 	if err != nil {
 		return 0, false // Validate refused it
 	}
-	if asked != 0 {
-		return want, want != asked
-	}
-	return want, want != running
+	return want, want != running && want != asked
 }
 
 func onOff(on bool) string {

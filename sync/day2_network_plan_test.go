@@ -274,6 +274,20 @@ func TestNetworkChanges(t *testing.T) {
 			want:   day2Plan{},
 		},
 		{
+			reason: "a port the instance has is no change, asked or not",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Port = port(3307) },
+			status: func(st *v1alpha1.RdsStatus) { st.PortRequest = 3306 },
+			inst:   func(in *cloud.Instance) { in.Port = 3307 },
+			want:   day2Plan{},
+		},
+		{
+			reason: "a port other than the one asked last is asked",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Port = port(3308) },
+			status: func(st *v1alpha1.RdsStatus) { st.PortRequest = 3307 },
+			want: day2Plan{change: &change{op: OpPort, target: "3308",
+				act: action{kind: actUpdatePort, instance: "inst-1", port: 3308}, records: records{portRequest: 3308}}},
+		},
+		{
 			reason: "an empty port keeps the instance's",
 			spec:   func(s *v1alpha1.RdsSpec) { s.Port = nil },
 			inst:   func(in *cloud.Instance) { in.Port = 5000 },
