@@ -78,7 +78,7 @@ type flavorNeed struct {
 type records struct {
 	upgradeRequest string // status.upgradeRequest
 	restartRequest string // status.restartRequest, and this process's ledger
-	portRequest    int    // status.portRequest, once OTC took the change
+	portRequest    int    // status.portRequest
 	autopilot      *autopilotRecord
 	stopped        *v1alpha1.StoppedStatus // status.stopped, of a stop sent
 	backupPolicy   *v1alpha1.BackupPolicy  // status.backupPolicy, of a policy sent
@@ -386,11 +386,7 @@ func recordSent(a *answer, uid string, inst *cloud.Instance, ch change, s sent, 
 	if s.err != nil && !outcomeUnknown(s.err) {
 		return
 	}
-	r := ch.records
-	if s.err != nil {
-		r.portRequest = 0 // recorded once OTC took it: a lost answer leaves it to what OTC reports next (portAsked)
-	}
-	record(a, uid, inst, r)
+	record(a, uid, inst, ch.records)
 	if ch.op != "" {
 		a.st.Operation = sentOperation(ch, s, generation)
 	}
@@ -402,7 +398,7 @@ func record(a *answer, uid string, inst *cloud.Instance, r records) {
 		a.st.UpgradeRequest = r.upgradeRequest
 	}
 	if r.portRequest != 0 {
-		a.st.PortRequest = r.portRequest
+		a.st.PortRequest, a.st.PortReported = r.portRequest, 0 // the network step records what OTC reports once it is over
 	}
 	if r.stopped != nil {
 		a.st.Stopped = r.stopped

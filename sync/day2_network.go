@@ -40,6 +40,8 @@ type networkInput struct {
 	passwordDiffers bool
 	// connectionSecret names that Secret, for the message.
 	connectionSecret string
+	// priorOp is the operation the last call's status recorded.
+	priorOp *v1alpha1.Operation
 }
 
 // networkPlan is the decision of the network step. It makes no change: the changes (security
@@ -54,6 +56,12 @@ type networkPlan struct {
 	// lowerCase is status.lowerCaseTableNames as the instance's parameters report it, when status
 	// had no record of it.
 	lowerCase *int
+	// forgetPort drops status.portRequest: the port change it records got no answer, and OTC
+	// shows it never made it (portAsked then asks again).
+	forgetPort bool
+	// portReported is status.portReported: the port OTC reports once the move to portRequest is
+	// over; 0 keeps what status has.
+	portReported int
 	// needNetwork and needParams ask for the reads the plan needs.
 	needNetwork bool
 	needParams  bool
@@ -66,6 +74,16 @@ type networkPlan struct {
 // nothing.
 func planNetwork(in networkInput) networkPlan {
 	p := networkPlan{refs: in.st.NetworkRefs}
+	switch op := in.priorOp; {
+	case op != nil && op.Type == OpPort && op.JobID == "" && usable(in.inst.Status) &&
+		strconv.Itoa(in.inst.Port) != op.Target && strconv.Itoa(in.st.PortRequest) == op.Target:
+		// NOTE: a port change whose answer was lost is recorded as asked (recordSent): OTC may
+		// have made it. An ACTIVE instance on another port says it did not.
+		p.forgetPort = true
+	case in.st.PortRequest != 0 && in.st.PortReported == 0 && usable(in.inst.Status) && in.inst.Port != 0 &&
+		(in.st.Operation == nil || in.st.Operation.Type != OpPort):
+		p.portReported = in.inst.Port // the move (or the create) is over: what OTC made of it
+	}
 	st := in.st
 	if in.spec.Lowercasetablenames != nil && st.LowerCaseTableNames == nil {
 		// NOTE: OTC's listing does not report lower_case_table_names; status records what the
@@ -222,7 +240,8 @@ type networkStep struct {
 }
 
 func newNetworkStep(c *call, inst *cloud.Instance) *networkStep {
-	in := networkInput{spec: c.spec, st: c.st, inst: inst, generation: c.parent.Generation, connectionSecret: c.st.ConnectionSecret}
+	in := networkInput{spec: c.spec, st: c.st, inst: inst, generation: c.parent.Generation, connectionSecret: c.st.ConnectionSecret,
+		priorOp: c.parent.Status.Operation}
 	desired, generated, problem := desiredPassword(c.spec, c.req.Related, c.parent.Namespace)
 	observed, stored := observedPassword(c.req.Secrets[c.st.ConnectionSecret])
 	in.passwordDiffers = stored && !generated && problem == "" && !desired.Empty() && desired.Reveal() != observed.Reveal()
@@ -269,6 +288,12 @@ func (s *networkStep) render(a *answer) {
 	if s.p.lowerCase != nil {
 		a.st.LowerCaseTableNames = s.p.lowerCase
 	}
+	if s.p.forgetPort {
+		a.st.PortRequest, a.st.PortReported = 0, 0
+	}
+	if s.p.portReported != 0 {
+		a.st.PortReported = s.p.portReported
+	}
 }
 
 // networkChanges are the day-2 changes to how the instance is reached: the security group (the
@@ -283,7 +308,7 @@ func networkChanges(in day2Input) ([]change, *outcome) {
 			act:    action{kind: actSecurityGroup, instance: inst.ID, group: group},
 		})
 	}
-	if port, ok := portAsked(spec, in.st.PortRequest, inst.Port); ok {
+	if port, ok := portAsked(spec, in.st.PortRequest, in.st.PortReported, inst.Port); ok {
 		changes = append(changes, change{
 			op:      OpPort,
 			target:  strconv.Itoa(port),
@@ -314,10 +339,13 @@ func securityGroupID(spec *v1alpha1.RdsSpec, refs *v1alpha1.NetworkRefs, inst *c
 }
 
 // portAsked is the port to move the database to, if the spec asks for a move: a port the instance
-// does not have, and not the port last asked of OTC (status.portRequest, the create's or the last
-// change OTC took), which OTC's answer settled whatever it reports now (the simulator's real
-// servers keep their own port). An empty port keeps the instance's.
-func portAsked(spec *v1alpha1.RdsSpec, asked, running int) (int, bool) {
+// does not have, unless it is the port last asked of OTC (status.portRequest, the create's or the
+// last change's) and OTC still reports what it made of that (status.portReported; none yet while
+// the move runs): OTC's answer settled it (the simulator's real servers keep their own port). A
+// port that changed since (in the console, or by a change whose answer Metacontroller lost) is
+// asked again, and so is a change without an answer that OTC shows it never made (planNetwork).
+// An empty port keeps the instance's.
+func portAsked(spec *v1alpha1.RdsSpec, asked, reported, running int) (int, bool) {
 	if spec.Port == nil || (spec.Port.StrVal == "" && spec.Port.IntVal == 0) || running == 0 {
 		return 0, false
 	}
@@ -325,7 +353,8 @@ func portAsked(spec *v1alpha1.RdsSpec, asked, running int) (int, bool) {
 	if err != nil {
 		return 0, false // Validate refused it
 	}
-	return want, want != running && want != asked
+	settled := want == asked && (reported == 0 || reported == running)
+	return want, want != running && !settled
 }
 
 func onOff(on bool) string {
@@ -339,7 +368,7 @@ func onOff(on bool) string {
 // (status.portRequest), lower_case_table_names (which OTC's listing does not report), and the
 // spec's network references with the ids they were resolved to.
 func recordCreated(st *v1alpha1.RdsStatus, opts cloud.CreateInstanceOpts, spec *v1alpha1.RdsSpec) {
-	st.PortRequest = 0
+	st.PortRequest, st.PortReported = 0, 0
 	if spec.Port != nil && opts.Port > 0 {
 		st.PortRequest = opts.Port
 	}

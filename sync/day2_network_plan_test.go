@@ -40,6 +40,7 @@ func TestPlanNetwork(t *testing.T) {
 		params  map[string]string
 		// passwordDiffers: the spec's root password is not the connection Secret's.
 		passwordDiffers bool
+		priorOp         *v1alpha1.Operation
 		want            networkPlan
 	}{
 		{
@@ -201,6 +202,47 @@ func TestPlanNetwork(t *testing.T) {
 			want:   networkPlan{refs: resolvedRefs()},
 		},
 		{
+			reason:  "a port change without an answer that OTC shows it never made is forgotten: asked again",
+			status:  func(st *v1alpha1.RdsStatus) { st.NetworkRefs, st.PortRequest = resolvedRefs(), 3307 },
+			priorOp: &v1alpha1.Operation{Type: OpPort, Target: "3307", Generation: 1},
+			want:    networkPlan{refs: resolvedRefs(), forgetPort: true},
+		},
+		{
+			reason: "once the move is over, what OTC made of it is recorded",
+			status: func(st *v1alpha1.RdsStatus) { st.NetworkRefs, st.PortRequest = resolvedRefs(), 3307 },
+			inst:   func(in *cloud.Instance) { in.Port = 3307 },
+			want:   networkPlan{refs: resolvedRefs(), portReported: 3307},
+		},
+		{
+			reason: "not while it runs",
+			status: func(st *v1alpha1.RdsStatus) {
+				st.NetworkRefs, st.PortRequest = resolvedRefs(), 3307
+				st.Operation = &v1alpha1.Operation{Type: OpPort, Target: "3307", Generation: 1}
+			},
+			inst: func(in *cloud.Instance) { in.Status = cloud.StatusModifyingPort },
+			want: networkPlan{refs: resolvedRefs()},
+		},
+		{
+			reason:  "one OTC made is kept",
+			status:  func(st *v1alpha1.RdsStatus) { st.NetworkRefs, st.PortRequest = resolvedRefs(), 3307 },
+			inst:    func(in *cloud.Instance) { in.Port = 3307 },
+			priorOp: &v1alpha1.Operation{Type: OpPort, Target: "3307", Generation: 1},
+			want:    networkPlan{refs: resolvedRefs(), portReported: 3307},
+		},
+		{
+			reason:  "one OTC still works on is kept",
+			status:  func(st *v1alpha1.RdsStatus) { st.NetworkRefs, st.PortRequest = resolvedRefs(), 3307 },
+			inst:    func(in *cloud.Instance) { in.Status = cloud.StatusModifyingPort },
+			priorOp: &v1alpha1.Operation{Type: OpPort, Target: "3307", Generation: 1},
+			want:    networkPlan{refs: resolvedRefs()},
+		},
+		{
+			reason:  "one with OTC's answer is kept: OTC took it, whatever it reports",
+			status:  func(st *v1alpha1.RdsStatus) { st.NetworkRefs, st.PortRequest = resolvedRefs(), 3307 },
+			priorOp: &v1alpha1.Operation{Type: OpPort, Target: "3307", JobID: "job-1", Generation: 1},
+			want:    networkPlan{refs: resolvedRefs(), portReported: 3306},
+		},
+		{
 			reason:          "a changed root password is told, not silently ignored: OTC's is not reset",
 			status:          func(st *v1alpha1.RdsStatus) { st.NetworkRefs = resolvedRefs() },
 			passwordDiffers: true,
@@ -223,7 +265,7 @@ func TestPlanNetwork(t *testing.T) {
 				tc.inst(inst)
 			}
 			got := planNetwork(networkInput{spec: &spec, st: st, inst: inst, generation: 1, network: tc.network, params: tc.params,
-				passwordDiffers: tc.passwordDiffers, connectionSecret: "my-rds-single-connection"})
+				passwordDiffers: tc.passwordDiffers, connectionSecret: "my-rds-single-connection", priorOp: tc.priorOp})
 			assert.Equal(t, tc.want, got)
 		})
 	}
@@ -268,10 +310,24 @@ func TestNetworkChanges(t *testing.T) {
 				act: action{kind: actUpdatePort, instance: "inst-1", port: 3307}, records: records{portRequest: 3307}}},
 		},
 		{
-			reason: "a port asked once is not asked again, whatever OTC reports",
+			reason: "a port asked is not asked again while the move runs",
 			spec:   func(s *v1alpha1.RdsSpec) { s.Port = port(3307) },
 			status: func(st *v1alpha1.RdsStatus) { st.PortRequest = 3307 },
 			want:   day2Plan{},
+		},
+		{
+			reason: "nor while OTC reports what it made of it, another port (the simulator's real servers)",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Port = port(3307) },
+			status: func(st *v1alpha1.RdsStatus) { st.PortRequest, st.PortReported = 3307, 3306 },
+			want:   day2Plan{},
+		},
+		{
+			reason: "a port changed since is asked again (a change whose answer Metacontroller lost)",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Port = port(3306) },
+			status: func(st *v1alpha1.RdsStatus) { st.PortRequest, st.PortReported = 3306, 3306 },
+			inst:   func(in *cloud.Instance) { in.Port = 3308 },
+			want: day2Plan{change: &change{op: OpPort, target: "3306",
+				act: action{kind: actUpdatePort, instance: "inst-1", port: 3306}, records: records{portRequest: 3306}}},
 		},
 		{
 			reason: "a port the instance has is no change, asked or not",

@@ -57,12 +57,22 @@ var day2Ops = map[string]struct {
 	otcsim.OpTagsAction:         {"tags", 2},
 	otcsim.OpRestart:            {"restartrequest", 1},
 	otcsim.OpCreateBackup:       {"finalbackup", 1},
+	otcsim.OpSetSecurityGroup:   {"securitygroup", 1},
+	otcsim.OpUpdatePort:         {"port", 1},
+	otcsim.OpSwitchSSL:          {"ssl", 1},
+}
+
+// securityGroups are the seed network's groups by name, as a spec names them.
+var securityGroups = map[string]string{
+	otcsim.SeedSecurityGroupName: otcsim.SeedSecurityGroupID,
+	otcsim.DefaultSecurityGroup:  otcsim.SeedDefaultSecurityGroupID,
 }
 
 // mutatingOps are the operations a run's commit-then-drop faults hit.
 var mutatingOps = []string{
 	otcsim.OpCreateInstance, otcsim.OpResize, otcsim.OpEnlargeVolume, otcsim.OpUpdateBackupPolicy,
 	otcsim.OpTagsAction, otcsim.OpRestart, otcsim.OpCreateBackup, otcsim.OpDeleteInstance,
+	otcsim.OpSetSecurityGroup, otcsim.OpUpdatePort, otcsim.OpSwitchSSL,
 }
 
 func TestCampaign(t *testing.T) {
@@ -227,7 +237,7 @@ func (r *run) userEdit() {
 	rng := r.w.rng
 	spec := r.m.spec()
 	gen := r.m.generation() + 1
-	switch rng.IntN(6) {
+	switch rng.IntN(9) {
 	case 0:
 		flavor := onSale[rng.IntN(len(onSale))]
 		if flavor == spec["flavorref"] {
@@ -264,6 +274,27 @@ func (r *run) userEdit() {
 		r.m.edit(func(spec map[string]any) {
 			spec["logs"] = map[string]any{"request": "logs-" + strconv.Itoa(r.logsAsked), "since": "1h"}
 		})
+	case 6:
+		group := []string{otcsim.SeedSecurityGroupName, otcsim.DefaultSecurityGroup}[rng.IntN(2)]
+		if group == spec["securitygroup"] {
+			return
+		}
+		r.m.edit(func(spec map[string]any) { spec["securitygroup"] = group })
+		r.epoch["securitygroup"] = gen
+	case 7:
+		port := []string{"3306", "3307", "3308"}[rng.IntN(3)]
+		if port == fmt.Sprint(spec["port"]) {
+			return
+		}
+		r.m.edit(func(spec map[string]any) { spec["port"] = port })
+		r.epoch["port"] = gen
+	case 8:
+		on := rng.IntN(2) == 0
+		if was, ok := spec["ssl"].(bool); ok && was == on {
+			return
+		}
+		r.m.edit(func(spec map[string]any) { spec["ssl"] = on })
+		r.epoch["ssl"] = gen
 	}
 }
 
@@ -422,8 +453,8 @@ func (r *run) restartMark() string {
 }
 
 // checkDay2: each day-2 operation is carried out once per spec value. Requests refused by an
-// injected fault do not count (nothing was done); requests that OTC performed and whose answer was
-// dropped do. A tags call that changed the restart's mark is the mark of the request's
+// injected fault, or by OTC as busy (409), do not count (nothing was done; faultLog.busyRefusal);
+// requests that OTC performed and whose answer was dropped do. A tags call that changed the restart's mark is the mark of the request's
 // restartrequest value, written once ahead of the restart and once sealed after it.
 func (r *run) checkDay2(req *request, before, after, refusedBefore, refusedAfter map[string]int, marked bool) {
 	var spec struct {
@@ -542,7 +573,10 @@ func (r *run) converged(spec v1alpha1.RdsSpec) bool {
 	if r.w.autopilot && !r.autopilotSettled(&st) {
 		return false
 	}
-	return st.Operation == nil && flavor && volume &&
+	port, _ := rdssync.Port(&spec)
+	ssl := spec.Ssl != nil && *spec.Ssl
+	network := in[0].SecurityGroupID == securityGroups[spec.Securitygroup] && in[0].Port == port && in[0].SSL == ssl
+	return st.Operation == nil && flavor && volume && network &&
 		st.RestartRequest == spec.Restartrequest &&
 		in[0].Flavor == st.Flavor && st.Volume != nil && in[0].VolumeSize == st.Volume.Size &&
 		in[0].BackupKeepDays == spec.Backupkeepdays && in[0].BackupStartTime == spec.Backupstarttime &&

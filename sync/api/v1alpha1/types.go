@@ -277,9 +277,11 @@ type RdsStatus struct {
 	Duplicates []string `json:"duplicates,omitempty"`
 	// RestartRequest is the spec.restartrequest value handled last: its restart was issued.
 	RestartRequest string `json:"restartRequest,omitempty"`
-	// PortRequest is the spec.port the database was last moved to, or created with: a port is
-	// asked of OTC once.
-	PortRequest int `json:"portRequest,omitempty"`
+	// PortRequest is the spec.port the database was last moved to, or created with, and
+	// PortReported the port OTC reported once that was over: while it reports the same, the same
+	// port is not asked again.
+	PortRequest  int `json:"portRequest,omitempty"`
+	PortReported int `json:"portReported,omitempty"`
 	// UpgradeRequest is the datastoreversion a minor version upgrade was last issued for.
 	UpgradeRequest string `json:"upgradeRequest,omitempty"`
 	// ManagedTags are the keys of the OTC tags this object manages, sorted: a key removed from
