@@ -67,11 +67,12 @@ type networkPlan struct {
 	needParams  bool
 }
 
-// planNetwork checks what the instance cannot change (timezone, lowercasetablenames,
-// diskencryptionid, vpc, subnet) against what OTC reports and what status recorded at create, and
-// resolves the spec's network references when they are not known to name the instance's. A spec
-// that changes what cannot change is refused (InvalidSpec) and the call makes no change. It calls
-// nothing.
+// planNetwork checks what the instance cannot change (datastoretype, availabilityzone, timezone,
+// lowercasetablenames, diskencryptionid, vpc, subnet) against what OTC reports and what status
+// recorded at create, and resolves the spec's network references when they are not known to name
+// the instance's. A spec that changes what cannot change is refused (InvalidSpec) and the call
+// makes no change. It also keeps the port's bookkeeping (portAsked) and tells a root password the
+// spec changed. It calls nothing.
 func planNetwork(in networkInput) networkPlan {
 	p := networkPlan{refs: in.st.NetworkRefs}
 	switch op := in.priorOp; {
