@@ -95,6 +95,9 @@ func (readOnly) RestoreInPlace(context.Context, string, time.Time) (string, erro
 func (readOnly) RestoreToNew(context.Context, cloud.RestoreToNewOpts) (string, string, error) {
 	return "", "", errViewStale
 }
+func (readOnly) CreateReplica(context.Context, cloud.CreateReplicaOpts) (string, string, error) {
+	return "", "", errViewStale
+}
 
 // InstanceMetrics passes autopilot's fleet-wide reading through: it is a read (sync/autopilot.go).
 func (r readOnly) InstanceMetrics(ctx context.Context, inst *cloud.Instance, window, maxAge time.Duration) (*cloud.InstanceMetrics, error) {

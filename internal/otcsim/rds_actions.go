@@ -57,9 +57,14 @@ func actionOp(r *http.Request) string {
 	return OpInstanceAction
 }
 
-// createOp names the operation of POST /instances: a restore_point makes it RestoreToNew.
+// createOp names the operation of POST /instances: a restore_point makes it RestoreToNew, a
+// replica_of_id CreateReplica.
 func createOp(r *http.Request) string {
-	if _, ok := bodyKeys(r)["restore_point"]; ok {
+	keys := bodyKeys(r)
+	if _, ok := keys["replica_of_id"]; ok {
+		return OpCreateReplica
+	}
+	if _, ok := keys["restore_point"]; ok {
 		return OpRestoreToNew
 	}
 	return OpCreateInstance
@@ -120,8 +125,11 @@ func (s *Sim) resize(in *instance, spec string, now time.Time) (*job, *apiError)
 	}
 	f := findFlavor(spec)
 	wantMode := modeSingle
-	if in.typ == TypeHa {
+	switch in.typ {
+	case TypeHa:
 		wantMode = modeHA
+	case TypeReplica:
+		wantMode = modeReplica
 	}
 	if f == nil || f.engine != in.engine || !slices.Contains(f.versions, in.version) {
 		return nil, errorf(http.StatusBadRequest, "DBS.200053", "The specifications %s do not exist for %s %s.", spec, in.engine.name, in.version)

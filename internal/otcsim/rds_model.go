@@ -76,6 +76,11 @@ type instance struct {
 
 	failNextBackup bool
 
+	// replicaOf is a read replica's primary; replicas are a primary's read replicas
+	// (rds_replicas.go).
+	replicaOf *instance
+	replicas  []*instance
+
 	errorLogs []errorLogEntry
 	slowLogs  []SlowLogEntry
 }
@@ -142,7 +147,7 @@ func (in *instance) startOp(kind, status string, now time.Time, d time.Duration,
 // checkIdle refuses changes unless the instance is available and no operation runs on it.
 func (in *instance) checkIdle() *apiError {
 	switch {
-	case in.op != nil:
+	case in.op != nil, in.replicaBuilding():
 		return errInstanceBusy()
 	case in.status == StatusFrozen:
 		return errorf(400, "DBS.280449", "The DB instance is frozen.")

@@ -65,6 +65,10 @@ type Instance struct {
 	BackupStrategy  BackupStrategy
 	Nodes           []Node
 	Tags            map[string]string
+	// ReplicaOf is the primary's id of a read replica (OTC's related_instance of type
+	// replica_of); Replicas are the ids of a primary's read replicas (of type replica).
+	ReplicaOf string
+	Replicas  []string
 	// Created is when OTC finished creating the instance; zero while it is being created.
 	Created time.Time
 }
@@ -158,6 +162,7 @@ type Cloud interface {
 	Operations // day2.go: changes to a running instance
 	Restores   // restore.go: point-in-time restore, restore into a new instance
 	Logs       // logs.go: error and slow logs
+	Replicas   // replicas.go: read replicas
 }
 
 // Core is what creating, observing and deleting an instance needs.

@@ -26,6 +26,7 @@ func (s *RdsStatus) DeepCopy() *RdsStatus {
 	out.Nodes = append([]Node(nil), s.Nodes...)
 	out.ManagedTags = append([]string(nil), s.ManagedTags...)
 	out.Duplicates = append([]string(nil), s.Duplicates...)
+	out.ReadReplicas = append([]ReadReplicaStatus(nil), s.ReadReplicas...)
 	out.Conditions = append([]Condition(nil), s.Conditions...)
 	return &out
 }

@@ -144,6 +144,9 @@ type RdsSpec struct {
 	// Logs on request.
 	// Logs asks for the error and slow query logs, printed by a Job (see LogsRequest).
 	Logs *LogsRequest `json:"logs,omitempty"`
+
+	// Readreplicas are the instance's read replicas, by name (docs/reference.md#readreplicas).
+	Readreplicas []ReadReplica `json:"readreplicas,omitempty"`
 }
 
 // SecretKeyRef points at one key of a Secret in the Rds object's namespace.
@@ -236,6 +239,9 @@ type RdsStatus struct {
 	Logs *LogsStatus `json:"logs,omitempty"`
 	// Autopilot: what autopilot did last and would do next, and what it must remember.
 	Autopilot *AutopilotStatus `json:"autopilot,omitempty"`
+	// ReadReplicas are the instance's read replicas the controller manages, as last observed:
+	// the declared ones in spec order, then those being deleted.
+	ReadReplicas []ReadReplicaStatus `json:"readReplicas,omitempty"`
 	// Conditions: Ready and Synced, and Autopilot while spec.autopilot is on.
 	Conditions []Condition `json:"conditions,omitempty"`
 }

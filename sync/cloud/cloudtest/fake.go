@@ -35,6 +35,8 @@ type Fake struct {
 
 	LogsFns // fake_logs.go
 
+	ReplicaFns // fake_replicas.go
+
 	calls []string
 }
 

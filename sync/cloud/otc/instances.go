@@ -182,6 +182,7 @@ func toInstance(in instances.InstanceResponse) *cloud.Instance {
 	for _, n := range in.Nodes {
 		out.Nodes = append(out.Nodes, cloud.Node{ID: n.Id, Name: n.Name, Role: n.Role, Status: n.Status, AvailabilityZone: n.AvailabilityZone})
 	}
+	related(out, in.RelatedInstance) // replicas.go
 	if len(in.Tags) > 0 {
 		out.Tags = make(map[string]string, len(in.Tags))
 		for _, t := range in.Tags {
