@@ -30,6 +30,7 @@ const (
 	actRestoreToNew       actionKind = "RestoreToNew"
 	actCreateBackup       actionKind = "CreateBackup"
 	actDeleteInstance     actionKind = "DeleteInstance"
+	actCreateReplica      actionKind = "CreateReplica"
 )
 
 // action is the one change a decision asks of the cloud, as data: which call, on which instance,
@@ -51,6 +52,7 @@ type action struct {
 	from    cloud.RestorePoint        // actRestoreToNew
 	backup  string                    // actCreateBackup: the backup's name
 	about   string                    // actCreateBackup: the backup's description
+	replica *cloud.CreateReplicaOpts  // actCreateReplica
 
 	// password is the root password SingleToHA needs for SQL Server. It is never compared or
 	// printed (secret.Value), and never part of what a decision is tested on.
@@ -122,6 +124,8 @@ func (c *call) act(ctx context.Context, a action) (res acted, err error) {
 			res.backup, err = c.cloud.CreateBackup(ctx, a.instance, a.backup, a.about)
 		case actDeleteInstance:
 			*jobID, err = c.cloud.DeleteInstance(ctx, a.instance)
+		case actCreateReplica:
+			res.instanceID, *jobID, err = c.cloud.CreateReplica(ctx, *a.replica)
 		default:
 			return fmt.Errorf("sync: act: unknown action %q", a.kind) // a programming error, never sent
 		}

@@ -41,6 +41,8 @@ var progress = map[string]string{
 	OpStorage:      "Growing the storage to %s",
 	OpMinorUpgrade: "Upgrading the minor version for datastoreversion %s",
 	OpRestart:      "Restarting for restartrequest %q",
+	// replicas.go: the primary takes no change while a read replica is built
+	OpCreateReplica: "Creating the read replica %s",
 }
 
 // change is one difference between the spec and the instance, as data: the action that removes

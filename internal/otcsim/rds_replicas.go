@@ -75,9 +75,6 @@ func (s *Sim) createReplica(req *createRequest, now time.Time) (*instance, *job,
 	if err := validateVolume(req.Volume.Type, size); err != nil {
 		return nil, nil, err
 	}
-	if size < primary.volumeSize {
-		return nil, nil, errorf(http.StatusBadRequest, "DBS.200023", "The read replica's storage must not be smaller than its primary's (%d GB).", primary.volumeSize)
-	}
 	if storageAZStatus(req.Volume.Type, az) != azNormal {
 		return nil, nil, errorf(http.StatusBadRequest, "DBS.200026", "The storage type %s is not offered in %s.", req.Volume.Type, az)
 	}

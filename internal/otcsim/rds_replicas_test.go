@@ -77,7 +77,7 @@ func TestReadReplicas(t *testing.T) {
 }
 
 // TestReadReplicaRules checks what OTC refuses: a replica of a replica, of a busy primary, beyond
-// five per primary, on a single or HA flavor, with less storage than the primary, and a replica
+// five per primary, on a single or HA flavor, with storage out of range, and a replica
 // deleted alone leaves its primary's related instances.
 func TestReadReplicaRules(t *testing.T) {
 	e := newEnv(t, Options{})
@@ -92,7 +92,7 @@ func TestReadReplicaRules(t *testing.T) {
 	bad.Volume.Size = 30
 	_, err = instances.CreateReplica(e.rds, bad)
 	_, code = rdsErrorCode(t, err)
-	assert.Equal(t, "DBS.200023", code)
+	assert.Equal(t, "DBS.200023", code, "40 to 4000 GB, as any instance")
 	_, err = instances.CreateReplica(e.rds, replicaOpts("rr-none", "0123456789abcdef0123456789abcdefin01"))
 	status, _ := rdsErrorCode(t, err)
 	assert.Equal(t, http.StatusNotFound, status)

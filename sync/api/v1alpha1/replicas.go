@@ -12,8 +12,8 @@ type ReadReplica struct {
 	Flavorref string `json:"flavorref"`
 	// Availabilityzone is the one AZ of the replica. Immutable in effect (OTC cannot move it).
 	Availabilityzone string `json:"availabilityzone"`
-	// Volumesize is the replica's storage in GB: 40 to 4000, a multiple of 10, not below the
-	// primary's volumesize; it can only grow. Default the primary's volumesize.
+	// Volumesize is the replica's storage in GB: 40 to 4000, a multiple of 10; it can only grow.
+	// Default the primary's volumesize, which it then follows.
 	Volumesize int `json:"volumesize,omitempty"`
 }
 
@@ -36,6 +36,8 @@ type ReadReplicaStatus struct {
 	Availabilityzone string `json:"availabilityzone,omitempty"`
 	// Endpoint is the replica's ip:port, which readers connect to.
 	Endpoint string `json:"endpoint,omitempty"`
+	// JobID is OTC's job of the replica's delete while Status is DELETING.
+	JobID string `json:"jobID,omitempty"`
 }
 
 // ReplicaStatus values the controller reports beside OTC's own.

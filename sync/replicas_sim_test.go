@@ -1,0 +1,140 @@
+package sync_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
+	"github.com/mcsps/rds-lambda-controller/sync"
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/hook"
+)
+
+// replicas are the read replicas of the world's instance OTC lists, by their rds-replica tag (or,
+// untagged, their OTC name).
+func (w *day2World) replicas() map[string][]otcsim.InstanceView {
+	w.t.Helper()
+	out := map[string][]otcsim.InstanceView{}
+	for _, v := range w.sim.Instances() {
+		if v.Type != otcsim.TypeReplica {
+			continue
+		}
+		require.Equal(w.t, w.status().ID, v.ReplicaOf, "a replica only of the object's own instance")
+		key := v.Tags[sync.TagReplica]
+		if key == "" {
+			key = v.Name
+		}
+		out[key] = append(out[key], v)
+	}
+	return out
+}
+
+// syncOneChange makes one call and checks it made at most one change in OTC.
+func (w *day2World) syncOneChange() *hook.SyncResponse {
+	w.t.Helper()
+	before := w.sim.MutatingCalls()
+	resp := w.sync()
+	require.LessOrEqual(w.t, w.sim.MutatingCalls()-before, 1, "at most one change per call")
+	return resp
+}
+
+// settleReplicas calls until the status reports every declared replica ACTIVE with no operation
+// in flight, moving the clock on after each call; at most n calls.
+func (w *day2World) settleReplicas(n int) {
+	w.t.Helper()
+	for range n {
+		resp := w.syncOneChange()
+		st := w.status()
+		if st.Operation == nil && len(st.ReadReplicas) == len(w.mc.Rds().Spec.Readreplicas) &&
+			!slices.ContainsFunc(st.ReadReplicas, func(r v1alpha1.ReadReplicaStatus) bool { return r.Status != "ACTIVE" }) &&
+			resp.ResyncAfterSeconds > 60 {
+			return
+		}
+		w.clock.Advance(min(time.Duration(resp.ResyncAfterSeconds)*time.Second, 10*time.Second))
+	}
+	w.t.Fatalf("the read replicas did not settle: %+v, conditions %+v", w.status().ReadReplicas, w.status().Conditions)
+}
+
+func (w *day2World) connectionSecret() *corev1.Secret {
+	w.t.Helper()
+	for _, c := range w.last.Children {
+		if s, ok := c.(*corev1.Secret); ok && s.Name == w.status().ConnectionSecret {
+			return s
+		}
+	}
+	w.t.Fatal("no connection Secret in the answer")
+	return nil
+}
+
+func twoReplicas(s *v1alpha1.RdsSpec) {
+	s.Readreplicas = []v1alpha1.ReadReplica{
+		{Name: "r1", Flavorref: "rds.mysql.n1.large.2.rr", Availabilityzone: "eu-de-02"},
+		{Name: "r2", Flavorref: "rds.mysql.n1.large.2.rr", Availabilityzone: "eu-de-03"},
+	}
+}
+
+// TestReadReplicasEndToEnd: through the real SDK and the simulator, two replicas declared are two
+// creates over many calls, each tagged as the object's before anything else; their endpoints reach
+// the connection Secret; one resized, one removed (deleted), each change once and one a call; then
+// the primary deleted leaves nothing in OTC.
+func TestReadReplicasEndToEnd(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	w.edit(twoReplicas)
+	w.settleReplicas(40)
+
+	rrs := w.replicas()
+	require.Len(t, rrs, 2)
+	assert.Equal(t, 2, w.sim.Calls(otcsim.OpCreateReplica), "two replicas, two creates")
+	for i, name := range []string{"r1", "r2"} {
+		require.Len(t, rrs[name], 1, name)
+		v := rrs[name][0]
+		assert.Equal(t, sync.ReplicaInstanceName("local", "team-a", "shop", name), v.Name)
+		assert.Equal(t, "uid-day2", v.Tags[sync.TagOwnerUID], "the ownership tags, as on the primary")
+		st := w.status().ReadReplicas[i]
+		assert.Equal(t, name, st.Name)
+		assert.Equal(t, v.ID, st.ID)
+		assert.Equal(t, "rds.mysql.n1.large.2.rr", st.Flavor)
+		assert.Equal(t, 40, st.Volume, "the primary's volume")
+		assert.NotEmpty(t, st.Endpoint)
+	}
+	st := w.status()
+	assert.Equal(t, st.ReadReplicas[0].Endpoint+","+st.ReadReplicas[1].Endpoint, string(w.connectionSecret().Data[sync.KeyReaderHosts]))
+	w.requireSettled("two replicas")
+
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Readreplicas[0].Flavorref = "rds.mysql.n1.xlarge.2.rr" })
+	w.settleReplicas(20)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "one resize")
+	assert.Equal(t, "rds.mysql.n1.xlarge.2.rr", w.replicas()["r1"][0].Flavor)
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Readreplicas[0].Volumesize = 60 })
+	w.settleReplicas(20)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpEnlargeVolume), "one growth")
+	assert.Equal(t, 60, w.replicas()["r1"][0].VolumeSize)
+
+	r2 := w.replicas()["r2"][0].ID
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Readreplicas = s.Readreplicas[:1] })
+	w.settleReplicas(20)
+	_, listed := w.sim.Instance(r2)
+	assert.False(t, listed, "a replica left out of readreplicas is deleted")
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpDeleteInstance))
+	require.Len(t, w.status().ReadReplicas, 1)
+	assert.Equal(t, w.status().ReadReplicas[0].Endpoint, string(w.connectionSecret().Data[sync.KeyReaderHosts]))
+	w.requireSettled("one replica")
+
+	// The primary deleted: its final backup, its delete, and nothing left in OTC.
+	w.mc.Delete(w.clock.Now())
+	for i := 0; !w.mc.Gone(); i++ {
+		require.Less(t, i, 30, "the deletion finishes")
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		resp, err := w.mc.Finalize(ctx, w.r)
+		cancel()
+		require.NoError(t, err)
+		w.clock.Advance(min(time.Duration(resp.ResyncAfterSeconds)*time.Second, 10*time.Second))
+	}
+	assert.Empty(t, w.sim.Instances(), "no instance and no replica is left billed")
+}
