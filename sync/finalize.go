@@ -116,6 +116,9 @@ type finalizeInput struct {
 	reported bool
 	// backups is the instance's backup list; nil until read.
 	backups []cloud.Backup
+	// replicas are the instance's read replicas read by id (Retain releases them,
+	// finalize_replicas.go); nil until read.
+	replicas map[string]seen
 	// answer is what OTC answered to the plan's action; nil until it was made.
 	answer *actAnswer
 }
@@ -131,6 +134,8 @@ type finalizePlan struct {
 	searchOwn   bool // search the controller's project too, with its own login
 	report      bool
 	needBackups bool
+	// needReplicas asks for the instance's read replicas (releaseReplicas).
+	needReplicas bool
 	// act is the one change to make; the answer is planned on.
 	act *action
 
@@ -207,6 +212,9 @@ func planFinalize(in finalizeInput) finalizePlan {
 		// released by this object (owns): an earlier call of a Retain deletion wrote the tag
 		return retained(p, inst.ID)
 	case retain:
+		if q, done := releaseReplicas(in, p); !done { // finalize_replicas.go: the read replicas first
+			return q
+		}
 		return release(in, p)
 	}
 	if !in.reported {
@@ -215,8 +223,10 @@ func planFinalize(in finalizeInput) finalizePlan {
 	if op := p.operation; op != nil && op.Type == OpDelete {
 		return deleting(p, "The instance is being deleted.")
 	}
-	// NOTE: a CREATE FAIL instance never held data, and OTC cannot back it up.
-	if !in.spec.Skipfinalbackup && inst.Status != cloud.StatusCreateFail {
+	// NOTE: a CREATE FAIL instance never held data, and OTC cannot back it up; nor a read replica
+	// of the object OTC still lists once its primary is gone, which holds a copy of the primary's
+	// data, backed up before the primary was deleted (finalize_replicas.go).
+	if !in.spec.Skipfinalbackup && inst.Status != cloud.StatusCreateFail && inst.Type != cloud.TypeReplica {
 		q, done := planFinalBackup(in, p)
 		if !done {
 			return q
@@ -488,6 +498,12 @@ func (s *finalizeStep) plan() head {
 			continue
 		case p.needBackups:
 			return head{needs: []need{{kind: readBackups, id: s.in.inst.ID}}}
+		case p.needReplicas:
+			var needs []need
+			for _, id := range s.in.inst.Replicas {
+				needs = append(needs, need{kind: readInstanceByID, id: id})
+			}
+			return head{needs: needs}
 		}
 		return head{tells: told(s.ready, p.ready, p.synced), act: p.act, err: p.failed, logs: p.events, stop: true}
 	}
@@ -501,6 +517,11 @@ func (s *finalizeStep) saw(n need, r seen) {
 		s.search.saw(n, r)
 	case p.searchOwn:
 		s.inOwn.saw(n, r)
+	case p.needReplicas:
+		if s.in.replicas == nil {
+			s.in.replicas = map[string]seen{}
+		}
+		s.in.replicas[n.id] = r
 	case p.needBackups:
 		if s.failed = r.err; r.err == nil {
 			s.in.backups = r.backups
@@ -640,6 +661,10 @@ func (s *searchOwn) found() (*cloud.Instance, claim, error) {
 		}
 		tagged := slices.DeleteFunc(slices.Clone(r.instances), func(in *cloud.Instance) bool { return in.Tags[TagOwnerUID] != tagValue(s.me.UID) })
 		own = s.owned(tagged)
+	}
+	if slices.ContainsFunc(own, func(in *cloud.Instance) bool { return in.Type != cloud.TypeReplica }) {
+		// finalize_replicas.go: the primary first; a replica of the object once the primary is gone
+		own = slices.DeleteFunc(own, func(in *cloud.Instance) bool { return in.Type == cloud.TypeReplica })
 	}
 	inst, _ := pickInstance(own, "")
 	if inst == nil {

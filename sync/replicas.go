@@ -150,7 +150,9 @@ func planReplicas(in replicasInput) replicasPlan {
 	priorByName, priorByID := map[string]v1alpha1.ReadReplicaStatus{}, map[string]v1alpha1.ReadReplicaStatus{}
 	otcNames := map[string]string{} // OTC name -> spec name, of the declared and the reported ones
 	for _, r := range in.prior {
-		priorByName[r.Name] = r
+		if _, ok := priorByName[r.Name]; !ok { // the declared one; a second of the name follows it
+			priorByName[r.Name] = r
+		}
 		if r.ID != "" {
 			priorByID[r.ID] = r
 		}
@@ -337,7 +339,11 @@ func planReplicas(in replicasInput) replicasPlan {
 		case err != nil:
 			p.err = err
 		default:
-			p.logs = append(p.logs, logLine{slog.LevelInfo, "issued read replica change", []any{"instance", in.inst.ID, "change", ch.what, "job", s.res.jobID}})
+			replica := ch.act.instance
+			if ch.act.kind == actCreateReplica {
+				replica = s.res.instanceID
+			}
+			p.logs = append(p.logs, logLine{slog.LevelInfo, "issued read replica change", []any{"instance", in.inst.ID, "replica", replica, "change", ch.what, "job", s.res.jobID}})
 			p.tells = append(p.tells, ptr.To(syncedOK(ReasonReconcileSuccess, "OTC was asked for the "+ch.what+".", inFlight).made()))
 		}
 		if ch.act.kind == actCreateReplica && (s.err == nil || outcomeUnknown(s.err)) {

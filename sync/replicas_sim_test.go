@@ -13,6 +13,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 )
 
@@ -137,4 +138,99 @@ func TestReadReplicasEndToEnd(t *testing.T) {
 		w.clock.Advance(min(time.Duration(resp.ResyncAfterSeconds)*time.Second, 10*time.Second))
 	}
 	assert.Empty(t, w.sim.Instances(), "no instance and no replica is left billed")
+}
+
+// finalizeAll deletes the object and calls finalize until it is released.
+func (w *day2World) finalizeAll() {
+	w.t.Helper()
+	w.mc.Delete(w.clock.Now())
+	for i := 0; !w.mc.Gone(); i++ {
+		require.Less(w.t, i, 30, "the deletion finishes")
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		resp, err := w.mc.Finalize(ctx, w.r)
+		cancel()
+		require.NoError(w.t, err)
+		w.clock.Advance(min(time.Duration(resp.ResyncAfterSeconds)*time.Second, 10*time.Second))
+	}
+}
+
+// TestReadReplicasRetain: deletionpolicy Retain keeps the replicas with the primary, each released
+// the same way (the release tag of the object), before the primary.
+func TestReadReplicasRetain(t *testing.T) {
+	w := newDay2World(t, func(s *v1alpha1.RdsSpec) { s.Deletionpolicy = v1alpha1.DeletionPolicyRetain }, nil)
+	w.edit(twoReplicas)
+	w.settleReplicas(40)
+	w.finalizeAll()
+	all := w.sim.Instances()
+	require.Len(t, all, 3, "the primary and its two replicas stay")
+	for _, v := range all {
+		assert.Equal(t, "uid-day2", v.Tags[sync.TagReleasedBy], "%s %s is released", v.Type, v.Name)
+	}
+	assert.Zero(t, w.sim.Calls(otcsim.OpDeleteInstance))
+}
+
+// TestReadReplicaCreateAnswerLost: OTC creates the replica but its answer is lost; the next call
+// finds it (by the primary's related instances, and its name), tags it and creates nothing more.
+func TestReadReplicaCreateAnswerLost(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	w.edit(func(s *v1alpha1.RdsSpec) { twoReplicas(s); s.Readreplicas = s.Readreplicas[:1] })
+	for i := 0; w.sim.Calls(otcsim.OpCreateReplica) == 0; i++ {
+		require.Less(t, i, 10)
+		resp := w.callWith(w.r, w.status())
+		if w.sim.Calls(otcsim.OpCreateReplica) == 0 {
+			w.apply(resp) // the create's answer is lost: never applied
+		}
+	}
+	w.settleReplicas(40)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpCreateReplica), "no second create")
+	require.Len(t, w.replicas()["r1"], 1)
+	assert.Equal(t, "uid-day2", w.replicas()["r1"][0].Tags[sync.TagOwnerUID])
+}
+
+// TestReadReplicaSecondOfANameIsDeleted: a second replica of a name (a create raced by another
+// controller replica) is the object's too, holds nothing of its own, and is deleted: one is kept.
+func TestReadReplicaSecondOfANameIsDeleted(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	w.edit(func(s *v1alpha1.RdsSpec) { twoReplicas(s); s.Readreplicas = s.Readreplicas[:1] })
+	w.settleReplicas(40)
+	kept := w.replicas()["r1"][0].ID
+	// The other controller replica's create, whose tags it has not written yet.
+	_, _, err := w.client.CreateReplica(context.Background(), cloud.CreateReplicaOpts{
+		Name: sync.ReplicaInstanceName("local", "team-a", "shop", "r1"), Of: w.status().ID,
+		Flavor: "rds.mysql.n1.large.2.rr", VolumeType: "CLOUDSSD", VolumeSize: 40, AvailabilityZone: "eu-de-02",
+	})
+	require.NoError(t, err)
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Backupkeepdays = 8 }) // a new generation: the call reads OTC fresh
+	w.settleReplicas(40)
+	rrs := w.sim.Instances()
+	rrs = slices.DeleteFunc(rrs, func(v otcsim.InstanceView) bool { return v.Type != otcsim.TypeReplica })
+	require.Len(t, rrs, 1, "one replica of the name is kept")
+	assert.Equal(t, kept, rrs[0].ID, "the older one")
+	assert.Equal(t, 2, w.sim.Calls(otcsim.OpCreateReplica))
+}
+
+// TestReadReplicaOfAnotherIsLeftAlone: a replica of the object's instance that another object
+// owns (its tags say so) is neither taken over nor deleted, and a declared replica of its name is
+// not created.
+func TestReadReplicaOfAnotherIsLeftAlone(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	ctx := context.Background()
+	id, _, err := w.client.CreateReplica(ctx, cloud.CreateReplicaOpts{
+		Name: sync.ReplicaInstanceName("local", "team-a", "shop", "r1"), Of: w.status().ID,
+		Flavor: "rds.mysql.n1.large.2.rr", VolumeType: "CLOUDSSD", VolumeSize: 40, AvailabilityZone: "eu-de-02",
+	})
+	require.NoError(t, err)
+	require.NoError(t, w.client.SetTags(ctx, id, map[string]string{
+		sync.TagOwnerCluster: "local", sync.TagOwnerNamespace: "team-b", sync.TagOwnerName: "other", sync.TagOwnerUID: "uid-other",
+	}))
+	w.clock.Advance(otcsim.DefaultDurations().Create)
+	w.sim.ResetCounters()
+	w.edit(func(s *v1alpha1.RdsSpec) { twoReplicas(s); s.Readreplicas = s.Readreplicas[:1] })
+	w.settle(6)
+	assert.Zero(t, w.sim.Calls(otcsim.OpCreateReplica), "nothing is created under a name another's replica carries")
+	assert.Zero(t, w.sim.Calls(otcsim.OpDeleteInstance))
+	assert.Zero(t, w.sim.Calls(otcsim.OpTagsAction), "nor taken over")
+	synced := w.condition(v1alpha1.ConditionSynced)
+	assert.Equal(t, sync.ReasonReplicaNameTaken, synced.Reason)
+	assert.NotContains(t, synced.Message, id, "the message names no instance that is not the object's")
 }
