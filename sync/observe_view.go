@@ -99,6 +99,12 @@ func (readOnly) CreateReplica(context.Context, cloud.CreateReplicaOpts) (string,
 	return "", "", errViewStale
 }
 
+// ObserveInstance passes a read of the shared view through: the read replicas of a call that read
+// its instance there are read there too (replicas.go).
+func (r readOnly) ObserveInstance(ctx context.Context, id string, maxAge time.Duration) (*cloud.Instance, error) {
+	return cloud.ObserveInstance(ctx, r.Cloud, id, maxAge)
+}
+
 // InstanceMetrics passes autopilot's fleet-wide reading through: it is a read (sync/autopilot.go).
 func (r readOnly) InstanceMetrics(ctx context.Context, inst *cloud.Instance, window, maxAge time.Duration) (*cloud.InstanceMetrics, error) {
 	if m, ok := r.Cloud.(cloud.MetricsReader); ok {
