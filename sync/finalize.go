@@ -119,6 +119,9 @@ type finalizeInput struct {
 	// replicas are the instance's read replicas read by id (Retain releases them,
 	// finalize_replicas.go); nil until read.
 	replicas map[string]seen
+	// confirmed is a fresh read by id of a read replica the search found (deleteReplica); nil
+	// until read.
+	confirmed *seen
 	// answer is what OTC answered to the plan's action; nil until it was made.
 	answer *actAnswer
 }
@@ -136,6 +139,8 @@ type finalizePlan struct {
 	needBackups bool
 	// needReplicas asks for the instance's read replicas (releaseReplicas).
 	needReplicas bool
+	// confirmReplica asks for a fresh read of the read replica the search found (deleteReplica).
+	confirmReplica bool
 	// act is the one change to make; the answer is planned on.
 	act *action
 
@@ -216,6 +221,8 @@ func planFinalize(in finalizeInput) finalizePlan {
 			return q
 		}
 		return release(in, p)
+	case inst.Type == cloud.TypeReplica:
+		return deleteReplica(in, p) // finalize_replicas.go: one OTC still lists once the primary is gone
 	}
 	if !in.reported {
 		return finalizePlan{report: true}
@@ -223,6 +230,11 @@ func planFinalize(in finalizeInput) finalizePlan {
 	if op := p.operation; op != nil && op.Type == OpDelete {
 		return deleting(p, "The instance is being deleted.")
 	}
+	q, wait := waitForReplicas(in, p) // finalize_replicas.go
+	if wait {
+		return q
+	}
+	p = q
 	// NOTE: a CREATE FAIL instance never held data, and OTC cannot back it up; nor a read replica
 	// of the object OTC still lists once its primary is gone, which holds a copy of the primary's
 	// data, backed up before the primary was deleted (finalize_replicas.go).
@@ -498,6 +510,8 @@ func (s *finalizeStep) plan() head {
 			continue
 		case p.needBackups:
 			return head{needs: []need{{kind: readBackups, id: s.in.inst.ID}}}
+		case p.confirmReplica:
+			return head{needs: []need{{kind: readInstanceByID, id: s.in.inst.ID}}}
 		case p.needReplicas:
 			var needs []need
 			for _, id := range s.in.inst.Replicas {
@@ -517,6 +531,8 @@ func (s *finalizeStep) saw(n need, r seen) {
 		s.search.saw(n, r)
 	case p.searchOwn:
 		s.inOwn.saw(n, r)
+	case p.confirmReplica:
+		s.in.confirmed = &r
 	case p.needReplicas:
 		if s.in.replicas == nil {
 			s.in.replicas = map[string]seen{}

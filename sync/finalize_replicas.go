@@ -69,3 +69,64 @@ func releaseReplicas(in finalizeInput, p finalizePlan) (finalizePlan, bool) {
 	}
 	return p, true
 }
+
+// waitForReplicas holds the deletion while a read replica of the instance is being built: OTC takes
+// no backup or delete of the instance meanwhile. It ends status.operation CreateReplica once none
+// is. It reports true with the plan to answer while the deletion waits (or a read is needed).
+func waitForReplicas(in finalizeInput, p finalizePlan) (finalizePlan, bool) {
+	if len(in.inst.Replicas) == 0 {
+		if op := p.operation; op != nil && op.Type == OpCreateReplica {
+			p.operation = nil
+		}
+		return p, false
+	}
+	if in.replicas == nil {
+		return finalizePlan{needReplicas: true}, true
+	}
+	for _, id := range slices.Sorted(slices.Values(in.inst.Replicas)) {
+		switch r := in.replicas[id]; {
+		case errors.Is(r.err, cloud.ErrNotFound):
+		case r.err != nil:
+			p.failed = r.err
+			return p, true
+		case r.inst != nil && r.inst.Status == cloud.StatusBuild:
+			return deleting(p, "Waiting for a read replica of the instance to be created: OTC takes no backup or delete of the instance meanwhile."), true
+		}
+	}
+	if op := p.operation; op != nil && op.Type == OpCreateReplica {
+		p.operation = nil
+	}
+	return p, false
+}
+
+// deleteReplica deletes a read replica of the object that OTC still lists once its primary is
+// gone: without a backup (OTC has none of a replica; its primary's final backup was taken), and
+// without reporting it as the object's instance (status keeps the primary's id). A replica OTC no
+// longer has, or one being deleted, is looked for again on the next call.
+//
+// NOTE: the search by tags may come from a shared view's listing begun after the deletion but
+// before OTC deleted the replicas with their primary: the replica is read fresh by id first
+// (which drops it from the view when OTC no longer has it).
+func deleteReplica(in finalizeInput, p finalizePlan) finalizePlan {
+	switch c := in.confirmed; {
+	case c == nil:
+		return finalizePlan{confirmReplica: true}
+	case errors.Is(c.err, cloud.ErrNotFound):
+		return deleting(p, "A read replica of the instance is being deleted.")
+	case c.err != nil:
+		p.failed = c.err
+		return p
+	}
+	if in.answer == nil {
+		return finalizePlan{act: &action{kind: actDeleteInstance, instance: in.inst.ID}}
+	}
+	switch err := in.answer.err; {
+	case errors.Is(err, cloud.ErrNotFound), errors.Is(err, cloud.ErrBusy):
+	case err != nil:
+		p.failed = err
+		return p
+	default:
+		p.events = append(p.events, logLine{level: slog.LevelInfo, msg: "deleting read replica", args: []any{"replica", in.inst.ID, "job", in.answer.jobID}})
+	}
+	return deleting(p, "A read replica of the instance is being deleted.")
+}

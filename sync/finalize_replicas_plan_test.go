@@ -78,19 +78,69 @@ func TestPlanFinalizeReplicas(t *testing.T) {
 				assert.Equal(t, ReasonRetained, p.ready.reason)
 			},
 		},
-		"delete: the primary's final backup": {
-			reason: "Delete takes the primary's final backup and deletes it: OTC deletes its replicas with it",
+		"delete: the replicas first": {
+			reason: "Delete looks at the replicas before the final backup: OTC takes none while one is built",
 			in:     input(),
-			want:   func(t *testing.T, p finalizePlan) { assert.True(t, p.needBackups) },
+			want:   func(t *testing.T, p finalizePlan) { assert.True(t, p.needReplicas) },
+		},
+		"delete: waits for a replica being built": {
+			reason: "no backup or delete is asked of OTC while a replica of the instance is built",
+			in:     input(read(rrReplica("1", "r1", cloud.StatusBuild, true), other)),
+			want: func(t *testing.T, p finalizePlan) {
+				assert.Nil(t, p.act)
+				assert.False(t, p.needBackups)
+				assert.Equal(t, ReasonDeleting, p.ready.reason)
+				assert.Contains(t, p.ready.message, "read replica")
+			},
+		},
+		"delete: the primary's final backup": {
+			reason: "Delete takes the primary's final backup and deletes it: OTC deletes its replicas with it; a CreateReplica operation ends",
+			in: input(read(rrReplica("1", "r1", cloud.StatusActive, true), other), func(in *finalizeInput) {
+				in.st.Operation = &v1alpha1.Operation{Type: OpCreateReplica, Target: "r1"}
+			}),
+			want: func(t *testing.T, p finalizePlan) { assert.True(t, p.needBackups) },
+		},
+		"delete: a leftover replica is read fresh": {
+			reason: "the search's listing may predate OTC's delete of the replicas with their primary: the replica is read fresh by id first",
+			in: input(func(in *finalizeInput) {
+				in.inst, in.claim = rrReplica("1", "r1", cloud.StatusActive, true), claim{Kind: Ours}
+			}),
+			want: func(t *testing.T, p finalizePlan) { assert.True(t, p.confirmReplica) },
+		},
+		"delete: a leftover replica gone": {
+			reason: "a replica OTC no longer has is not deleted; the next call looks again",
+			in: input(func(in *finalizeInput) {
+				in.inst, in.claim = rrReplica("1", "r1", cloud.StatusActive, true), claim{Kind: Ours}
+				in.confirmed = &seen{err: cloud.ErrNotFound}
+			}),
+			want: func(t *testing.T, p finalizePlan) {
+				assert.Nil(t, p.act)
+				assert.False(t, p.finalized)
+			},
 		},
 		"delete: a leftover replica": {
 			reason: "a replica of the object OTC still lists once the primary is gone is deleted without a backup (OTC has none of a replica)",
 			in: input(func(in *finalizeInput) {
 				in.inst, in.claim = rrReplica("1", "r1", cloud.StatusActive, true), claim{Kind: Ours}
+				in.confirmed = &seen{inst: in.inst}
 			}),
 			want: func(t *testing.T, p finalizePlan) {
 				require.NotNil(t, p.act)
 				assert.Equal(t, action{kind: actDeleteInstance, instance: "1"}, *p.act)
+			},
+		},
+		"delete: a leftover replica is not reported": {
+			reason: "the replica's delete is told, and status keeps the primary's id (a log Job names it)",
+			in: input(func(in *finalizeInput) {
+				in.inst, in.claim, in.reported = rrReplica("1", "r1", cloud.StatusActive, true), claim{Kind: Ours}, false
+				in.confirmed = &seen{inst: in.inst}
+				in.answer = &actAnswer{jobID: "j"}
+			}),
+			want: func(t *testing.T, p finalizePlan) {
+				assert.Nil(t, p.act)
+				assert.False(t, p.report)
+				assert.False(t, p.finalized)
+				assert.Equal(t, ReasonDeleting, p.ready.reason)
 			},
 		},
 	}

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,7 +23,7 @@ const TagReplica = "rds-replica"
 // OpCreateReplica is status.operation while a read replica of the instance is created: OTC copies
 // the primary's data into it and takes no other change of the primary meanwhile, so the day-2
 // changes and autopilot wait for it as for any operation (operationDone keeps it until the
-// replicas step sees the replica built).
+// replicas step, which runs before them, sees no replica being built).
 const OpCreateReplica = "CreateReplica"
 
 // MaxReadReplicas is how many read replicas OTC lets one MySQL or PostgreSQL instance have
@@ -207,14 +208,18 @@ func planReplicas(in replicasInput) replicasPlan {
 		}
 	}
 
-	// status.operation CreateReplica lasts while the replica is built.
-	if op != nil && op.Type == OpCreateReplica {
-		if k := keep[op.Target]; k == nil || k.inst.Status != cloud.StatusBuild {
-			op, p.setOp = nil, true
-		}
+	// status.operation CreateReplica lasts while a replica of the instance is built, whoever's,
+	// whether or not the call that created it was answered: the instance takes no other change
+	// meanwhile, and the day-2 changes and autopilot, which run after this step, wait for it.
+	b := slices.IndexFunc(all, func(o observedReplica) bool { return o.inst.Status == cloud.StatusBuild })
+	switch {
+	case b >= 0 && op == nil:
+		target := cmp.Or(all[b].key, all[b].inst.Name)
+		op, p.setOp = &v1alpha1.Operation{Type: OpCreateReplica, Generation: in.generation, Target: target}, true
+	case b < 0 && op != nil && op.Type == OpCreateReplica:
+		op, p.setOp = nil, true
 	}
-	building := slices.ContainsFunc(all, func(o observedReplica) bool { return o.inst.Status == cloud.StatusBuild })
-	primaryIdle := usable(in.inst.Status) && op == nil && !building
+	primaryIdle := usable(in.inst.Status) && op == nil
 
 	// The change, in order: tags of a replica this object keeps, the delete of one it does not,
 	// the create of a declared one, a resize, the storage.

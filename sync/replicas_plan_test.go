@@ -167,6 +167,14 @@ func TestPlanReplicas(t *testing.T) {
 				assert.Equal(t, "BUILD", p.status[0].Status)
 			},
 		},
+		"built without the operation recorded": {
+			reason:   "the create's answer was lost: the replica seen being built writes status.operation, which holds the instance's changes",
+			replicas: declared, inst: primary("1"), byID: byID(rrReplica("1", "r1", cloud.StatusBuild, true)),
+			want: func(t *testing.T, p replicasPlan) {
+				assert.True(t, p.setOp)
+				assert.Equal(t, &v1alpha1.Operation{Type: OpCreateReplica, Target: "r1"}, p.op)
+			},
+		},
 		"create done": {
 			reason: "status.operation CreateReplica ends once the replica is built", replicas: declared, inst: primary("1"),
 			byID: byID(active), op: &v1alpha1.Operation{Type: OpCreateReplica, Target: "r1"},
