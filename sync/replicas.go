@@ -75,6 +75,9 @@ type replicasInput struct {
 	byID   map[string]seen
 	byName map[string]seen
 	jobs   map[string]seen
+	// flavors is OTC's flavor list for the instance's engine and version, read before a create or
+	// a resize; nil until read.
+	flavors *seen
 	// sent is the plan's action and OTC's answer to it, once made.
 	sent *replicaSent
 }
@@ -300,6 +303,12 @@ func planReplicas(in replicasInput) replicasPlan {
 			problems = append(problems, notSynced(ReasonReplicaLimitReached, fmt.Sprintf(
 				"The read replica %s is not created: the instance has %d read replicas, the most OTC allows. Delete one in OTC or leave it out of readreplicas.", d.Name, len(all)), settled))
 		default:
+			if q, problem, wait := flavorFor(in, d.Flavorref, d.Availabilityzone); wait {
+				return q
+			} else if problem != nil {
+				problems = append(problems, *problem)
+				continue
+			}
 			ch = &replicaChange{replica: d.Name, what: "creation of the read replica " + d.Name, act: action{kind: actCreateReplica,
 				instance: in.inst.ID, replica: &cloud.CreateReplicaOpts{Name: name, Of: in.inst.ID, Flavor: d.Flavorref,
 					VolumeType: in.inst.Volume.Type, VolumeSize: replicaVolume(in.spec, d), Region: in.inst.Region, AvailabilityZone: d.Availabilityzone}}}
@@ -323,10 +332,19 @@ func planReplicas(in replicasInput) replicasPlan {
 		if ch != nil || !usable(r.Status) {
 			continue
 		}
+		if r.Flavor != d.Flavorref {
+			q, problem, wait := flavorFor(in, d.Flavorref, replicaAZ(r))
+			switch {
+			case wait:
+				return q
+			case problem == nil:
+				ch = &replicaChange{replica: d.Name, what: "resize of the read replica " + d.Name + " to " + d.Flavorref,
+					act: action{kind: actResize, instance: r.ID, flavor: d.Flavorref}}
+				continue
+			}
+			problems = append(problems, *problem) // its storage may still grow
+		}
 		switch {
-		case r.Flavor != d.Flavorref:
-			ch = &replicaChange{replica: d.Name, what: "resize of the read replica " + d.Name + " to " + d.Flavorref,
-				act: action{kind: actResize, instance: r.ID, flavor: d.Flavorref}}
 		case size > r.Volume.Size:
 			ch = &replicaChange{replica: d.Name, what: fmt.Sprintf("growth of the read replica %s's storage to %d GB", d.Name, size),
 				act: action{kind: actEnlargeVolume, instance: r.ID, size: size}}
@@ -365,6 +383,26 @@ func planReplicas(in replicasInput) replicasPlan {
 	}
 	p.status = replicaStatus(in, declared, keep, all, deleting, sentTo)
 	return p
+}
+
+// flavorFor checks that OTC sells the read replica flavor code for the instance's engine and
+// version in az, as the day-2 resize checks its flavor: a plan that reads the flavor list first
+// (wait), or the refusal; neither when it is on sale.
+func flavorFor(in replicasInput, code, az string) (q replicasPlan, problem *outcome, wait bool) {
+	switch f := in.flavors; {
+	case f == nil:
+		return replicasPlan{needs: []need{{kind: readFlavors, engine: in.inst.Engine, version: in.inst.Version}}}, nil, true
+	case f.err != nil:
+		return replicasPlan{err: f.err, status: in.prior}, nil, true
+	}
+	i := slices.IndexFunc(in.flavors.flavors, func(f cloud.Flavor) bool { return f.SpecCode == code })
+	switch {
+	case i < 0 || !strings.EqualFold(in.flavors.flavors[i].Mode, "replica"):
+		return q, ptr.To(notSynced(ReasonFlavorUnavailable, fmt.Sprintf("The read replica flavor %s is not offered for %s %s.", code, in.inst.Engine, in.inst.Version), settled)), false
+	case in.flavors.flavors[i].AZStatus[az] != "normal":
+		return q, ptr.To(notSynced(ReasonFlavorUnavailable, fmt.Sprintf("The read replica flavor %s is not available in %s.", code, az), settled)), false
+	}
+	return q, nil, false
 }
 
 // judgeReplica judges one read replica of the primary for this object: its claim, the spec name
@@ -530,6 +568,8 @@ func (s *replicasStep) saw(n need, r seen) {
 		s.in.byID[n.id] = r
 	case readJob:
 		s.in.jobs[n.id] = r
+	case readFlavors:
+		s.in.flavors = &r
 	case readInstancesName:
 		for _, d := range s.in.spec.Readreplicas {
 			if s.in.names(d.Name) == n.name {

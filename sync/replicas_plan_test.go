@@ -18,6 +18,15 @@ var (
 	rrNameOf = func(replica string) string { return ReplicaInstanceName("local", "team-a", "shop", replica) }
 )
 
+// rrFlavors are the read replica flavors OTC sells in every AZ of the table.
+var rrFlavors = func() []cloud.Flavor {
+	var out []cloud.Flavor
+	for _, code := range []string{"rds.mysql.n1.large.2.rr", "rds.mysql.n1.xlarge.2.rr"} {
+		out = append(out, cloud.Flavor{SpecCode: code, Mode: "replica", AZStatus: map[string]string{"eu-de-01": "normal", "eu-de-02": "normal", "eu-de-03": "normal"}})
+	}
+	return out
+}()
+
 // rrReplica is a replica of prim named by spec name r, tagged as the object's unless untagged.
 func rrReplica(id, r, status string, tagged bool) *cloud.Instance {
 	in := &cloud.Instance{ID: id, Name: rrNameOf(r), Status: status, Type: cloud.TypeReplica, ReplicaOf: "prim",
@@ -59,8 +68,27 @@ func TestPlanReplicas(t *testing.T) {
 		byName   map[string]seen
 		jobs     map[string]seen
 		deleting bool
-		want     func(t *testing.T, p replicasPlan)
+		// flavors is the flavor list read; nil is rrFlavors, noFlavors none read yet.
+		flavors   []cloud.Flavor
+		noFlavors bool
+		want      func(t *testing.T, p replicasPlan)
 	}{
+		"flavors read before create": {
+			reason: "a create waits for OTC's flavor list, as a resize does", replicas: declared, inst: primary(), byName: map[string]seen{"r1": {}}, noFlavors: true,
+			want: func(t *testing.T, p replicasPlan) {
+				assert.Equal(t, []need{{kind: readFlavors}}, p.needs)
+				assert.Nil(t, p.change)
+			},
+		},
+		"flavor not on sale": {
+			reason: "a replica flavor OTC does not sell in the AZ is refused in words, no call", replicas: declared, inst: primary(), byName: map[string]seen{"r1": {}},
+			flavors: []cloud.Flavor{{SpecCode: "rds.mysql.n1.large.2.rr", Mode: "replica", AZStatus: map[string]string{"eu-de-02": "sellout"}}},
+			want: func(t *testing.T, p replicasPlan) {
+				assert.Nil(t, p.change)
+				require.Len(t, p.tells, 1)
+				assert.Equal(t, ReasonFlavorUnavailable, p.tells[0].reason)
+			},
+		},
 		"none": {
 			reason: "no replicas declared, listed or reported: nothing is read", inst: primary(),
 			want: func(t *testing.T, p replicasPlan) { assert.Equal(t, replicasPlan{}, p) },
@@ -301,7 +329,13 @@ func TestPlanReplicas(t *testing.T) {
 			spec := sampleSpec()
 			spec.Readreplicas = tc.replicas
 			in := replicasInput{spec: &spec, prior: tc.prior, op: tc.op, inst: tc.inst, me: rrMe, names: rrNameOf, policy: AdoptNever,
-				deleting: tc.deleting, byID: tc.byID, byName: tc.byName, jobs: tc.jobs}
+				deleting: tc.deleting, byID: tc.byID, byName: tc.byName, jobs: tc.jobs, flavors: &seen{flavors: rrFlavors}}
+			if tc.flavors != nil {
+				in.flavors = &seen{flavors: tc.flavors}
+			}
+			if tc.noFlavors {
+				in.flavors = nil
+			}
 			if in.byID == nil {
 				in.byID = map[string]seen{}
 			}
@@ -324,7 +358,8 @@ func TestPlanReplicasOnAnswer(t *testing.T) {
 	spec := sampleSpec()
 	spec.Readreplicas = []v1alpha1.ReadReplica{{Name: "r1", Flavorref: "rds.mysql.n1.large.2.rr", Availabilityzone: "eu-de-02"}}
 	base := replicasInput{spec: &spec, inst: &cloud.Instance{ID: "prim", Status: cloud.StatusActive, Volume: cloud.Volume{Size: 40}},
-		me: rrMe, names: rrNameOf, byID: map[string]seen{}, byName: map[string]seen{"r1": {}}, jobs: map[string]seen{}, generation: 4}
+		me: rrMe, names: rrNameOf, byID: map[string]seen{}, byName: map[string]seen{"r1": {}}, jobs: map[string]seen{}, generation: 4,
+		flavors: &seen{flavors: rrFlavors}}
 	ch := planReplicas(base).change
 	require.NotNil(t, ch)
 	cases := map[string]struct {
