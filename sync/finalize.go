@@ -122,6 +122,11 @@ type finalizeInput struct {
 	// confirmed is a fresh read by id of a read replica the search found (deleteReplica); nil
 	// until read.
 	confirmed *seen
+	// job is the job of a start sent before the deletion (finalize_stopped.go), or the error
+	// reading it; jobRead says it was read.
+	job     *cloud.Job
+	jobErr  error
+	jobRead bool
 	// answer is what OTC answered to the plan's action; nil until it was made.
 	answer *actAnswer
 }
@@ -141,6 +146,7 @@ type finalizePlan struct {
 	needReplicas bool
 	// confirmReplica asks for a fresh read of the read replica the search found (deleteReplica).
 	confirmReplica bool
+	needJob        string // the job of a start sent before the deletion (finalize_stopped.go)
 	// act is the one change to make; the answer is planned on.
 	act *action
 
@@ -235,10 +241,11 @@ func planFinalize(in finalizeInput) finalizePlan {
 		return q
 	}
 	p = q
-	// NOTE: a CREATE FAIL instance never held data, and OTC cannot back it up; nor a read replica
-	// of the object OTC still lists once its primary is gone, which holds a copy of the primary's
-	// data, backed up before the primary was deleted (finalize_replicas.go).
-	if !in.spec.Skipfinalbackup && inst.Status != cloud.StatusCreateFail && inst.Type != cloud.TypeReplica {
+	if q, wait := startBeforeDeletion(in, p); wait { // finalize_stopped.go
+		return q
+	}
+	// NOTE: a CREATE FAIL instance never held data, and OTC cannot back it up.
+	if !in.spec.Skipfinalbackup && inst.Status != cloud.StatusCreateFail {
 		q, done := planFinalBackup(in, p)
 		if !done {
 			return q
@@ -518,6 +525,8 @@ func (s *finalizeStep) plan() head {
 				needs = append(needs, need{kind: readInstanceByID, id: id})
 			}
 			return head{needs: needs}
+		case p.needJob != "":
+			return head{needs: []need{{kind: readJob, id: p.needJob}}}
 		}
 		return head{tells: told(s.ready, p.ready, p.synced), act: p.act, err: p.failed, logs: p.events, stop: true}
 	}
@@ -538,6 +547,8 @@ func (s *finalizeStep) saw(n need, r seen) {
 			s.in.replicas = map[string]seen{}
 		}
 		s.in.replicas[n.id] = r
+	case p.needJob != "":
+		s.in.job, s.in.jobErr, s.in.jobRead = r.job, r.err, true
 	case p.needBackups:
 		if s.failed = r.err; r.err == nil {
 			s.in.backups = r.backups
