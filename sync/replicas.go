@@ -540,7 +540,6 @@ func newReplicasStep(c *call, inst *cloud.Instance) *replicasStep {
 		names: func(replica string) string {
 			return ReplicaInstanceName(c.r.cfg.ClusterID, c.parent.Namespace, c.parent.Name, replica)
 		},
-		byID: map[string]seen{}, byName: map[string]seen{}, jobs: map[string]seen{},
 	}
 	if c.viewed {
 		// NOTE: the primary came from the shared view, so the call makes no change (runStep):
@@ -562,18 +561,26 @@ func (s *replicasStep) plan() head {
 	return h
 }
 
+// saw keeps what a read found; the maps are made on the first read (a call of an object without
+// read replicas reads nothing).
 func (s *replicasStep) saw(n need, r seen) {
+	put := func(m *map[string]seen, k string) {
+		if *m == nil {
+			*m = map[string]seen{}
+		}
+		(*m)[k] = r
+	}
 	switch n.kind {
 	case readInstance:
-		s.in.byID[n.id] = r
+		put(&s.in.byID, n.id)
 	case readJob:
-		s.in.jobs[n.id] = r
+		put(&s.in.jobs, n.id)
 	case readFlavors:
 		s.in.flavors = &r
 	case readInstancesName:
 		for _, d := range s.in.spec.Readreplicas {
 			if s.in.names(d.Name) == n.name {
-				s.in.byName[d.Name] = r
+				put(&s.in.byName, d.Name)
 			}
 		}
 	}
