@@ -234,3 +234,30 @@ func TestReadReplicaOfAnotherIsLeftAlone(t *testing.T) {
 	assert.Equal(t, sync.ReasonReplicaNameTaken, synced.Reason)
 	assert.NotContains(t, synced.Message, id, "the message names no instance that is not the object's")
 }
+
+// TestReadReplicaOnceAcrossControllerReplicas: the controller's second replica answers a call on
+// the very status the first one decided its create on (the first's answer lost): it finds the
+// replica among the primary's related instances and by its name, tags it as the object's, and
+// creates none.
+func TestReadReplicaOnceAcrossControllerReplicas(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	b := w.replica()
+	w.edit(func(s *v1alpha1.RdsSpec) { twoReplicas(s); s.Readreplicas = s.Readreplicas[:1] })
+	st := w.status()
+	for i := 0; w.sim.Calls(otcsim.OpCreateReplica) == 0; i++ {
+		require.Less(t, i, 10)
+		resp := w.callWith(w.r, st)
+		if w.sim.Calls(otcsim.OpCreateReplica) == 0 {
+			w.apply(resp)
+			st = w.status()
+		}
+	}
+	tags := w.sim.Calls(otcsim.OpTagsAction)
+	resp := w.callWith(b, st) // the same observation, on the other controller replica
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpCreateReplica), "no second create")
+	assert.Equal(t, tags+1, w.sim.Calls(otcsim.OpTagsAction), "its change is the replica's ownership tags")
+	w.apply(resp)
+	w.settleReplicas(40)
+	require.Len(t, w.replicas()["r1"], 1)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpCreateReplica))
+}
