@@ -94,7 +94,7 @@ func (s *Sim) createReplica(req *createRequest, now time.Time) (*instance, *job,
 	if sn := s.findSubnet(in.subnetID); sn != nil {
 		in.privateIP = sn.allocateIP()
 	}
-	in.endpointHost, in.endpointPort = s.endpointFor(in.name)
+	in.endpointHost, in.endpointPort = s.endpointFor(in.name, in.engine.name)
 	in.nodes = []*node{{id: s.randHex(32) + "no01", name: in.name + "_node0", role: "readreplica", az: az}}
 	s.instances[in.id] = in
 	primary.replicas = append(primary.replicas, in)
