@@ -590,12 +590,17 @@ func (s *replicasStep) answered(res acted, err error) {
 	s.in.sent = &replicaSent{ch: *s.p.change, res: res, err: err}
 }
 
+// render writes status.readReplicas and status.operation, and the replicas' endpoints into the
+// connection the user Secrets name (the connection Secret takes them from the status, children).
 func (s *replicasStep) render(a *answer) {
 	if s.p.needs != nil {
 		return
 	}
 	if s.p.err == nil || s.in.sent != nil {
 		a.st.ReadReplicas = s.p.status
+	}
+	if a.conn != nil {
+		a.conn.readers = readerHosts(s.in.spec, a.st.ReadReplicas)
 	}
 	if s.p.setOp {
 		a.st.Operation = s.p.op
