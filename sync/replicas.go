@@ -63,7 +63,6 @@ type replicasInput struct {
 	op         *v1alpha1.Operation
 	inst       *cloud.Instance
 	me         owner
-	names      func(replica string) string // ReplicaInstanceName of the object's replica
 	policy     AdoptionPolicy
 	deleting   bool
 	generation int64
@@ -80,6 +79,11 @@ type replicasInput struct {
 	flavors *seen
 	// sent is the plan's action and OTC's answer to it, once made.
 	sent *replicaSent
+}
+
+// names is the OTC name of the object's read replica replica (ReplicaInstanceName).
+func (in replicasInput) names(replica string) string {
+	return ReplicaInstanceName(in.me.Cluster, in.me.Namespace, in.me.Name, replica)
 }
 
 // replicaSent is a replica change made and OTC's answer to it.
@@ -534,12 +538,13 @@ type replicasStep struct {
 }
 
 func newReplicasStep(c *call, inst *cloud.Instance) *replicasStep {
+	// The call's status so far by value: no plan input points into the call.
 	in := replicasInput{
-		spec: c.spec, prior: c.st.ReadReplicas, op: c.st.Operation, inst: inst, me: c.me, policy: c.r.cfg.Adoption,
+		spec: c.spec, prior: slices.Clone(c.st.ReadReplicas), inst: inst, me: c.me, policy: c.r.cfg.Adoption,
 		deleting: c.parent.DeletionTimestamp != nil, generation: c.parent.Generation,
-		names: func(replica string) string {
-			return ReplicaInstanceName(c.r.cfg.ClusterID, c.parent.Namespace, c.parent.Name, replica)
-		},
+	}
+	if op := c.st.Operation; op != nil {
+		in.op = ptr.To(*op)
 	}
 	if c.viewed {
 		// NOTE: the primary came from the shared view, so the call makes no change (runStep):

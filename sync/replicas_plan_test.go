@@ -328,7 +328,7 @@ func TestPlanReplicas(t *testing.T) {
 			require.NotEmpty(t, tc.reason)
 			spec := sampleSpec()
 			spec.Readreplicas = tc.replicas
-			in := replicasInput{spec: &spec, prior: tc.prior, op: tc.op, inst: tc.inst, me: rrMe, names: rrNameOf, policy: AdoptNever,
+			in := replicasInput{spec: &spec, prior: tc.prior, op: tc.op, inst: tc.inst, me: rrMe, policy: AdoptNever,
 				deleting: tc.deleting, byID: tc.byID, byName: tc.byName, jobs: tc.jobs, flavors: &seen{flavors: rrFlavors}}
 			if tc.flavors != nil {
 				in.flavors = &seen{flavors: tc.flavors}
@@ -358,7 +358,7 @@ func TestPlanReplicasOnAnswer(t *testing.T) {
 	spec := sampleSpec()
 	spec.Readreplicas = []v1alpha1.ReadReplica{{Name: "r1", Flavorref: "rds.mysql.n1.large.2.rr", Availabilityzone: "eu-de-02"}}
 	base := replicasInput{spec: &spec, inst: &cloud.Instance{ID: "prim", Status: cloud.StatusActive, Volume: cloud.Volume{Size: 40}},
-		me: rrMe, names: rrNameOf, byID: map[string]seen{}, byName: map[string]seen{"r1": {}}, jobs: map[string]seen{}, generation: 4,
+		me: rrMe, byID: map[string]seen{}, byName: map[string]seen{"r1": {}}, jobs: map[string]seen{}, generation: 4,
 		flavors: &seen{flavors: rrFlavors}}
 	ch := planReplicas(base).change
 	require.NotNil(t, ch)
