@@ -261,3 +261,30 @@ func TestReadReplicaOnceAcrossControllerReplicas(t *testing.T) {
 	require.Len(t, w.replicas()["r1"], 1)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpCreateReplica))
 }
+
+// TestReadReplicasStopWithTheInstance: stopped is the instance's, and OTC stops its read replicas
+// with it: the replicas report SHUTDOWN, readerhosts empties, nothing is done to them, and
+// started again they are readers again.
+func TestReadReplicasStopWithTheInstance(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	w.edit(func(s *v1alpha1.RdsSpec) { twoReplicas(s); s.Readreplicas = s.Readreplicas[:1] })
+	w.settleReplicas(40)
+	readers := string(w.connectionSecret().Data[sync.KeyReaderHosts])
+	require.NotEmpty(t, readers)
+
+	w.sim.ResetCounters()
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Stopped = true })
+	for i := 0; w.status().Status != "SHUTDOWN" || w.status().Operation != nil; i++ {
+		require.Less(t, i, 20, "the instance stops: %+v", w.status())
+		w.syncOneChange()
+		w.clock.Advance(10 * time.Second)
+	}
+	w.syncOneChange()
+	assert.Equal(t, "SHUTDOWN", w.status().ReadReplicas[0].Status, "OTC stops a replica with its primary")
+	assert.Empty(t, w.connectionSecret().Data[sync.KeyReaderHosts], "no reader while it is stopped")
+	assert.Equal(t, 1, w.sim.MutatingCalls(), "one stop, nothing done to the replica")
+
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Stopped = false })
+	w.settleReplicas(20)
+	assert.Equal(t, readers, string(w.connectionSecret().Data[sync.KeyReaderHosts]))
+}

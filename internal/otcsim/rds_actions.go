@@ -307,7 +307,11 @@ func (s *Sim) startStop(w http.ResponseWriter, r *http.Request, from, to, verb s
 		writeError(w, svcRDS, errParam("%s instances cannot be stopped or started", in.engine.name))
 		return
 	}
-	if in.op != nil {
+	if in.typ == TypeReplica { // rds_replicas.go: a replica stops and starts with its primary
+		writeError(w, svcRDS, errParam("a read replica is stopped and started with its primary"))
+		return
+	}
+	if in.op != nil || in.replicaBuilding() {
 		writeError(w, svcRDS, errInstanceBusy())
 		return
 	}
@@ -322,6 +326,7 @@ func (s *Sim) startStop(w http.ResponseWriter, r *http.Request, from, to, verb s
 		if to == StatusShutdown {
 			in.stoppedAt = at
 		}
+		in.replicasFollow(to)
 	})
 	writeJSON(w, http.StatusOK, map[string]any{"job_id": j.id})
 }

@@ -109,6 +109,17 @@ func (in *instance) replicaBuilding() bool {
 	return slices.ContainsFunc(in.replicas, func(r *instance) bool { return r.op != nil && r.op.kind == opKindCreate })
 }
 
+// replicasFollow stops or starts a primary's read replicas with it: "If you stop a primary
+// instance, read replicas (if there are any) will also be stopped. You cannot stop a read replica
+// without stopping the primary instance" (DOC:rds/api_v3/stopping_an_instance).
+func (in *instance) replicasFollow(status string) {
+	for _, r := range in.replicas {
+		if r.op == nil {
+			r.status = status
+		}
+	}
+}
+
 // relatedJSON is the instance's related_instance: its primary (replica_of), or its read replicas
 // (replica).
 func (in *instance) relatedJSON() []map[string]any {

@@ -119,3 +119,29 @@ func TestReadReplicaRules(t *testing.T) {
 	e.clock.Advance(e.sim.Options().Durations.Delete)
 	assert.Len(t, e.getInstance(t, primary).RelatedInstance, MaxReadReplicas-1)
 }
+
+// TestReadReplicasStopWithTheirPrimary: a replica is stopped and started with its primary, never
+// alone.
+func TestReadReplicasStopWithTheirPrimary(t *testing.T) {
+	e := newEnv(t, Options{})
+	primary := e.createActive(t, createOpts("rr-stop"))
+	res, err := instances.CreateReplica(e.rds, replicaOpts("rr-stop-1", primary))
+	require.NoError(t, err)
+	rr := res.Instance.Id
+	_, err = instances.StopInstance(e.rds, primary)
+	_, code := rdsErrorCode(t, err)
+	assert.Equal(t, "DBS.200019", code, "not while a replica is built")
+	e.clock.Advance(e.sim.Options().Durations.Create)
+
+	_, err = instances.StopInstance(e.rds, rr)
+	status, _ := rdsErrorCode(t, err)
+	assert.Equal(t, http.StatusBadRequest, status, "a replica is not stopped alone")
+	_, err = instances.StopInstance(e.rds, primary)
+	require.NoError(t, err)
+	e.clock.Advance(e.sim.Options().Durations.Restart)
+	assert.Equal(t, StatusShutdown, e.getInstance(t, rr).Status, "stopped with its primary")
+	_, err = instances.StartupInstance(e.rds, primary)
+	require.NoError(t, err)
+	e.clock.Advance(e.sim.Options().Durations.Restart)
+	assert.Equal(t, StatusActive, e.getInstance(t, rr).Status, "and started with it")
+}
