@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,8 @@ func TestPlanReplicas(t *testing.T) {
 		byName   map[string]seen
 		jobs     map[string]seen
 		deleting bool
+		// policy is the adoption policy; "" is Never.
+		policy AdoptionPolicy
 		// flavors is the flavor list read; nil is rrFlavors, noFlavors none read yet.
 		flavors   []cloud.Flavor
 		noFlavors bool
@@ -156,6 +159,14 @@ func TestPlanReplicas(t *testing.T) {
 			replicas: declared, inst: primary("1"), byID: byID(released),
 			want: func(t *testing.T, p replicasPlan) {
 				assert.Equal(t, []need{{kind: readInstancesName, name: rrNameOf("r1")}}, p.needs, "it is not the object's: a create is considered")
+			},
+		},
+		"released in this namespace is taken over": {
+			reason:   "a replica of the instance an object of this namespace released is taken over as the adoption policy allows (Unowned here): its tags first",
+			replicas: declared, inst: primary("1"), byID: byID(released), policy: AdoptUnowned,
+			want: func(t *testing.T, p replicasPlan) {
+				require.NotNil(t, p.change)
+				assert.Equal(t, action{kind: actSetTags, instance: "1", tags: rrMe.replicaTags("r1")}, p.change.act)
 			},
 		},
 		"not of this primary": {
@@ -328,7 +339,7 @@ func TestPlanReplicas(t *testing.T) {
 			require.NotEmpty(t, tc.reason)
 			spec := sampleSpec()
 			spec.Readreplicas = tc.replicas
-			in := replicasInput{spec: &spec, prior: tc.prior, op: tc.op, inst: tc.inst, me: rrMe, policy: AdoptNever,
+			in := replicasInput{spec: &spec, prior: tc.prior, op: tc.op, inst: tc.inst, me: rrMe, policy: cmp.Or(tc.policy, AdoptNever),
 				deleting: tc.deleting, byID: tc.byID, byName: tc.byName, jobs: tc.jobs, flavors: &seen{flavors: rrFlavors}}
 			if tc.flavors != nil {
 				in.flavors = &seen{flavors: tc.flavors}
