@@ -147,7 +147,13 @@ func (s *session) conn(ctx context.Context, db string) (*pgx.Conn, error) {
 	// of the VPC, and OTC's CA is not known here).
 	cfg.TLSConfig = &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // sslmode=prefer
 	cfg.Fallbacks = []*pgconn.FallbackConfig{{Host: s.c.Host, Port: port}}
-	cfg.RuntimeParams = map[string]string{"application_name": "rds-lambda-controller"}
+	// search_path is pg_catalog alone: the roles Apply manages may create functions and operators
+	// in the schemas of a default search_path ("$user", public: every role may create in public
+	// up to PostgreSQL 14, in postgres too), and one named as pg_catalog's with argument types
+	// that resolution prefers (pg_has_role(text, text) over pg_catalog's (name, text)) would run
+	// as the admin. Names in statements are quoted, never looked up in the search_path but for
+	// pg_catalog's; the startup packet's setting wins over a role's or a database's default.
+	cfg.RuntimeParams = map[string]string{"application_name": "rds-lambda-controller", "search_path": "pg_catalog"}
 	cfg.ValidateConnect = nil
 	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { s.notice = n }
 

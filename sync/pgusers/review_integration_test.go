@@ -1,0 +1,67 @@
+package pgusers
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
+	"github.com/mcsps/rds-lambda-controller/sync/secret"
+)
+
+// TestIntegrationSearchPathCannotHijackAdmin: a role the controller created plants a function
+// named as one of pg_catalog's, with an argument type that overload resolution prefers, in a
+// schema on the admin's search_path of the database the admin reads in. Up to PostgreSQL 14
+// every role may create in public of every database it connects to, the maintenance database
+// postgres included, where observe asks pg_has_role($1, 'USAGE'): public.pg_has_role(text, text)
+// wins over pg_catalog's (name, text) and (oid, text) and runs as the admin, which could make
+// its planter CREATEROLE, or a member of root. The controller's sessions search pg_catalog only.
+//
+// PostgreSQL 15 and later no longer let every role create in public, so the test puts the
+// session's maintenance connection on a database of the admin's, whose public the planter may
+// create in, as PostgreSQL 14's postgres.
+func TestIntegrationSearchPathCannotHijackAdmin(t *testing.T) {
+	e := newTestEnv(t)
+	shop, app, reader := e.n("shop"), e.n("app"), e.n("reader")
+	d := dbusers.Desired{
+		Databases: []string{shop},
+		Users: []dbusers.UserSpec{
+			{Name: app, Password: secret.New("App-pw-1"), Grants: []dbusers.Grant{{Database: shop, Schema: "public", Privileges: []string{"ALL"}}}},
+			{Name: reader, Password: secret.New("Reader-pw-1"), Grants: []dbusers.Grant{{Database: shop, Schema: "public", Table: AllTables, Privileges: []string{"SELECT"}}}},
+		},
+	}
+	res, err := e.apply(d, dbusers.ManagedState{})
+	require.NoError(t, err)
+
+	ac, err := e.login(app, "App-pw-1", shop)
+	require.NoError(t, err)
+	for _, s := range []string{
+		"CREATE TABLE public.orders (id int)",
+		`CREATE FUNCTION public.pg_has_role(text, text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE 'ALTER ROLE ` + quoteIdent(app) + ` CREATEDB CREATEROLE';
+	RETURN true;
+END $$`,
+	} {
+		_, err = ac.Exec(t.Context(), s)
+		require.NoError(t, err, s)
+	}
+	_ = ac.Close(context.Background())
+
+	m := dbusers.NormalizeManaged(res.Managed)
+	s, err := open(t.Context(), e.conn)
+	require.NoError(t, err)
+	defer s.close()
+	c, err := s.conn(t.Context(), shop)
+	require.NoError(t, err)
+	s.conns[""] = c // the maintenance session, in a database whose public every role may write
+	obs, err := s.observe(t.Context(), Normalize(d), m)
+	require.NoError(t, err)
+
+	assert.Equal(t, []string{"false false"},
+		e.strings(maintenanceDB, "SELECT rolcreatedb::text || ' ' || rolcreaterole::text FROM pg_roles WHERE rolname = $1", app),
+		"the planted function did not run as the admin")
+	assert.False(t, obs.memberOf[app], "pg_catalog's pg_has_role answered: the admin is no member of %s yet", app)
+}
