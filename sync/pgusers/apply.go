@@ -317,10 +317,11 @@ func (s *session) observe(ctx context.Context, d dbusers.Desired, managed dbuser
 	}); err != nil {
 		return obs, err
 	}
-	if err := s.query(ctx, "", "databases", "SELECT datname FROM pg_database WHERE NOT datistemplate", nil, func(r pgx.Rows) error {
-		var name string
-		err := r.Scan(&name)
+	if err := s.query(ctx, "", "databases", "SELECT datname, pg_get_userbyid(datdba) FROM pg_database WHERE NOT datistemplate", nil, func(r pgx.Rows) error {
+		var name, owner string
+		err := r.Scan(&name, &owner)
 		obs.databases[name] = true
+		obs.owners[scope{db: name}] = owner
 		return err
 	}); err != nil {
 		return obs, err
@@ -415,8 +416,8 @@ func (s *session) observe(ctx context.Context, d dbusers.Desired, managed dbuser
 		}
 	}
 	owners := map[string]bool{}
-	for _, owner := range obs.owners {
-		if _, ours := obs.roles[owner]; ours && owner != obs.admin {
+	for on, owner := range obs.owners {
+		if _, ours := obs.roles[owner]; ours && owner != obs.admin && on.level() == onTable {
 			owners[owner] = true
 		}
 	}
@@ -452,6 +453,16 @@ func (s *session) observeDatabase(ctx context.Context, db string, oids map[uint3
 					return err
 				}
 				return obs.add(oids[grantee], scope{db: db, schema: schema}, priv, grantable)
+			}); err != nil {
+			return err
+		}
+		if err := s.query(ctx, db, "the schemas the roles own in "+db,
+			"SELECT nspname, pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspowner = ANY($1)",
+			[]any{keys}, func(r pgx.Rows) error {
+				var schema, owner string
+				err := r.Scan(&schema, &owner)
+				obs.owners[scope{db: db, schema: schema}] = owner
+				return err
 			}); err != nil {
 			return err
 		}

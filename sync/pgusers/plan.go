@@ -83,9 +83,10 @@ type observed struct {
 	roles map[string]observedRole
 	// tables of the schemas that grants name (on every table, or on one), sorted.
 	tables map[dbSchema][]string
-	// admin is the role Apply connects as; owners the owner of each table read (in the
-	// schemas of tables, and those the roles hold privileges on); memberOf the roles whose
-	// privileges admin has (pg_has_role USAGE), among the owners that are the controller's.
+	// admin is the role Apply connects as; owners the owner of each database, of each schema
+	// the roles own in the databases read, and of each table read (in the schemas of tables,
+	// and those the roles hold privileges on); memberOf the roles whose privileges admin has
+	// (pg_has_role USAGE), among the table owners that are the controller's.
 	admin    string
 	owners   map[scope]string
 	memberOf map[string]bool
@@ -413,6 +414,12 @@ func grantSteps(role, group string, grants []dbusers.Grant, current map[scope]pr
 		})
 	}
 	for _, s := range slices.SortedFunc(maps.Keys(want), compareScopes) {
+		if obs.owners[s] == role {
+			// NOTE: an owner holds every privilege on its object without a grant, and observe
+			// never reads an owner's own entry of the object's ACL: a grant would change
+			// nothing, and be planned again at every apply.
+			continue
+		}
 		w, have := want[s], current[s]
 		var missing []string
 		switch {

@@ -160,6 +160,24 @@ func TestPlan(t *testing.T) {
 			wantState: dbusers.ManagedState{Users: []dbusers.ManagedUser{managedApp, {Name: "owner", Host: "%"}}},
 		},
 		{
+			reason: "a role's own table, schema and database: it holds every privilege as their owner, nothing is granted (again)",
+			desired: dbusers.Desired{Users: []dbusers.UserSpec{app(
+				dbusers.Grant{Database: "own", Privileges: []string{"ALL"}},
+				dbusers.Grant{Database: "shop", Schema: "s", Privileges: []string{"USAGE"}},
+				dbusers.Grant{Database: "shop", Schema: "s", Table: AllTables, Privileges: []string{"SELECT"}},
+			)}},
+			managed: dbusers.ManagedState{Users: []dbusers.ManagedUser{managedApp}},
+			obs: obs(func(o *observed) {
+				o.databases["own"] = true
+				o.owners[scope{db: "own"}] = "app"
+				o.owners[scope{db: "shop", schema: "s"}] = "app"
+				o.owners[scope{"shop", "s", "t"}] = "app"
+				o.tables[dbSchema{"shop", "s"}] = []string{"t"}
+				o.roles["app"] = role(map[scope]privSet{{db: "shop"}: {"CONNECT": true}})
+			}),
+			wantState: dbusers.ManagedState{Users: []dbusers.ManagedUser{managedApp}},
+		},
+		{
 			reason:  "a managed role that left the spec: what it holds is revoked, then it is dropped",
 			managed: dbusers.ManagedState{Users: []dbusers.ManagedUser{managedApp}},
 			obs: obs(func(o *observed) {

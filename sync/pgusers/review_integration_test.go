@@ -65,3 +65,41 @@ END $$`,
 		"the planted function did not run as the admin")
 	assert.False(t, obs.memberOf[app], "pg_catalog's pg_has_role answered: the admin is no member of %s yet", app)
 }
+
+// TestIntegrationGrantsOnARolesOwnObjects: a role granted privileges on objects it owns (its own
+// tables in a schema whose every table it is granted on, its own schema) holds them as their
+// owner, which the observation does not list as grants: the second apply must not grant them
+// again, nor any apply after it.
+func TestIntegrationGrantsOnARolesOwnObjects(t *testing.T) {
+	e := newTestEnv(t)
+	shop, app := e.n("shop"), e.n("app")
+	d := dbusers.Desired{
+		Databases: []string{shop},
+		Users: []dbusers.UserSpec{{Name: app, Password: secret.New("App-pw-1"), Grants: []dbusers.Grant{
+			{Database: shop, Privileges: []string{"CONNECT", "CREATE"}},
+			{Database: shop, Schema: "public", Privileges: []string{"ALL"}},
+			{Database: shop, Schema: "public", Table: AllTables, Privileges: []string{"ALL"}},
+			{Database: shop, Schema: "app", Privileges: []string{"USAGE"}},
+		}}},
+	}
+	res, err := e.apply(d, dbusers.ManagedState{})
+	// Schema app does not exist yet: that grant is refused, the others are made.
+	require.ErrorIs(t, err, dbusers.ErrRefused)
+
+	ac, err := e.login(app, "App-pw-1", shop)
+	require.NoError(t, err)
+	for _, s := range []string{"CREATE TABLE public.orders (id int)", "CREATE SCHEMA app"} {
+		_, err = ac.Exec(t.Context(), s)
+		require.NoError(t, err, s)
+	}
+	_ = ac.Close(context.Background())
+
+	res, err = e.apply(d, res.Managed)
+	require.NoError(t, err)
+	for range 2 {
+		again, err := e.apply(d, res.Managed)
+		require.NoError(t, err)
+		assert.Empty(t, again.Changes, "the owner holds every privilege on its objects: nothing to grant")
+		res = again
+	}
+}
