@@ -310,18 +310,20 @@ const relkinds = "('r','p','v','m','f')"
 func (s *session) observe(ctx context.Context, d dbusers.Desired, managed dbusers.ManagedState) (observed, error) {
 	obs := observed{
 		databases: map[string]bool{}, roles: map[string]observedRole{}, tables: map[dbSchema][]string{},
-		admin: s.c.User, owners: map[scope]string{}, memberOf: map[string]bool{},
+		admin: s.c.User, owners: map[scope]string{}, memberOf: map[string]bool{}, openToPublic: map[string]bool{},
 	}
 	if err := s.query(ctx, "", "the server version", "SELECT current_setting('server_version_num')::int", nil, func(r pgx.Rows) error {
 		return r.Scan(&obs.version)
 	}); err != nil {
 		return obs, err
 	}
-	if err := s.query(ctx, "", "databases", "SELECT datname, pg_get_userbyid(datdba) FROM pg_database WHERE NOT datistemplate", nil, func(r pgx.Rows) error {
+	if err := s.query(ctx, "", "databases", "SELECT datname, pg_get_userbyid(datdba), datacl IS NULL FROM pg_database WHERE NOT datistemplate", nil, func(r pgx.Rows) error {
 		var name, owner string
-		err := r.Scan(&name, &owner)
+		var open bool
+		err := r.Scan(&name, &owner, &open)
 		obs.databases[name] = true
 		obs.owners[scope{db: name}] = owner
+		obs.openToPublic[name] = open
 		return err
 	}); err != nil {
 		return obs, err

@@ -90,6 +90,9 @@ type observed struct {
 	admin    string
 	owners   map[scope]string
 	memberOf map[string]bool
+	// openToPublic names the databases with PostgreSQL's default privileges (datacl is null):
+	// every role (PUBLIC) may connect and create temporary tables.
+	openToPublic map[string]bool
 }
 
 type observedRole struct {
@@ -148,22 +151,21 @@ func plan(d dbusers.Desired, managed dbusers.ManagedState, obs observed) ([]step
 			query:  "CREATE DATABASE " + quoteIdent(db),
 			group:  group, opens: true,
 			effect: func(m *dbusers.ManagedState) { m.Databases = append(m.Databases, db) },
-		}, step{
-			// NOTE: PostgreSQL lets every role (PUBLIC) connect to a new database and create
-			// temporary tables in it. The controller's databases admit only the roles granted
-			// something in them: a role's grants are its complete privileges.
-			change: "revoke CONNECT, TEMPORARY on database " + db + " from PUBLIC",
-			query:  "REVOKE CONNECT, TEMPORARY ON DATABASE " + quoteIdent(db) + " FROM PUBLIC",
-			group:  group,
-		})
+		}, closeToPublic(db, group))
 	}
-	var dropDBs []step
+	var dropDBs, closeDBs []step
 	for _, db := range managed.Databases {
 		switch {
 		case !obs.databases[db]:
 			// Gone (dropped by someone else): forget it, unless it is created again above.
 		case desiredDB[db] || !d.PruneDatabases:
 			state.Databases = append(state.Databases, db)
+			if obs.openToPublic[db] {
+				// NOTE: created by this controller, but the apply ended (connection lost, time
+				// up) before it was closed to PUBLIC: close it now. Once closed, its privileges
+				// are never null again, so a grant to PUBLIC made on purpose later is kept.
+				closeDBs = append(closeDBs, closeToPublic(db, ""))
+			}
 		default:
 			state.Databases = append(state.Databases, db)
 			dropDBs = append(dropDBs, step{
@@ -186,7 +188,7 @@ func plan(d dbusers.Desired, managed dbusers.ManagedState, obs observed) ([]step
 	for _, u := range d.Users {
 		ours[u.Name] = true
 	}
-	dbSteps := steps
+	dbSteps := append(steps, closeDBs...)
 	steps = nil
 
 	// Desired roles: create or adopt, let them log in, correct the password, revoke and grant.
@@ -275,6 +277,19 @@ func plan(d dbusers.Desired, managed dbusers.ManagedState, obs observed) ([]step
 	out := append(dbSteps, memberships(steps, ours, obs)...)
 	out = append(out, steps...)
 	return append(out, dropDBs...), state
+}
+
+// closeToPublic is the step that closes a database the controller created to PUBLIC.
+//
+// NOTE: PostgreSQL lets every role (PUBLIC) connect to a new database and create temporary
+// tables in it. The controller's databases admit only the roles granted something in them: a
+// role's grants are its complete privileges.
+func closeToPublic(db, group string) step {
+	return step{
+		change: "revoke CONNECT, TEMPORARY on database " + db + " from PUBLIC",
+		query:  "REVOKE CONNECT, TEMPORARY ON DATABASE " + quoteIdent(db) + " FROM PUBLIC",
+		group:  group,
+	}
 }
 
 // memberships are the steps that let the admin grant and revoke on the tables the steps change

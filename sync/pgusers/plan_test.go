@@ -27,7 +27,8 @@ func TestPlan(t *testing.T) {
 	}
 	obs := func(edit func(*observed)) observed {
 		o := observed{version: 150004, databases: map[string]bool{"shop": true}, roles: map[string]observedRole{},
-			tables: map[dbSchema][]string{}, admin: "root", owners: map[scope]string{}, memberOf: map[string]bool{}}
+			tables: map[dbSchema][]string{}, admin: "root", owners: map[scope]string{}, memberOf: map[string]bool{},
+			openToPublic: map[string]bool{}}
 		if edit != nil {
 			edit(&o)
 		}
@@ -201,6 +202,18 @@ func TestPlan(t *testing.T) {
 			reason:  "a managed role gone already is forgotten; a role never managed is never dropped",
 			managed: dbusers.ManagedState{Users: []dbusers.ManagedUser{managedApp}},
 			obs:     obs(func(o *observed) { o.roles["other"] = role(nil) }),
+		},
+		{
+			reason:  "a remembered database still with the default privileges (its closing to PUBLIC was lost) is closed; a created one only once",
+			desired: dbusers.Desired{Databases: []string{"shop", "logs"}},
+			managed: dbusers.ManagedState{Databases: []string{"shop"}},
+			obs:     obs(func(o *observed) { o.openToPublic["shop"] = true }),
+			want: []stmt{
+				{"", `CREATE DATABASE "logs"`},
+				{"", `REVOKE CONNECT, TEMPORARY ON DATABASE "logs" FROM PUBLIC`},
+				{"", `REVOKE CONNECT, TEMPORARY ON DATABASE "shop" FROM PUBLIC`},
+			},
+			wantState: dbusers.ManagedState{Databases: []string{"shop"}},
 		},
 		{
 			reason:    "managed databases are dropped only with prune, last, and forgotten when gone",

@@ -103,3 +103,31 @@ func TestIntegrationGrantsOnARolesOwnObjects(t *testing.T) {
 		res = again
 	}
 }
+
+// TestIntegrationClosingToPublicIsNotLost: a database is created and remembered, then the
+// connection is lost (or the call's time is up) before it is closed to PUBLIC. The next apply
+// finds it remembered, with PostgreSQL's default privileges (every role may connect): it closes
+// it then, and only then.
+func TestIntegrationClosingToPublicIsNotLost(t *testing.T) {
+	e := newTestEnv(t)
+	shop, other := e.n("shop"), e.n("other")
+	e.exec(maintenanceDB, "CREATE DATABASE "+quoteIdent(shop), "CREATE ROLE "+quoteIdent(other)+" LOGIN PASSWORD 'Other-pw-1'")
+	require.True(t, e.canLogin(other, "Other-pw-1", shop), "a new database is open to PUBLIC")
+
+	d := dbusers.Desired{Databases: []string{shop}}
+	res, err := e.apply(d, dbusers.ManagedState{Databases: []string{shop}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"revoked CONNECT, TEMPORARY on database " + shop + " from PUBLIC"}, res.Changes)
+	assert.False(t, e.canLogin(other, "Other-pw-1", shop), "the controller's database is closed to PUBLIC")
+
+	again, err := e.apply(d, res.Managed)
+	require.NoError(t, err)
+	assert.Empty(t, again.Changes)
+
+	// A database the controller did not create is left as it is.
+	e.exec(maintenanceDB, "DROP DATABASE "+quoteIdent(shop), "CREATE DATABASE "+quoteIdent(shop))
+	res, err = e.apply(d, dbusers.ManagedState{})
+	require.NoError(t, err)
+	assert.Empty(t, res.Changes)
+	assert.True(t, e.canLogin(other, "Other-pw-1", shop))
+}
