@@ -8,6 +8,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -263,6 +264,9 @@ func (s *session) exec(ctx context.Context, st step, version int) error {
 		if n := s.notice; n != nil && (n.Code == "01007" || n.Code == "01006") {
 			return &dbusers.StatementError{Change: st.change, Code: n.Code, Message: n.Message}
 		}
+		if len(st.revokes) > 0 {
+			return s.checkRevoked(ctx, st)
+		}
 		return nil
 	}
 	var pe *pgconn.PgError
@@ -277,6 +281,53 @@ func (s *session) exec(ctx context.Context, st step, version int) error {
 		delete(s.conns, st.db)
 	}
 	return fmt.Errorf("%s on %s: %w: %s", st.change, s.addr, dbusers.ErrUnreachable, plainCause(err))
+}
+
+// checkRevoked reads, after a REVOKE ran, whether the grantee still holds what it revoked: a
+// REVOKE removes only the privileges its grantor (root, or the owner root is a member of)
+// granted, and says nothing when others granted them. Those are reported as not revoked (code
+// 01006, privilege_not_revoked), naming their grantors: they go only when those revoke them.
+func (s *session) checkRevoked(ctx context.Context, st step) error {
+	var sql string
+	args := []any{st.grantee}
+	switch st.on.level() {
+	case onDatabase:
+		sql = "SELECT a.privilege_type, a.is_grantable, pg_get_userbyid(a.grantor) FROM pg_database o CROSS JOIN LATERAL aclexplode(o.datacl) a " +
+			"WHERE o.datname = $2"
+		args = append(args, st.on.db)
+	case onSchema:
+		sql = "SELECT a.privilege_type, a.is_grantable, pg_get_userbyid(a.grantor) FROM pg_namespace o CROSS JOIN LATERAL aclexplode(o.nspacl) a " +
+			"WHERE o.nspname = $2"
+		args = append(args, st.on.schema)
+	default:
+		sql = "SELECT a.privilege_type, a.is_grantable, pg_get_userbyid(a.grantor) FROM pg_class o JOIN pg_namespace n ON n.oid = o.relnamespace " +
+			"CROSS JOIN LATERAL aclexplode(o.relacl) a WHERE n.nspname = $2 AND o.relname = $3 AND o.relkind IN " + relkinds
+		args = append(args, st.on.schema, st.on.table)
+	}
+	sql += " AND a.grantee = (SELECT oid FROM pg_roles WHERE rolname = $1) ORDER BY 3, 1"
+	var held []string
+	if err := s.query(ctx, st.db, "what "+st.grantee+" holds on "+st.on.display(), sql, args, func(r pgx.Rows) error {
+		var priv, grantor string
+		var grantable bool
+		if err := r.Scan(&priv, &grantable, &grantor); err != nil {
+			return err
+		}
+		if slices.Contains(st.revokes, priv) || (grantable && slices.Contains(st.revokes, grantOption)) {
+			what := priv
+			if slices.Contains(st.revokes, grantOption) {
+				what += " " + grantOption
+			}
+			held = append(held, what+" granted by "+grantor)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	return &dbusers.StatementError{Change: st.change, Code: "01006", Message: "not revoked, " + strings.Join(held, ", ") +
+		": only those grantors (or a member of theirs) can revoke it"}
 }
 
 // passwordErrorMessage replaces the server's message for a statement that carried a password (or

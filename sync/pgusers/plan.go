@@ -124,6 +124,11 @@ type step struct {
 	opens bool
 	// on is what a GRANT or REVOKE is on.
 	on scope
+	// revokes, for a REVOKE of a desired role's privileges, are the privileges (grantOption for
+	// the grant option) that grantee must no longer hold once it ran: checked after it ran,
+	// since a REVOKE removes only what its grantor granted and is silent about the rest.
+	revokes []string
+	grantee string
 	// dropsDatabase: the session to that database is closed before the query runs.
 	dropsDatabase string
 	// refused, when set, is reported as the step's failure; the step runs nothing.
@@ -398,7 +403,8 @@ func grantSteps(role, group string, grants []dbusers.Grant, current map[scope]pr
 			revokes = append(revokes, step{
 				change: "revoke GRANT OPTION on " + s.display() + " from " + role,
 				db:     s.session(), on: s,
-				query: "REVOKE GRANT OPTION FOR ALL PRIVILEGES ON " + s.sql() + " FROM " + quoteIdent(role),
+				query:   "REVOKE GRANT OPTION FOR ALL PRIVILEGES ON " + s.sql() + " FROM " + quoteIdent(role),
+				revokes: []string{grantOption}, grantee: role,
 				group: group,
 			})
 		}
@@ -424,7 +430,8 @@ func grantSteps(role, group string, grants []dbusers.Grant, current map[scope]pr
 		revokes = append(revokes, step{
 			change: "revoke " + list + " on " + s.display() + " from " + role,
 			db:     s.session(), on: s,
-			query: "REVOKE " + list + " ON " + s.sql() + " FROM " + quoteIdent(role),
+			query:   "REVOKE " + list + " ON " + s.sql() + " FROM " + quoteIdent(role),
+			revokes: extra, grantee: role,
 			group: group,
 		})
 	}

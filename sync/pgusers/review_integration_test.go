@@ -131,3 +131,44 @@ func TestIntegrationClosingToPublicIsNotLost(t *testing.T) {
 	assert.Empty(t, res.Changes)
 	assert.True(t, e.canLogin(other, "Other-pw-1", shop))
 }
+
+// TestIntegrationRevokeThatRevokesNothing: REVOKE removes only what its grantor granted, and says
+// nothing about the rest. A table's owner the controller does not manage lets root grant on it
+// (WITH GRANT OPTION, as docs/users.md says) and grants to a managed role itself: root's REVOKE
+// succeeds and revokes nothing. The apply must not report it as done (at every apply), but as
+// refused, naming the grantor.
+func TestIntegrationRevokeThatRevokesNothing(t *testing.T) {
+	e := newTestEnv(t)
+	shop, owner, reader := e.n("shop"), e.n("owner"), e.n("reader")
+	d := dbusers.Desired{
+		Databases: []string{shop},
+		Users: []dbusers.UserSpec{{Name: reader, Password: secret.New("Reader-pw-1"), Grants: []dbusers.Grant{
+			{Database: shop, Schema: "public", Privileges: []string{"USAGE"}},
+		}}},
+	}
+	res, err := e.apply(d, dbusers.ManagedState{})
+	require.NoError(t, err)
+
+	e.exec(maintenanceDB, "CREATE ROLE "+quoteIdent(owner)+" LOGIN PASSWORD 'Owner-pw-1'")
+	e.exec(shop, "GRANT CONNECT ON DATABASE "+quoteIdent(shop)+" TO "+quoteIdent(owner), "GRANT CREATE, USAGE ON SCHEMA public TO "+quoteIdent(owner))
+	oc, err := e.login(owner, "Owner-pw-1", shop)
+	require.NoError(t, err)
+	for _, s := range []string{
+		"CREATE TABLE public.orders (id int)",
+		"GRANT SELECT ON public.orders TO " + quoteIdent(e.conn.User) + " WITH GRANT OPTION",
+		"GRANT SELECT ON public.orders TO " + quoteIdent(reader),
+	} {
+		_, err = oc.Exec(t.Context(), s)
+		require.NoError(t, err, s)
+	}
+	_ = oc.Close(context.Background())
+
+	for range 2 {
+		res, err = e.apply(d, res.Managed)
+		require.ErrorIs(t, err, dbusers.ErrRefused)
+		assert.NotContains(t, res.Changes, "revoked SELECT on table "+shop+".public.orders from "+reader, "nothing was revoked")
+		assert.Contains(t, err.Error(), "revoke SELECT on table "+shop+".public.orders from "+reader)
+		assert.Contains(t, err.Error(), owner, "the message names who granted it")
+	}
+	assert.Contains(t, e.acl(shop, reader), "table public.orders: SELECT")
+}
