@@ -165,10 +165,11 @@ func plan(d dbusers.Desired, managed dbusers.ManagedState, obs observed) ([]step
 			// Gone (dropped by someone else): forget it, unless it is created again above.
 		case desiredDB[db] || !d.PruneDatabases:
 			state.Databases = append(state.Databases, db)
-			if obs.openToPublic[db] {
+			if obs.openToPublic[db] && obs.owners[scope{db: db}] == obs.admin {
 				// NOTE: created by this controller, but the apply ended (connection lost, time
 				// up) before it was closed to PUBLIC: close it now. Once closed, its privileges
-				// are never null again, so a grant to PUBLIC made on purpose later is kept.
+				// are never null again, so a grant to PUBLIC made on purpose later is kept; one
+				// given to another owner is that owner's.
 				closeDBs = append(closeDBs, closeToPublic(db, ""))
 			}
 		default:

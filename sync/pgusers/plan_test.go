@@ -204,16 +204,19 @@ func TestPlan(t *testing.T) {
 			obs:     obs(func(o *observed) { o.roles["other"] = role(nil) }),
 		},
 		{
-			reason:  "a remembered database still with the default privileges (its closing to PUBLIC was lost) is closed; a created one only once",
-			desired: dbusers.Desired{Databases: []string{"shop", "logs"}},
-			managed: dbusers.ManagedState{Databases: []string{"shop"}},
-			obs:     obs(func(o *observed) { o.openToPublic["shop"] = true }),
+			reason:  "a remembered database of root still with the default privileges (its closing to PUBLIC was lost) is closed, one given to another owner is not; a created one only once",
+			desired: dbusers.Desired{Databases: []string{"shop", "logs", "other"}},
+			managed: dbusers.ManagedState{Databases: []string{"other", "shop"}},
+			obs: obs(func(o *observed) {
+				o.openToPublic["shop"], o.owners[scope{db: "shop"}] = true, "root"
+				o.databases["other"], o.openToPublic["other"], o.owners[scope{db: "other"}] = true, true, "app"
+			}),
 			want: []stmt{
 				{"", `CREATE DATABASE "logs"`},
 				{"", `REVOKE CONNECT, TEMPORARY ON DATABASE "logs" FROM PUBLIC`},
 				{"", `REVOKE CONNECT, TEMPORARY ON DATABASE "shop" FROM PUBLIC`},
 			},
-			wantState: dbusers.ManagedState{Databases: []string{"shop"}},
+			wantState: dbusers.ManagedState{Databases: []string{"other", "shop"}},
 		},
 		{
 			reason:    "managed databases are dropped only with prune, last, and forgotten when gone",
