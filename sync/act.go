@@ -30,6 +30,7 @@ const (
 	actRestoreToNew       actionKind = "RestoreToNew"
 	actCreateBackup       actionKind = "CreateBackup"
 	actDeleteInstance     actionKind = "DeleteInstance"
+	actUpdateParameters   actionKind = "UpdateParameters"
 )
 
 // action is the one change a decision asks of the cloud, as data: which call, on which instance,
@@ -51,6 +52,7 @@ type action struct {
 	from    cloud.RestorePoint        // actRestoreToNew
 	backup  string                    // actCreateBackup: the backup's name
 	about   string                    // actCreateBackup: the backup's description
+	values  map[string]string         // actUpdateParameters
 
 	// password is the root password SingleToHA needs for SQL Server. It is never compared or
 	// printed (secret.Value), and never part of what a decision is tested on.
@@ -65,6 +67,8 @@ type acted struct {
 	// passwords and applied answer an action outside the cloud (actSQL).
 	passwords map[int]secret.Value
 	applied   *applyAnswer
+	// parameters answers actUpdateParameters.
+	parameters *cloud.ParametersChange
 }
 
 // actAnswer is OTC's answer to an action, as a plan that is made again on it reads it.
@@ -122,6 +126,10 @@ func (c *call) act(ctx context.Context, a action) (res acted, err error) {
 			res.backup, err = c.cloud.CreateBackup(ctx, a.instance, a.backup, a.about)
 		case actDeleteInstance:
 			*jobID, err = c.cloud.DeleteInstance(ctx, a.instance)
+		case actUpdateParameters:
+			var ch cloud.ParametersChange
+			ch, err = c.cloud.UpdateParameters(ctx, a.instance, a.values)
+			*jobID, res.parameters = ch.JobID, &ch
 		default:
 			return fmt.Errorf("sync: act: unknown action %q", a.kind) // a programming error, never sent
 		}

@@ -41,6 +41,8 @@ var progress = map[string]string{
 	OpStorage:      "Growing the storage to %s",
 	OpMinorUpgrade: "Upgrading the minor version for datastoreversion %s",
 	OpRestart:      "Restarting for restartrequest %q",
+	// parameters.go: parametersrestart Immediate
+	OpParametersRestart: "Restarting to bring the parameters %s into effect",
 }
 
 // change is one difference between the spec and the instance, as data: the action that removes

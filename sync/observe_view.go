@@ -96,6 +96,10 @@ func (readOnly) RestoreToNew(context.Context, cloud.RestoreToNewOpts) (string, s
 	return "", "", errViewStale
 }
 
+func (readOnly) UpdateParameters(context.Context, string, map[string]string) (cloud.ParametersChange, error) {
+	return cloud.ParametersChange{}, errViewStale
+}
+
 // InstanceMetrics passes autopilot's fleet-wide reading through: it is a read (sync/autopilot.go).
 func (r readOnly) InstanceMetrics(ctx context.Context, inst *cloud.Instance, window, maxAge time.Duration) (*cloud.InstanceMetrics, error) {
 	if m, ok := r.Cloud.(cloud.MetricsReader); ok {

@@ -27,6 +27,7 @@ const (
 	readRestoreTimes readKind = "ListRestoreTimes"
 	readBackups      readKind = "ListBackups"
 	readMetrics      readKind = "InstanceMetrics"
+	readParameters   readKind = "InstanceParameters"
 )
 
 // need is one read a decision asks of the cloud, as data: which read, of what, and with whose
@@ -55,15 +56,16 @@ type need struct {
 // seen is what a read found, or the read's error. The field its kind fills is set; the others are
 // zero.
 type seen struct {
-	inst      *cloud.Instance   // readInstance, readInstanceByID
-	instances []*cloud.Instance // readInstancesName, readInstancesAll
-	network   cloud.Network     // readNetwork
-	flavors   []cloud.Flavor    // readFlavors
-	job       *cloud.Job        // readJob
-	ranges    []cloud.TimeRange // readRestoreTimes
-	backups   []cloud.Backup    // readBackups
-	metrics   *cloud.InstanceMetrics
-	err       error
+	inst       *cloud.Instance   // readInstance, readInstanceByID
+	instances  []*cloud.Instance // readInstancesName, readInstancesAll
+	network    cloud.Network     // readNetwork
+	flavors    []cloud.Flavor    // readFlavors
+	job        *cloud.Job        // readJob
+	ranges     []cloud.TimeRange // readRestoreTimes
+	backups    []cloud.Backup    // readBackups
+	metrics    *cloud.InstanceMetrics
+	parameters []cloud.Parameter // readParameters
+	err        error
 }
 
 // errCannotList: the client cannot list its project's instances, so a search by ownership tags
@@ -122,6 +124,8 @@ func (c *call) observe(ctx context.Context, n need) (s seen) {
 				return cloud.ErrMetricsUnavailable
 			}
 			s.metrics, err = reader.InstanceMetrics(ctx, n.of, n.window, n.maxAge)
+		case readParameters:
+			s.parameters, err = client.InstanceParameters(ctx, n.id)
 		default:
 			return fmt.Errorf("sync: observe: unknown read %q", n.kind) // a programming error
 		}

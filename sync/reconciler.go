@@ -398,9 +398,10 @@ func (c *call) sync(ctx context.Context) error {
 	// The steps on the instance, in their fixed order, each run by the one loop (runStep,
 	// loop.go): a step that made its change stops the call, so that a call makes at most one.
 	for _, next := range []func(*call, *cloud.Instance) step{
-		func(c *call, inst *cloud.Instance) step { return newRestoreStep(c, inst) },   // restore.go: point-in-time restore in place
-		func(c *call, inst *cloud.Instance) step { return newDay2Step(c, inst) },      // day2.go: changes to the running instance
-		func(c *call, inst *cloud.Instance) step { return newAutopilotStep(c, inst) }, // autopilot.go: growth the metrics ask for
+		func(c *call, inst *cloud.Instance) step { return newRestoreStep(c, inst) },    // restore.go: point-in-time restore in place
+		func(c *call, inst *cloud.Instance) step { return newDay2Step(c, inst) },       // day2.go: changes to the running instance
+		func(c *call, inst *cloud.Instance) step { return newParametersStep(c, inst) }, // parameters.go: engine parameters
+		func(c *call, inst *cloud.Instance) step { return newAutopilotStep(c, inst) },  // autopilot.go: growth the metrics ask for
 	} {
 		if stopped {
 			break

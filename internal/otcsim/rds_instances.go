@@ -309,7 +309,7 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 		secGroupID: req.SecurityGroupID, port: port, backupStart: backupStart, backupKeepDays: keepDays,
 		backupPeriod: "1,2,3,4,5,6,7", configurationID: req.ConfigurationID,
 		diskEncryption: req.DiskEncryptionID, timeZone: req.TimeZone, dataVIP: req.DataVIP,
-		tags: []tag{}, configValues: map[string]string{}, status: StatusBuild, ordered: now,
+		tags: []tag{}, configValues: map[string]string{}, pendingRestart: map[string]bool{}, status: StatusBuild, ordered: now,
 	}
 	in.privateIP = req.DataVIP
 	if in.privateIP == "" {

@@ -60,7 +60,8 @@ type instance struct {
 	tags            []tag
 	autoscaling     autoscalingPolicy
 	configValues    map[string]string
-	restartPending  bool
+	// pendingRestart are the parameters set whose values take effect at the next restart.
+	pendingRestart map[string]bool
 
 	status  string      // the settled status; an operation in flight may show another
 	op      *instanceOp // the operation in flight, if any

@@ -158,6 +158,7 @@ type Cloud interface {
 	Operations // day2.go: changes to a running instance
 	Restores   // restore.go: point-in-time restore, restore into a new instance
 	Logs       // logs.go: error and slow logs
+	Parameters // parameters.go: engine parameters
 }
 
 // Core is what creating, observing and deleting an instance needs.

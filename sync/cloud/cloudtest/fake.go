@@ -35,6 +35,8 @@ type Fake struct {
 
 	LogsFns // fake_logs.go
 
+	ParametersFns // fake_parameters.go
+
 	calls []string
 }
 

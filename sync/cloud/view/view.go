@@ -446,6 +446,12 @@ func (v *View) RestoreToNew(ctx context.Context, opts cloud.RestoreToNewOpts) (i
 	return id, jobID, err
 }
 
+// UpdateParameters passes through; the instance's listing shows nothing of it, so it is not
+// touched: its status does not change (the restart it may need is the user's call).
+func (v *View) UpdateParameters(ctx context.Context, id string, values map[string]string) (cloud.ParametersChange, error) {
+	return v.Client.UpdateParameters(ctx, id, values)
+}
+
 var (
 	_ cloud.Cloud            = (*View)(nil)
 	_ cloud.InstanceObserver = (*View)(nil)
