@@ -31,6 +31,8 @@ const (
 	actCreateBackup       actionKind = "CreateBackup"
 	actDeleteInstance     actionKind = "DeleteInstance"
 	actUpdateParameters   actionKind = "UpdateParameters"
+	actCreateTemplate     actionKind = "CreateParameterTemplate"
+	actDeleteTemplate     actionKind = "DeleteParameterTemplate"
 )
 
 // action is the one change a decision asks of the cloud, as data: which call, on which instance,
@@ -53,6 +55,10 @@ type action struct {
 	backup  string                    // actCreateBackup: the backup's name
 	about   string                    // actCreateBackup: the backup's description
 	values  map[string]string         // actUpdateParameters
+	// template is the parameter template to create (actCreateTemplate); templateID the one to
+	// delete (actDeleteTemplate).
+	template   *cloud.ParameterTemplateOpts
+	templateID string
 
 	// password is the root password SingleToHA needs for SQL Server. It is never compared or
 	// printed (secret.Value), and never part of what a decision is tested on.
@@ -67,8 +73,9 @@ type acted struct {
 	// passwords and applied answer an action outside the cloud (actSQL).
 	passwords map[int]secret.Value
 	applied   *applyAnswer
-	// parameters answers actUpdateParameters.
+	// parameters answers actUpdateParameters; template actCreateTemplate.
 	parameters *cloud.ParametersChange
+	template   *cloud.ParameterTemplate
 }
 
 // actAnswer is OTC's answer to an action, as a plan that is made again on it reads it.
@@ -130,6 +137,10 @@ func (c *call) act(ctx context.Context, a action) (res acted, err error) {
 			var ch cloud.ParametersChange
 			ch, err = c.cloud.UpdateParameters(ctx, a.instance, a.values)
 			*jobID, res.parameters = ch.JobID, &ch
+		case actCreateTemplate:
+			res.template, err = c.cloud.CreateParameterTemplate(ctx, *a.template)
+		case actDeleteTemplate:
+			err = c.cloud.DeleteParameterTemplate(ctx, a.templateID)
 		default:
 			return fmt.Errorf("sync: act: unknown action %q", a.kind) // a programming error, never sent
 		}

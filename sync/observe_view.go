@@ -96,6 +96,10 @@ func (readOnly) RestoreToNew(context.Context, cloud.RestoreToNewOpts) (string, s
 	return "", "", errViewStale
 }
 
+func (readOnly) CreateParameterTemplate(context.Context, cloud.ParameterTemplateOpts) (*cloud.ParameterTemplate, error) {
+	return nil, errViewStale
+}
+func (readOnly) DeleteParameterTemplate(context.Context, string) error { return errViewStale }
 func (readOnly) UpdateParameters(context.Context, string, map[string]string) (cloud.ParametersChange, error) {
 	return cloud.ParametersChange{}, errViewStale
 }

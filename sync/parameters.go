@@ -77,8 +77,9 @@ func parametersProblems(spec *v1alpha1.RdsSpec) []string {
 			p.addf("parameters name %q is not 1 to 64 letters, digits, spaces or _ . ( ) -.", name)
 			continue
 		}
-		if v := spec.Parameters[name]; len(v) > 512 || strings.ContainsFunc(v, unicode.IsControl) {
-			p.addf("parameters %s: the value is longer than 512 characters or holds control characters.", name)
+		if v := spec.Parameters[name]; v == "" || len(v) > 512 || strings.ContainsFunc(v, unicode.IsControl) {
+			// NOTE: OTC refuses an empty value ("If key is not empty, the value cannot be empty").
+			p.addf("parameters %s: the value is empty, longer than 512 characters or holds control characters.", name)
 		}
 	}
 	return p
@@ -113,6 +114,13 @@ type parametersInput struct {
 	read *parametersRead
 	// answer is OTC's answer to the plan's action; nil until it was made.
 	answer *parametersAnswer
+
+	// me is the object, whose parameter templates (parameters_create.go) are deleted once the
+	// instance is ACTIVE: templates is the project's template list, read while
+	// status.parameters.template names one; deleted OTC's answer to a template's delete.
+	me        owner
+	templates *templatesRead
+	deleted   *templateAnswer
 }
 
 // parametersRead is a read of the instance's parameters, or its error.
@@ -139,8 +147,8 @@ type parametersPlan struct {
 	dropCondition bool
 	// synced is the step's Synced outcome, if any.
 	synced *outcome
-	// needRead asks for the instance's parameters.
-	needRead bool
+	// needRead asks for the instance's parameters; needTemplates for the project's templates.
+	needRead, needTemplates bool
 	// action is the step's one change: the values to set, or the restart.
 	action *action
 	// operation is status.operation once the restart was sent; restartKey is what this process
@@ -153,8 +161,58 @@ type parametersPlan struct {
 	logs   []logLine
 }
 
-// planParameters decides the parameters step. It calls nothing.
+// planParameters decides the parameters step: the values, then the restart, then the templates
+// the create used. It calls nothing.
 func planParameters(in parametersInput) parametersPlan {
+	p := planParameterValues(in)
+	if p.action != nil || p.needRead || p.failed != nil || p.stop || p.status == nil || p.status.Template == "" ||
+		in.deleting || in.st.Operation != nil || !usable(in.inst.Status) {
+		return p
+	}
+	return planTemplateCleanup(in, p)
+}
+
+// planTemplateCleanup deletes the object's parameter templates, one per call, once the instance
+// is ACTIVE: the instance has its own copy of the values. A failed read of the list is logged and
+// tried again on the next call; it is housekeeping, no finding about the object.
+func planTemplateCleanup(in parametersInput, p parametersPlan) parametersPlan {
+	switch {
+	case in.templates == nil:
+		return parametersPlan{needTemplates: true}
+	case in.templates.err != nil:
+		p.logs = append(p.logs, logLine{slog.LevelWarn, "could not list parameter templates", []any{"error", in.templates.err}})
+		return p
+	}
+	var owned []cloud.ParameterTemplate
+	for _, t := range in.templates.list {
+		if templateOwned(t, in.me) {
+			owned = append(owned, t)
+		}
+	}
+	slices.SortFunc(owned, func(a, b cloud.ParameterTemplate) int { return strings.Compare(a.Name, b.Name) })
+	ps := p.status
+	if len(owned) == 0 {
+		ps.Template = ""
+		return p
+	}
+	if in.deleted == nil {
+		return parametersPlan{action: &action{kind: actDeleteTemplate, templateID: owned[0].ID}}
+	}
+	p.stop = true
+	if err := in.deleted.err; err != nil && cloud.KindOf(err) != cloud.KindNotFound {
+		p.failed = err
+		return p
+	}
+	if len(owned) == 1 {
+		ps.Template = ""
+	}
+	p.logs = append(p.logs, logLine{slog.LevelInfo, "deleted parameter template", []any{"template", owned[0].Name, "instance", in.inst.ID}})
+	p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, fmt.Sprintf("The parameter template %s the instance was created with was deleted.", owned[0].Name), inFlight).made())
+	return p
+}
+
+// planParameterValues decides the values and the restart.
+func planParameterValues(in parametersInput) parametersPlan {
 	if len(in.spec.Parameters) == 0 {
 		return parametersPlan{dropCondition: true}
 	}
@@ -432,7 +490,7 @@ type parametersStep struct {
 func newParametersStep(c *call, inst *cloud.Instance) *parametersStep {
 	s := &parametersStep{uid: c.parent.UID, in: parametersInput{
 		spec: c.spec, st: c.st, inst: inst, generation: c.parent.Generation, now: c.now,
-		deleting: c.parent.DeletionTimestamp != nil,
+		deleting: c.parent.DeletionTimestamp != nil, me: c.me,
 	}}
 	if ps := c.st.Parameters; ps != nil && len(ps.PendingRestart) > 0 {
 		s.in.sentRestart = c.r.sent.seen(oneShotKey(c.parent.UID, OpParametersRestart, parametersRestartKey(ps)))
@@ -449,17 +507,27 @@ func (s *parametersStep) plan() head {
 	switch {
 	case s.p.needRead:
 		h.needs = []need{{kind: readParameters, id: s.in.inst.ID}}
+	case s.p.needTemplates:
+		h.needs = []need{{kind: readTemplates}}
 	case s.p.action != nil:
 		h.act, h.stop = s.p.action, true
 	}
 	return h
 }
 
-func (s *parametersStep) saw(_ need, r seen) {
+func (s *parametersStep) saw(n need, r seen) {
+	if n.kind == readTemplates {
+		s.in.templates = &templatesRead{list: r.templates, err: r.err}
+		return
+	}
 	s.in.read = &parametersRead{list: r.parameters, err: r.err}
 }
 
 func (s *parametersStep) answered(res acted, err error) {
+	if s.p.action.kind == actDeleteTemplate {
+		s.in.deleted = &templateAnswer{err: err}
+		return
+	}
 	a := &parametersAnswer{kind: s.p.action.kind, jobID: res.jobID, err: err}
 	if res.parameters != nil {
 		a.change = *res.parameters

@@ -28,6 +28,10 @@ const (
 	readBackups      readKind = "ListBackups"
 	readMetrics      readKind = "InstanceMetrics"
 	readParameters   readKind = "InstanceParameters"
+	// readTemplates: the project's parameter templates; readTemplateParameters: one template's
+	// parameters (a default template's: what OTC takes for an engine version).
+	readTemplates          readKind = "ListParameterTemplates"
+	readTemplateParameters readKind = "TemplateParameters"
 )
 
 // need is one read a decision asks of the cloud, as data: which read, of what, and with whose
@@ -64,7 +68,8 @@ type seen struct {
 	ranges     []cloud.TimeRange // readRestoreTimes
 	backups    []cloud.Backup    // readBackups
 	metrics    *cloud.InstanceMetrics
-	parameters []cloud.Parameter // readParameters
+	parameters []cloud.Parameter         // readParameters, readTemplateParameters
+	templates  []cloud.ParameterTemplate // readTemplates
 	err        error
 }
 
@@ -126,6 +131,10 @@ func (c *call) observe(ctx context.Context, n need) (s seen) {
 			s.metrics, err = reader.InstanceMetrics(ctx, n.of, n.window, n.maxAge)
 		case readParameters:
 			s.parameters, err = client.InstanceParameters(ctx, n.id)
+		case readTemplates:
+			s.templates, err = client.ListParameterTemplates(ctx)
+		case readTemplateParameters:
+			s.parameters, err = client.TemplateParameters(ctx, n.id)
 		default:
 			return fmt.Errorf("sync: observe: unknown read %q", n.kind) // a programming error
 		}

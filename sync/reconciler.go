@@ -358,10 +358,16 @@ func (c *call) sync(ctx context.Context) error {
 		}
 		obs.claim = classify(inst, c.me)
 	case instanceCreate: // create.go: a new instance, or a restore into one
+		// parameters_create.go: the template that carries spec.parameters into the create
+		t := newTemplateStep(c)
+		if stop, err := c.runStep(ctx, t); stop || err != nil {
+			return err
+		}
 		s, err := newCreateStep(c)
 		if err != nil {
 			return err
 		}
+		s.in.configurationID = t.configurationID()
 		_, err = c.runStep(ctx, s)
 		return err
 	case instanceNotOwned:
@@ -399,8 +405,8 @@ func (c *call) sync(ctx context.Context) error {
 	// loop.go): a step that made its change stops the call, so that a call makes at most one.
 	for _, next := range []func(*call, *cloud.Instance) step{
 		func(c *call, inst *cloud.Instance) step { return newRestoreStep(c, inst) },    // restore.go: point-in-time restore in place
+		func(c *call, inst *cloud.Instance) step { return newParametersStep(c, inst) }, // parameters.go: engine parameters, before day2's restart
 		func(c *call, inst *cloud.Instance) step { return newDay2Step(c, inst) },       // day2.go: changes to the running instance
-		func(c *call, inst *cloud.Instance) step { return newParametersStep(c, inst) }, // parameters.go: engine parameters
 		func(c *call, inst *cloud.Instance) step { return newAutopilotStep(c, inst) },  // autopilot.go: growth the metrics ask for
 	} {
 		if stopped {

@@ -362,13 +362,10 @@ func (s *Sim) handleDeleteConfiguration(w http.ResponseWriter, r *http.Request) 
 	writeEmpty(w, http.StatusOK)
 }
 
-// instanceValues are the values an instance runs with: its template's, then its own changes.
+// instanceValues are the values an instance runs with beyond its defaults: its own copy, made from
+// the template it was created with or had applied, and changed since.
 func (s *Sim) instanceValues(in *instance) []map[string]string {
-	var out []map[string]string
-	if c := s.configurations[in.configurationID]; c != nil {
-		out = append(out, c.values)
-	}
-	return append(out, in.configValues)
+	return []map[string]string{in.configValues}
 }
 
 // handleGetInstanceConfiguration serves GET /instances/{id}/configurations: the bare object, with
@@ -482,7 +479,8 @@ func (s *Sim) handleApplyConfiguration(w http.ResponseWriter, r *http.Request) {
 						in.pendingRestart[k] = true
 					}
 				}
-				in.configurationID, in.configValues = c.id, map[string]string{}
+				in.configurationID = c.id
+				maps.Copy(in.configValues, c.values)
 				res["restart_required"], res["success"] = restart, true
 			}
 		}

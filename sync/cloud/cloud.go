@@ -108,6 +108,8 @@ type CreateInstanceOpts struct {
 	BackupStrategy    *BackupStrategy
 	HAMode            string // "" for single, "ha" for primary/standby
 	ReplicationMode   string
+	// ConfigurationID is the parameter template the instance starts with; empty: the engine's default.
+	ConfigurationID string
 }
 
 // Job is an asynchronous OTC task.
@@ -158,7 +160,8 @@ type Cloud interface {
 	Operations // day2.go: changes to a running instance
 	Restores   // restore.go: point-in-time restore, restore into a new instance
 	Logs       // logs.go: error and slow logs
-	Parameters // parameters.go: engine parameters
+	Parameters         // parameters.go: engine parameters
+	ParameterTemplates // parameters.go: the templates a create names
 }
 
 // Core is what creating, observing and deleting an instance needs.

@@ -33,3 +33,37 @@ type ParametersChange struct {
 	// Ignored are the names OTC did not set: unknown to it, or read-only.
 	Ignored []string
 }
+
+// ParameterTemplates are OTC's parameter templates ("configurations"), which a create can name
+// (CreateInstanceOpts.ConfigurationID) so that a new instance starts with their values.
+type ParameterTemplates interface {
+	// ListParameterTemplates returns every template of the project, the engines' defaults
+	// included, without their parameters.
+	ListParameterTemplates(ctx context.Context) ([]ParameterTemplate, error)
+	// TemplateParameters returns a template's parameters: a default template's are what OTC
+	// takes for its engine version (names, types, ranges, flags).
+	TemplateParameters(ctx context.Context, id string) ([]Parameter, error)
+	// CreateParameterTemplate creates a template with these values. A name taken is of kind
+	// Conflict.
+	CreateParameterTemplate(ctx context.Context, opts ParameterTemplateOpts) (*ParameterTemplate, error)
+	// DeleteParameterTemplate deletes a template; one that does not exist is of kind NotFound.
+	DeleteParameterTemplate(ctx context.Context, id string) error
+}
+
+// ParameterTemplate is one of OTC's parameter templates.
+type ParameterTemplate struct {
+	ID, Name, Description string
+	// Engine is OTC's datastore name (lowercase: mysql, postgresql, sqlserver); Version the
+	// engine version, e.g. "8.0".
+	Engine, Version string
+	// UserDefined is false for an engine version's default template.
+	UserDefined bool
+}
+
+// ParameterTemplateOpts is what CreateParameterTemplate needs.
+type ParameterTemplateOpts struct {
+	Name, Description string
+	// Engine and Version are the datastore as a create names it (MySQL, 8.0).
+	Engine, Version string
+	Values          map[string]string
+}

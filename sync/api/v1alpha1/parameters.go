@@ -39,6 +39,9 @@ type ParametersStatus struct {
 	Generation int64 `json:"generation,omitempty"`
 	// Changed is when the hooks last set values.
 	Changed *metav1.Time `json:"changed,omitempty"`
+	// Template is the parameter template the controller made for the create: the object's
+	// templates are deleted once the instance is ACTIVE, and this is empty again.
+	Template string `json:"template,omitempty"`
 	// Checked is when the hooks last read the instance's parameters from OTC (the drift check).
 	Checked *metav1.Time `json:"checked,omitempty"`
 }

@@ -21,14 +21,7 @@ func (c *Client) InstanceParameters(ctx context.Context, id string) ([]cloud.Par
 		if err != nil {
 			return nil, err
 		}
-		out := make([]cloud.Parameter, 0, len(res.Parameters))
-		for _, p := range res.Parameters {
-			out = append(out, cloud.Parameter{
-				Name: p.Name, Value: p.Value, Type: p.Type, ValueRange: p.ValueRange,
-				RestartRequired: p.RestartRequired, ReadOnly: p.ReadOnly,
-			})
-		}
-		return out, nil
+		return toParameters(res.Parameters), nil
 	})
 }
 
@@ -59,3 +52,80 @@ func (c *Client) UpdateParameters(ctx context.Context, id string, values map[str
 	})
 }
 
+
+// ListParameterTemplates returns the project's parameter templates (GET /configurations).
+func (c *Client) ListParameterTemplates(ctx context.Context) ([]cloud.ParameterTemplate, error) {
+	const op = "ListParameterTemplates"
+	return call(ctx, c, op, func(s services) ([]cloud.ParameterTemplate, error) {
+		res, err := configurations.List(s.rds)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]cloud.ParameterTemplate, 0, len(res))
+		for _, t := range res {
+			out = append(out, toTemplate(t))
+		}
+		return out, nil
+	})
+}
+
+// TemplateParameters returns a template's parameters (GET /configurations/{id}).
+func (c *Client) TemplateParameters(ctx context.Context, id string) ([]cloud.Parameter, error) {
+	const op = "TemplateParameters"
+	if err := checkFilter(op, "template id", id); err != nil {
+		return nil, err
+	}
+	return call(ctx, c, op, func(s services) ([]cloud.Parameter, error) {
+		res, err := configurations.Get(s.rds, id)
+		if err != nil {
+			return nil, err
+		}
+		return toParameters(res.Parameters), nil
+	})
+}
+
+// CreateParameterTemplate creates a template (POST /configurations).
+func (c *Client) CreateParameterTemplate(ctx context.Context, o cloud.ParameterTemplateOpts) (*cloud.ParameterTemplate, error) {
+	const op = "CreateParameterTemplate"
+	return call(ctx, c, op, func(s services) (*cloud.ParameterTemplate, error) {
+		res, err := configurations.Create(s.rds, configurations.CreateOpts{
+			Name: o.Name, Description: o.Description, Values: o.Values,
+			DataStore: configurations.DataStore{Type: o.Engine, Version: o.Version},
+		})
+		if err != nil {
+			return nil, err
+		}
+		t := toTemplate(*res)
+		return &t, nil
+	})
+}
+
+// DeleteParameterTemplate deletes a template (DELETE /configurations/{id}).
+func (c *Client) DeleteParameterTemplate(ctx context.Context, id string) error {
+	const op = "DeleteParameterTemplate"
+	if err := checkFilter(op, "template id", id); err != nil {
+		return err
+	}
+	_, err := call(ctx, c, op, func(s services) (struct{}, error) {
+		return struct{}{}, configurations.Delete(s.rds, id)
+	})
+	return err
+}
+
+func toTemplate(t configurations.Configuration) cloud.ParameterTemplate {
+	return cloud.ParameterTemplate{
+		ID: t.ID, Name: t.Name, Description: t.Description, Engine: t.DatastoreName,
+		Version: t.DatastoreVersionName, UserDefined: t.UserDefined,
+	}
+}
+
+func toParameters(ps []configurations.Parameter) []cloud.Parameter {
+	out := make([]cloud.Parameter, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, cloud.Parameter{
+			Name: p.Name, Value: p.Value, Type: p.Type, ValueRange: p.ValueRange,
+			RestartRequired: p.RestartRequired, ReadOnly: p.ReadOnly,
+		})
+	}
+	return out
+}

@@ -452,6 +452,16 @@ func (v *View) UpdateParameters(ctx context.Context, id string, values map[strin
 	return v.Client.UpdateParameters(ctx, id, values)
 }
 
+// The parameter templates pass through: no instance's listing shows them.
+
+func (v *View) CreateParameterTemplate(ctx context.Context, opts cloud.ParameterTemplateOpts) (*cloud.ParameterTemplate, error) {
+	return v.Client.CreateParameterTemplate(ctx, opts)
+}
+
+func (v *View) DeleteParameterTemplate(ctx context.Context, id string) error {
+	return v.Client.DeleteParameterTemplate(ctx, id)
+}
+
 var (
 	_ cloud.Cloud            = (*View)(nil)
 	_ cloud.InstanceObserver = (*View)(nil)
