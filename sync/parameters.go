@@ -25,7 +25,7 @@ import (
 // Reads. What OTC reports of the instance's parameters (values, types, ranges, restart and
 // read-only flags, which depend on the engine, its version and the flavor's memory) is read only
 // when a decision needs it: when the spec's generation is one status has not checked, and once
-// per parametersDriftInterval (the drift check). Status remembers the check (status.parameters
+// per Config.ParametersDriftCheck (the drift check, 15 minutes by default). Status remembers the check (status.parameters
 // generation and checked), so a steady object reads nothing between two checks, and an object
 // without spec.parameters never reads them.
 //
@@ -40,9 +40,9 @@ import (
 // or not. A restart made in the console is therefore not seen; status keeps the parameters
 // pending until a restartrequest (or Immediate) restarts the instance through the hooks.
 
-// parametersDriftInterval is how often a steady object's parameters are read from OTC, to set
-// back a value changed elsewhere.
-const parametersDriftInterval = 15 * time.Minute
+// DefaultParametersDriftCheck is how often a steady object's parameters are read from OTC, to set
+// back a value changed elsewhere (Config.ParametersDriftCheck).
+const DefaultParametersDriftCheck = 15 * time.Minute
 
 // OpParametersRestart is status.operation while the restart parametersrestart Immediate asked
 // for runs.
@@ -107,6 +107,8 @@ type parametersInput struct {
 	generation int64
 	now        metav1.Time
 	deleting   bool
+	// drift is how often the instance's parameters are read again (Config.ParametersDriftCheck).
+	drift time.Duration
 	// sentRestart says this process sent the restart parametersrestart Immediate asked for the
 	// values set at status.parameters.changed (ledger.go).
 	sentRestart bool
@@ -227,9 +229,10 @@ func planParameterValues(in parametersInput) parametersPlan {
 	}
 	inst, op := in.inst, in.st.Operation
 	idle := op == nil && usable(inst.Status)
-	due := ps.Generation != in.generation || ps.Checked == nil || in.now.Sub(ps.Checked.Time) >= parametersDriftInterval
+	due := ps.Generation != in.generation || ps.Checked == nil || in.now.Sub(ps.Checked.Time) >= in.drift
 	if !due || !idle {
-		if due && ps.Generation != in.generation {
+		creating := inst.Status == cloud.StatusBuild || op != nil && op.Type == OpCreate
+		if due && ps.Generation != in.generation && !creating { // a create says what it does itself
 			p.synced = ptr.To(syncedOK(ReasonWaitingForInstance, "The parameters wait until the instance is ACTIVE with nothing in flight.", inFlight))
 		}
 		return planPendingRestart(in, p)
@@ -490,7 +493,7 @@ type parametersStep struct {
 func newParametersStep(c *call, inst *cloud.Instance) *parametersStep {
 	s := &parametersStep{uid: c.parent.UID, in: parametersInput{
 		spec: c.spec, st: c.st, inst: inst, generation: c.parent.Generation, now: c.now,
-		deleting: c.parent.DeletionTimestamp != nil, me: c.me,
+		deleting: c.parent.DeletionTimestamp != nil, me: c.me, drift: c.r.cfg.ParametersDriftCheck,
 	}}
 	if ps := c.st.Parameters; ps != nil && len(ps.PendingRestart) > 0 {
 		s.in.sentRestart = c.r.sent.seen(oneShotKey(c.parent.UID, OpParametersRestart, parametersRestartKey(ps)))

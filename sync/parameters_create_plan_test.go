@@ -129,4 +129,3 @@ func TestTemplateNames(t *testing.T) {
 	assert.True(t, templateOwned(cloud.ParameterTemplate{Name: a, Description: d, UserDefined: true}, long))
 	assert.False(t, templateOwned(cloud.ParameterTemplate{Name: a, Description: d}, long), "a default template is nobody's")
 }
-

@@ -17,7 +17,7 @@ import (
 func TestPlanParameters(t *testing.T) {
 	now := metav1.NewTime(time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC))
 	recent := metav1.NewTime(now.Add(-time.Minute))
-	stale := metav1.NewTime(now.Add(-parametersDriftInterval))
+	stale := metav1.NewTime(now.Add(-DefaultParametersDriftCheck))
 	catalog := []cloud.Parameter{
 		{Name: "max_connections", Value: "1500", Type: "integer", ValueRange: "10-100000"},
 		{Name: "innodb_buffer_pool_size", Value: "1073741824", Type: "integer", ValueRange: "5242880-18446744073709551615", RestartRequired: true},
@@ -44,17 +44,17 @@ func TestPlanParameters(t *testing.T) {
 	busy := &cloud.Error{Kind: cloud.KindBusy, Op: "UpdateParameters"}
 
 	tests := []struct {
-		reason   string
-		spec     func(*v1alpha1.RdsSpec)
-		status   func(*v1alpha1.RdsStatus)
-		inst     func(*cloud.Instance)
-		read     *parametersRead
-		answer   *parametersAnswer
+		reason    string
+		spec      func(*v1alpha1.RdsSpec)
+		status    func(*v1alpha1.RdsStatus)
+		inst      func(*cloud.Instance)
+		read      *parametersRead
+		answer    *parametersAnswer
 		sent      bool // this process sent the Immediate restart
 		deleting  bool
 		templates *templatesRead
 		deleted   *templateAnswer
-		want     parametersPlan
+		want      parametersPlan
 	}{
 		{
 			reason: "no parameters: the condition goes, status.parameters too",
@@ -294,7 +294,7 @@ func TestPlanParameters(t *testing.T) {
 			if tc.inst != nil {
 				tc.inst(inst)
 			}
-			in := parametersInput{spec: &spec, st: st, inst: inst, generation: 2, now: now,
+			in := parametersInput{spec: &spec, st: st, inst: inst, generation: 2, now: now, drift: DefaultParametersDriftCheck,
 				deleting: tc.deleting, sentRestart: tc.sent, read: tc.read, answer: tc.answer,
 				me: me, templates: tc.templates, deleted: tc.deleted}
 			got := planParameters(in)

@@ -49,6 +49,9 @@ type Config struct {
 	LockWait time.Duration
 	// Databases configures the databases step (databases.go).
 	Databases DatabasesConfig
+	// ParametersDriftCheck is how often a steady object's engine parameters are read from OTC to
+	// set back a value changed elsewhere (parameters.go). Default 15m.
+	ParametersDriftCheck time.Duration
 
 	// ClusterID names this cluster in the ownership tags and the instance names (--cluster-id):
 	// 1 to 32 of [a-z0-9-], stable for ever. Default "local" (the simulator's).
@@ -136,6 +139,9 @@ func New(cfg Config) *Reconciler {
 		cfg.LockWait = 2 * time.Second
 	}
 	cfg.Databases = cfg.Databases.withDefaults(cfg.CallTimeout)
+	if cfg.ParametersDriftCheck <= 0 {
+		cfg.ParametersDriftCheck = DefaultParametersDriftCheck
+	}
 	cfg.Credentials = cfg.Credentials.withDefaults()
 	if cfg.ClusterID == "" {
 		cfg.ClusterID = "local"

@@ -157,9 +157,9 @@ type Flavor struct {
 // It is split by area, one interface per file, so that each feature's calls live beside it.
 type Cloud interface {
 	Core
-	Operations // day2.go: changes to a running instance
-	Restores   // restore.go: point-in-time restore, restore into a new instance
-	Logs       // logs.go: error and slow logs
+	Operations         // day2.go: changes to a running instance
+	Restores           // restore.go: point-in-time restore, restore into a new instance
+	Logs               // logs.go: error and slow logs
 	Parameters         // parameters.go: engine parameters
 	ParameterTemplates // parameters.go: the templates a create names
 }

@@ -52,7 +52,6 @@ func (c *Client) UpdateParameters(ctx context.Context, id string, values map[str
 	})
 }
 
-
 // ListParameterTemplates returns the project's parameter templates (GET /configurations).
 func (c *Client) ListParameterTemplates(ctx context.Context) ([]cloud.ParameterTemplate, error) {
 	const op = "ListParameterTemplates"
