@@ -185,13 +185,7 @@ func planTemplateCleanup(in parametersInput, p parametersPlan) parametersPlan {
 		p.logs = append(p.logs, logLine{slog.LevelWarn, "could not list parameter templates", []any{"error", in.templates.err}})
 		return p
 	}
-	var owned []cloud.ParameterTemplate
-	for _, t := range in.templates.list {
-		if templateOwned(t, in.me) {
-			owned = append(owned, t)
-		}
-	}
-	slices.SortFunc(owned, func(a, b cloud.ParameterTemplate) int { return strings.Compare(a.Name, b.Name) })
+	owned := ownedTemplates(in.templates.list, in.me)
 	ps := p.status
 	if len(owned) == 0 {
 		ps.Template = ""

@@ -246,3 +246,89 @@ func (s *templateStep) configurationID() string {
 	}
 	return s.p.template.ID
 }
+
+// ownedTemplates are the object's templates in list, by name.
+func ownedTemplates(list []cloud.ParameterTemplate, me owner) []cloud.ParameterTemplate {
+	var owned []cloud.ParameterTemplate
+	for _, t := range list {
+		if templateOwned(t, me) {
+			owned = append(owned, t)
+		}
+	}
+	slices.SortFunc(owned, func(a, b cloud.ParameterTemplate) int { return strings.Compare(a.Name, b.Name) })
+	return owned
+}
+
+// templatesGonePlan is the decision of the finalize call's last step: the object's parameter
+// templates are deleted before the object goes.
+type templatesGonePlan struct {
+	needTemplates bool
+	action        *action
+	// gone says a listing shows none of the object's templates: the object may go.
+	gone   bool
+	tells  []*outcome
+	failed error
+	logs   []logLine
+}
+
+// planTemplatesGone deletes the object's parameter templates, one per call, when it is deleted
+// while status.parameters.template says one may remain (its instance never became ACTIVE, or was
+// deleted before the parameters step deleted them). It calls nothing.
+func planTemplatesGone(templates *templatesRead, deleted *templateAnswer, me owner) templatesGonePlan {
+	switch {
+	case templates == nil:
+		return templatesGonePlan{needTemplates: true}
+	case templates.err != nil:
+		return templatesGonePlan{failed: templates.err}
+	}
+	owned := ownedTemplates(templates.list, me)
+	if len(owned) == 0 {
+		return templatesGonePlan{gone: true}
+	}
+	if deleted == nil {
+		return templatesGonePlan{action: &action{kind: actDeleteTemplate, templateID: owned[0].ID}}
+	}
+	if err := deleted.err; err != nil && cloud.KindOf(err) != cloud.KindNotFound {
+		return templatesGonePlan{failed: err}
+	}
+	// Deleted: the object goes once a later listing shows none left.
+	return templatesGonePlan{
+		logs:  []logLine{{slog.LevelInfo, "deleted parameter template", []any{"template", owned[0].Name}}},
+		tells: []*outcome{ptr.To(syncedOK(ReasonReconcileSuccess, "Deleting the parameter templates made for the create.", inFlight).made())},
+	}
+}
+
+// templatesGoneStep is planTemplatesGone as the loop runs it, the last step of a finalize call
+// (finalize.go).
+type templatesGoneStep struct {
+	me        owner
+	templates *templatesRead
+	deleted   *templateAnswer
+	p         templatesGonePlan
+}
+
+func (s *templatesGoneStep) plan() head {
+	s.p = planTemplatesGone(s.templates, s.deleted, s.me)
+	h := head{tells: told(s.p.tells...), logs: s.p.logs, err: s.p.failed, stop: true}
+	switch {
+	case s.p.needTemplates:
+		h.needs = []need{{kind: readTemplates}}
+	case s.p.action != nil:
+		h.act = s.p.action
+	}
+	return h
+}
+
+func (s *templatesGoneStep) saw(_ need, r seen) {
+	s.templates = &templatesRead{list: r.templates, err: r.err}
+}
+
+func (s *templatesGoneStep) answered(_ acted, err error) { s.deleted = &templateAnswer{err: err} }
+
+func (s *templatesGoneStep) render(a *answer) {
+	if s.p.gone && a.st.Parameters != nil {
+		ps := a.st.Parameters.DeepCopy()
+		ps.Template = ""
+		a.st.Parameters = ps
+	}
+}

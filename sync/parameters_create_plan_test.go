@@ -129,3 +129,40 @@ func TestTemplateNames(t *testing.T) {
 	assert.True(t, templateOwned(cloud.ParameterTemplate{Name: a, Description: d, UserDefined: true}, long))
 	assert.False(t, templateOwned(cloud.ParameterTemplate{Name: a, Description: d}, long), "a default template is nobody's")
 }
+
+// TestPlanTemplatesGone: a deleted object's parameter templates go before it does, one per call,
+// another object's never.
+func TestPlanTemplatesGone(t *testing.T) {
+	me := owner{Cluster: "local", Namespace: "team-a", Name: "shop", UID: "uid-1"}
+	other := owner{Cluster: "local", Namespace: "team-a", Name: "shop", UID: "uid-old"}
+	mine := cloud.ParameterTemplate{ID: "t1", Name: TemplateName(me, map[string]string{"a": "1"}), Description: templateDescription(me), UserDefined: true}
+	mine2 := cloud.ParameterTemplate{ID: "t2", Name: TemplateName(me, map[string]string{"a": "2"}), Description: templateDescription(me), UserDefined: true}
+	theirs := cloud.ParameterTemplate{ID: "t3", Name: TemplateName(other, map[string]string{"a": "1"}), Description: templateDescription(other), UserDefined: true}
+	first := ownedTemplates([]cloud.ParameterTemplate{mine, mine2}, me)[0]
+	for _, tc := range []struct {
+		reason    string
+		templates *templatesRead
+		deleted   *templateAnswer
+		want      templatesGonePlan
+	}{
+		{reason: "the list first", want: templatesGonePlan{needTemplates: true}},
+		{reason: "none of the object's: it may go (an earlier object of the same name's is not touched)",
+			templates: &templatesRead{list: []cloud.ParameterTemplate{theirs}}, want: templatesGonePlan{gone: true}},
+		{reason: "one of the object's: deleted, the call's change",
+			templates: &templatesRead{list: []cloud.ParameterTemplate{theirs, mine2, mine}},
+			want:      templatesGonePlan{action: &action{kind: actDeleteTemplate, templateID: first.ID}}},
+		{reason: "deleted: the object goes once a later listing shows none",
+			templates: &templatesRead{list: []cloud.ParameterTemplate{mine}}, deleted: &templateAnswer{},
+			want: templatesGonePlan{tells: []*outcome{ptr.To(syncedOK(ReasonReconcileSuccess, "Deleting the parameter templates made for the create.", inFlight).made())}}},
+		{reason: "already gone (NotFound) counts as deleted",
+			templates: &templatesRead{list: []cloud.ParameterTemplate{mine}}, deleted: &templateAnswer{err: &cloud.Error{Kind: cloud.KindNotFound}},
+			want: templatesGonePlan{tells: []*outcome{ptr.To(syncedOK(ReasonReconcileSuccess, "Deleting the parameter templates made for the create.", inFlight).made())}}},
+		{reason: "refused: the object waits, the error is told",
+			templates: &templatesRead{list: []cloud.ParameterTemplate{mine}}, deleted: &templateAnswer{err: &cloud.Error{Kind: cloud.KindBusy}},
+			want: templatesGonePlan{failed: &cloud.Error{Kind: cloud.KindBusy}}},
+	} {
+		got := planTemplatesGone(tc.templates, tc.deleted, me)
+		got.logs = nil
+		assert.Equal(t, tc.want, got, tc.reason)
+	}
+}

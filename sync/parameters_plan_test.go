@@ -274,6 +274,12 @@ func TestPlanParameters(t *testing.T) {
 			want:   parametersPlan{status: withTemplate(applied(2, recent)), condition: appliedCond},
 		},
 		{
+			reason: "a new instance being created: nothing is read or told until it is ACTIVE",
+			inst:   func(in *cloud.Instance) { in.Status = cloud.StatusBuild },
+			status: func(st *v1alpha1.RdsStatus) { st.Operation = &v1alpha1.Operation{Type: OpCreate} },
+			want:   parametersPlan{status: &v1alpha1.ParametersStatus{}},
+		},
+		{
 			reason:   "a deletion: nothing is read or changed",
 			status:   func(st *v1alpha1.RdsStatus) { st.Parameters = applied(1, stale) },
 			deleting: true,

@@ -239,3 +239,36 @@ func TestParametersAtCreate(t *testing.T) {
 	assert.Equal(t, sync.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
 	w.requireSettled("created with its parameters")
 }
+
+// TestParametersTemplateGoneBeforeTheObject: an object deleted while its instance is still being
+// created (Skipfinalbackup, so the deletion needs no backup) is finalized only once the parameter
+// template made for its create is deleted too.
+func TestParametersTemplateGoneBeforeTheObject(t *testing.T) {
+	w := newCreateWorld(t, func(s *v1alpha1.RdsSpec) {
+		s.Parameters = map[string]string{"max_connections": "300"}
+		s.Skipfinalbackup = true
+	})
+	for range 4 {
+		w.sync()
+		if w.status().ID != "" {
+			break
+		}
+	}
+	require.Equal(t, "BUILD", w.status().Status)
+	require.NotEmpty(t, w.status().Parameters.Template)
+	w.mc.Delete(w.clock.Now())
+	finalized := false
+	for i := 0; i < 12 && !finalized; i++ {
+		resp, err := w.mc.Finalize(context.Background(), w.r)
+		require.NoError(t, err)
+		finalized = resp.Finalized
+		w.clock.Advance(time.Minute)
+	}
+	require.True(t, finalized, "the object goes")
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpDeleteConfiguration), "its template first")
+	templates, err := w.client.ListParameterTemplates(context.Background())
+	require.NoError(t, err)
+	for _, tpl := range templates {
+		assert.True(t, !tpl.UserDefined, "only the defaults are left: %s", tpl.Name)
+	}
+}
