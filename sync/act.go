@@ -30,9 +30,16 @@ const (
 	actRestoreToNew       actionKind = "RestoreToNew"
 	actCreateBackup       actionKind = "CreateBackup"
 	actDeleteInstance     actionKind = "DeleteInstance"
-	actUpdateParameters   actionKind = "UpdateParameters"
-	actCreateTemplate     actionKind = "CreateParameterTemplate"
-	actDeleteTemplate     actionKind = "DeleteParameterTemplate"
+	// settings.go
+	actStorageType       actionKind = "ChangeStorageType"
+	actReplicationMode   actionKind = "ChangeReplicationMode"
+	actMaintenanceWindow actionKind = "ChangeMaintenanceWindow"
+	actStop              actionKind = "StopInstance"
+	actStart             actionKind = "StartInstance"
+	// parameters.go, parameters_create.go
+	actUpdateParameters actionKind = "UpdateParameters"
+	actCreateTemplate   actionKind = "CreateParameterTemplate"
+	actDeleteTemplate   actionKind = "DeleteParameterTemplate"
 )
 
 // action is the one change a decision asks of the cloud, as data: which call, on which instance,
@@ -54,6 +61,9 @@ type action struct {
 	from    cloud.RestorePoint        // actRestoreToNew
 	backup  string                    // actCreateBackup: the backup's name
 	about   string                    // actCreateBackup: the backup's description
+	storage cloud.Storage             // actStorageType
+	mode    string                    // actReplicationMode
+	window  string                    // actMaintenanceWindow
 	values  map[string]string         // actUpdateParameters
 	// template is the parameter template to create (actCreateTemplate); templateID the one to
 	// delete (actDeleteTemplate).
@@ -141,6 +151,16 @@ func (c *call) act(ctx context.Context, a action) (res acted, err error) {
 			res.template, err = c.cloud.CreateParameterTemplate(ctx, *a.template)
 		case actDeleteTemplate:
 			err = c.cloud.DeleteParameterTemplate(ctx, a.templateID)
+		case actStorageType:
+			*jobID, err = c.cloud.ChangeStorageType(ctx, a.instance, a.storage)
+		case actReplicationMode:
+			*jobID, err = c.cloud.ChangeReplicationMode(ctx, a.instance, a.mode)
+		case actMaintenanceWindow:
+			err = c.cloud.ChangeMaintenanceWindow(ctx, a.instance, a.window)
+		case actStop:
+			*jobID, err = c.cloud.StopInstance(ctx, a.instance)
+		case actStart:
+			*jobID, err = c.cloud.StartInstance(ctx, a.instance)
 		default:
 			return fmt.Errorf("sync: act: unknown action %q", a.kind) // a programming error, never sent
 		}

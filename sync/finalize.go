@@ -116,6 +116,11 @@ type finalizeInput struct {
 	reported bool
 	// backups is the instance's backup list; nil until read.
 	backups []cloud.Backup
+	// job is the job of a start sent before the deletion (finalize_stopped.go), or the error
+	// reading it; jobRead says it was read.
+	job     *cloud.Job
+	jobErr  error
+	jobRead bool
 	// answer is what OTC answered to the plan's action; nil until it was made.
 	answer *actAnswer
 }
@@ -131,6 +136,7 @@ type finalizePlan struct {
 	searchOwn   bool // search the controller's project too, with its own login
 	report      bool
 	needBackups bool
+	needJob     string // the job of a start sent before the deletion (finalize_stopped.go)
 	// act is the one change to make; the answer is planned on.
 	act *action
 
@@ -214,6 +220,9 @@ func planFinalize(in finalizeInput) finalizePlan {
 	}
 	if op := p.operation; op != nil && op.Type == OpDelete {
 		return deleting(p, "The instance is being deleted.")
+	}
+	if q, wait := startBeforeDeletion(in, p); wait { // finalize_stopped.go
+		return q
 	}
 	// NOTE: a CREATE FAIL instance never held data, and OTC cannot back it up.
 	if !in.spec.Skipfinalbackup && inst.Status != cloud.StatusCreateFail {
@@ -502,6 +511,8 @@ func (s *finalizeStep) plan() head {
 			continue
 		case p.needBackups:
 			return head{needs: []need{{kind: readBackups, id: s.in.inst.ID}}}
+		case p.needJob != "":
+			return head{needs: []need{{kind: readJob, id: p.needJob}}}
 		}
 		return head{tells: told(s.ready, p.ready, p.synced), act: p.act, err: p.failed, logs: p.events, stop: true}
 	}
@@ -515,6 +526,8 @@ func (s *finalizeStep) saw(n need, r seen) {
 		s.search.saw(n, r)
 	case p.searchOwn:
 		s.inOwn.saw(n, r)
+	case p.needJob != "":
+		s.in.job, s.in.jobErr, s.in.jobRead = r.job, r.err, true
 	case p.needBackups:
 		if s.failed = r.err; r.err == nil {
 			s.in.backups = r.backups

@@ -115,3 +115,13 @@ func (r readOnly) InstanceMetrics(ctx context.Context, inst *cloud.Instance, win
 func (readOnly) SetStorageAutoscaling(context.Context, string, cloud.StorageAutoscaling) error {
 	return errViewStale
 }
+
+func (readOnly) ChangeStorageType(context.Context, string, cloud.Storage) (string, error) {
+	return "", errViewStale
+}
+func (readOnly) ChangeReplicationMode(context.Context, string, string) (string, error) {
+	return "", errViewStale
+}
+func (readOnly) ChangeMaintenanceWindow(context.Context, string, string) error { return errViewStale }
+func (readOnly) StopInstance(context.Context, string) (string, error)          { return "", errViewStale }
+func (readOnly) StartInstance(context.Context, string) (string, error)         { return "", errViewStale }

@@ -108,6 +108,7 @@ func Validate(spec *v1alpha1.RdsSpec) []string {
 	if spec.Backupkeepdays < 0 || spec.Backupkeepdays > 732 {
 		p.addf("backupkeepdays %d is not between 0 and 732.", spec.Backupkeepdays)
 	}
+	validateSettings(spec, &p) // settings.go
 	if spec.Backuprestoretime != "" {
 		if _, err := time.Parse(time.RFC3339, spec.Backuprestoretime); err != nil {
 			p.addf("backuprestoretime %q is not an RFC3339 time such as 2026-11-22T10:00:00Z.", spec.Backuprestoretime)

@@ -58,6 +58,9 @@ const (
 	OpUpdatePort           = "UpdatePort"
 	OpTagsAction           = "TagsAction"
 	OpGetTags              = "GetTags"
+	OpChangeStorageType    = "ChangeStorageType"  // the change_volume action
+	OpChangeFailoverMode   = "ChangeFailoverMode" // PUT …/failover/mode
+	OpChangeOpsWindow      = "ChangeOpsWindow"    // PUT …/ops-window
 
 	OpListVpcs           = "ListVpcs"
 	OpGetVpc             = "GetVpc"
@@ -92,6 +95,7 @@ var mutatingOps = map[string]bool{
 	OpRestorePITR: true, OpUpdateInstanceCfg: true, OpApplyConfiguration: true, OpInstanceAction: true,
 	OpCreateConfiguration: true, OpUpdateConfiguration: true, OpDeleteConfiguration: true,
 	OpUpdatePort: true, OpTagsAction: true, OpCreateTemporaryCredential: true,
+	OpChangeStorageType: true, OpChangeFailoverMode: true, OpChangeOpsWindow: true,
 	OpCreateAlarm: true, OpUpdateAlarmAction: true, OpDeleteAlarm: true,
 }
 

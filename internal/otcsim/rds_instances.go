@@ -418,7 +418,7 @@ func (in *instance) listJSON() map[string]any {
 		"flavor_ref": in.flavor.spec, "volume": map[string]any{"type": in.volumeType, "size": in.volumeSize},
 		"switch_strategy":    "reliability",
 		"backup_strategy":    map[string]any{"start_time": in.backupStart, "keep_days": in.backupKeepDays},
-		"maintenance_window": "02:00-06:00", "nodes": nodes, "related_instance": []any{},
+		"maintenance_window": in.shownMaintenanceWindow(), "nodes": nodes, "related_instance": []any{},
 		"disk_encryption_id": in.diskEncryption, "time_zone": in.timeZone,
 		"charge_info": map[string]any{"charge_mode": "postPaid"}, "tags": in.tags,
 		"associated_with_ddm": false,
@@ -510,6 +510,11 @@ func (s *Sim) handleDeleteInstance(w http.ResponseWriter, r *http.Request) {
 	}
 	if in.op != nil {
 		writeError(w, svcRDS, errInstanceBusy())
+		return
+	}
+	if in.status == StatusShutdown && in.engine.short == "pg" {
+		// NOTE: "A stopped PostgreSQL DB instance cannot be deleted" (DOC: stopping an instance).
+		writeError(w, svcRDS, errorf(http.StatusBadRequest, "DBS.200086", "This operation is not allowed by the DB instance status."))
 		return
 	}
 	j := s.newJob("Delete"+in.engine.jobName+"Instance", in, now, s.opts.Durations.Delete)

@@ -62,6 +62,10 @@ type instance struct {
 	configValues    map[string]string
 	// pendingRestart are the parameters set whose values take effect at the next restart.
 	pendingRestart map[string]bool
+	// maintenanceWindow is "hh:mm-HH:MM" (UTC); "" is OTC's default (rds_settings.go).
+	maintenanceWindow string
+	// stoppedAt is when a stop finished; OTC starts the instance seven days later (autoStart).
+	stoppedAt time.Time
 
 	status  string      // the settled status; an operation in flight may show another
 	op      *instanceOp // the operation in flight, if any
@@ -109,6 +113,9 @@ const (
 	opKindRestore    = "restore"
 	opKindPort       = "port"
 	opKindStartStop  = "start-stop"
+	// rds_settings.go
+	opKindStorageType = "storage-type"
+	opKindReplication = "replication-mode"
 )
 
 // instanceOp is an operation in flight on an instance. Its effect is applied by finish at end.

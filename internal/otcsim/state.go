@@ -34,6 +34,8 @@ type InstanceView struct {
 	SecurityGroupID   string            `json:"security_group_id"`
 	BackupStartTime   string            `json:"backup_start_time"`
 	BackupKeepDays    int               `json:"backup_keep_days"`
+	BackupPeriod      string            `json:"backup_period"`
+	MaintenanceWindow string            `json:"maintenance_window"`
 	Tags              map[string]string `json:"tags"`
 	Created           time.Time         `json:"created,omitzero"`
 }
@@ -57,6 +59,7 @@ func (in *instance) view() InstanceView {
 		VolumeSize: in.volumeSize, AvailabilityZones: slices.Clone(in.azs), PrivateIPs: in.privateIPs(),
 		Port: in.shownPort(), VpcID: in.vpcID, SubnetID: in.subnetID, SecurityGroupID: in.secGroupID,
 		BackupStartTime: in.backupStart, BackupKeepDays: in.backupKeepDays, Tags: in.tagMap(),
+		BackupPeriod: in.backupPeriod, MaintenanceWindow: in.shownMaintenanceWindow(),
 		Created: in.created,
 	}
 	if in.op != nil {

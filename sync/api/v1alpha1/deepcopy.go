@@ -19,6 +19,14 @@ func (s *RdsStatus) DeepCopy() *RdsStatus {
 		b := *s.FinalBackup
 		out.FinalBackup = &b
 	}
+	if s.BackupPolicy != nil {
+		b := *s.BackupPolicy
+		out.BackupPolicy = &b
+	}
+	if s.Stopped != nil {
+		st := *s.Stopped
+		out.Stopped = &st
+	}
 	out.DatabasesAndUsers = s.DatabasesAndUsers.DeepCopy()
 	out.Restore = s.Restore.DeepCopy()
 	out.Logs = s.Logs.DeepCopy()

@@ -33,6 +33,8 @@ type Fake struct {
 
 	Day2 // fake_day2.go
 
+	SettingsFns // fake_settings.go
+
 	LogsFns // fake_logs.go
 
 	ParametersFns // fake_parameters.go
