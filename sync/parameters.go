@@ -65,9 +65,9 @@ const maxParameters = 100
 func parametersProblems(spec *v1alpha1.RdsSpec) []string {
 	var p problems
 	switch spec.Parametersrestart {
-	case "", v1alpha1.ParametersRestartManual, v1alpha1.ParametersRestartImmediate:
+	case "", v1alpha1.ParametersRestartManual, v1alpha1.ParametersRestartImmediate, v1alpha1.ParametersRestartInMaintenanceWindow:
 	default:
-		p.addf("parametersrestart %q is not Manual or Immediate.", spec.Parametersrestart)
+		p.addf("parametersrestart %q is not Manual, Immediate or InMaintenanceWindow.", spec.Parametersrestart)
 	}
 	if len(spec.Parameters) > maxParameters {
 		p.addf("parameters names %d parameters, more than %d.", len(spec.Parameters), maxParameters)
@@ -303,7 +303,7 @@ func planParametersSet(in parametersInput, p parametersPlan, catalog map[string]
 		p.condition = ptr.To(parametersCondition(metav1.ConditionFalse, ReasonParametersIgnored, msg))
 		return p
 	}
-	p.condition = pendingCondition(in.spec, ps)
+	p.condition = pendingCondition(in.spec, ps, in.inst)
 	return p
 }
 
@@ -321,8 +321,9 @@ func planPendingRestart(in parametersInput, p parametersPlan) parametersPlan {
 		p.synced = wontAct(cond.Reason, cond.Message)
 		return p
 	}
-	p.condition = pendingCondition(in.spec, ps)
-	if len(ps.PendingRestart) == 0 || in.spec.Parametersrestart != v1alpha1.ParametersRestartImmediate {
+	p.condition = pendingCondition(in.spec, ps, in.inst)
+	policy := in.spec.Parametersrestart
+	if len(ps.PendingRestart) == 0 || policy != v1alpha1.ParametersRestartImmediate && policy != v1alpha1.ParametersRestartInMaintenanceWindow {
 		return p
 	}
 	key := parametersRestartKey(ps)
@@ -330,7 +331,9 @@ func planPendingRestart(in parametersInput, p parametersPlan) parametersPlan {
 	case in.sentRestart:
 		// This process sent it: the answer that recorded it was lost.
 		ps.PendingRestart, ps.RestartRequest = nil, ""
-		p.condition = pendingCondition(in.spec, ps)
+		p.condition = pendingCondition(in.spec, ps, in.inst)
+		return p
+	case policy == v1alpha1.ParametersRestartInMaintenanceWindow && !inWindow(maintenanceWindowOf(in.spec, in.inst), in.now.Time):
 		return p
 	case in.st.Operation != nil || !usable(in.inst.Status) || in.deleting:
 		return p
@@ -347,7 +350,7 @@ func planPendingRestart(in parametersInput, p parametersPlan) parametersPlan {
 	ps.PendingRestart, ps.RestartRequest = nil, ""
 	p.restartKey = key
 	p.operation = &v1alpha1.Operation{Type: OpParametersRestart, JobID: in.answer.jobID, Generation: in.generation, Target: target}
-	p.condition = pendingCondition(in.spec, ps)
+	p.condition = pendingCondition(in.spec, ps, in.inst)
 	p.synced = ptr.To(inProgress(p.operation).made())
 	p.logs = []logLine{{slog.LevelInfo, "restarting for engine parameters", []any{"instance", in.inst.ID, "parameters", target, "job", in.answer.jobID}}}
 	return p
@@ -364,16 +367,50 @@ func parametersRestartKey(ps *v1alpha1.ParametersStatus) string {
 
 // pendingCondition is the Parameters condition for status: True once every value set is in
 // effect, False while some wait for a restart.
-func pendingCondition(spec *v1alpha1.RdsSpec, ps *v1alpha1.ParametersStatus) *outcome {
+func pendingCondition(spec *v1alpha1.RdsSpec, ps *v1alpha1.ParametersStatus, inst *cloud.Instance) *outcome {
 	if len(ps.PendingRestart) == 0 {
 		return ptr.To(parametersCondition(metav1.ConditionTrue, ReasonParametersApplied, "The instance runs with the parameters the spec names."))
 	}
 	how := "set restartrequest to a new value to restart the instance."
-	if spec.Parametersrestart == v1alpha1.ParametersRestartImmediate {
+	switch spec.Parametersrestart {
+	case v1alpha1.ParametersRestartImmediate:
 		how = "the instance is restarted as soon as it is ACTIVE with nothing in flight."
+	case v1alpha1.ParametersRestartInMaintenanceWindow:
+		how = fmt.Sprintf("the instance is restarted in its maintenance window %s (UTC).", maintenanceWindowOf(spec, inst))
 	}
 	return ptr.To(parametersCondition(metav1.ConditionFalse, ReasonParametersPendingRestart, fmt.Sprintf(
 		"The values of %s take effect at the next restart: %s", strings.Join(ps.PendingRestart, ", "), how)))
+}
+
+// maintenanceWindowOf is the instance's maintenance window as OTC reports it, else as the spec
+// sets it, else OTC's default.
+func maintenanceWindowOf(spec *v1alpha1.RdsSpec, inst *cloud.Instance) string {
+	switch {
+	case inst != nil && inst.MaintenanceWindow != "":
+		return inst.MaintenanceWindow
+	case spec.Maintenancewindow != "":
+		return spec.Maintenancewindow
+	}
+	return defaultMaintenanceWindow
+}
+
+// inWindow reports whether t lies in the daily window "hh:mm-HH:MM" (UTC; it may wrap midnight).
+// A window that does not parse holds no time.
+func inWindow(window string, t time.Time) bool {
+	if len(window) != 11 || window[5] != '-' {
+		return false
+	}
+	h1, m1, ok1 := clockTime(window[:5])
+	h2, m2, ok2 := clockTime(window[6:])
+	if !ok1 || !ok2 {
+		return false
+	}
+	t = t.UTC()
+	now, start, end := t.Hour()*60+t.Minute(), h1*60+m1, h2*60+m2
+	if start <= end {
+		return now >= start && now < end
+	}
+	return now >= start || now < end
 }
 
 // parametersCondition is a Parameters condition outcome; the step's own resync is the steady one.

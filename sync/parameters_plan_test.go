@@ -235,6 +235,21 @@ func TestPlanParameters(t *testing.T) {
 			want:   parametersPlan{status: applied(2, recent), condition: appliedCond},
 		},
 		{
+			reason: "InMaintenanceWindow: outside the window (08:00 is not in 02:00-06:00) the restart waits, and says when",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Parametersrestart = v1alpha1.ParametersRestartInMaintenanceWindow },
+			status: func(st *v1alpha1.RdsStatus) { st.Parameters = applied(2, recent, "innodb_buffer_pool_size") },
+			inst:   func(in *cloud.Instance) { in.MaintenanceWindow = "02:00-06:00" },
+			want: parametersPlan{status: applied(2, recent, "innodb_buffer_pool_size"), condition: ptr.To(parametersCondition(metav1.ConditionFalse, ReasonParametersPendingRestart,
+				"The values of innodb_buffer_pool_size take effect at the next restart: the instance is restarted in its maintenance window 02:00-06:00 (UTC)."))},
+		},
+		{
+			reason: "InMaintenanceWindow: in the window (OTC's 06:00-10:00 holds 08:00) the restart is made",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Parametersrestart = v1alpha1.ParametersRestartInMaintenanceWindow },
+			status: func(st *v1alpha1.RdsStatus) { st.Parameters = applied(2, recent, "innodb_buffer_pool_size") },
+			inst:   func(in *cloud.Instance) { in.MaintenanceWindow = "06:00-10:00" },
+			want:   parametersPlan{action: &action{kind: actRestart, instance: "inst-1"}},
+		},
+		{
 			reason: "Immediate: no restart while the instance is not ACTIVE",
 			spec:   func(s *v1alpha1.RdsSpec) { s.Parametersrestart = v1alpha1.ParametersRestartImmediate },
 			status: func(st *v1alpha1.RdsStatus) { st.Parameters = applied(2, recent, "innodb_buffer_pool_size") },
@@ -333,8 +348,9 @@ func TestParametersProblems(t *testing.T) {
 		{reason: "none named", want: nil},
 		{reason: "SQL Server's names have spaces and parentheses", spec: v1alpha1.RdsSpec{Parameters: map[string]string{"max server memory (MB)": "4096"}}},
 		{reason: "Immediate", spec: v1alpha1.RdsSpec{Parametersrestart: "Immediate"}},
+		{reason: "InMaintenanceWindow", spec: v1alpha1.RdsSpec{Parametersrestart: "InMaintenanceWindow"}},
 		{reason: "an unknown restart policy", spec: v1alpha1.RdsSpec{Parametersrestart: "Sometimes"},
-			want: []string{`parametersrestart "Sometimes" is not Manual or Immediate.`}},
+			want: []string{`parametersrestart "Sometimes" is not Manual, Immediate or InMaintenanceWindow.`}},
 		{reason: "a name OTC could never have", spec: v1alpha1.RdsSpec{Parameters: map[string]string{"max_connections;drop": "1"}},
 			want: []string{`parameters name "max_connections;drop" is not 1 to 64 letters, digits, spaces or _ . ( ) -.`}},
 		{reason: "an empty value", spec: v1alpha1.RdsSpec{Parameters: map[string]string{"time_zone": ""}},
@@ -343,5 +359,31 @@ func TestParametersProblems(t *testing.T) {
 			want: []string{"parameters time_zone: the value is empty, longer than 512 characters or holds control characters."}},
 	} {
 		assert.Equal(t, tc.want, parametersProblems(&tc.spec), tc.reason)
+	}
+}
+
+// TestInWindow: a daily window in UTC, wrapping midnight or not, its end excluded.
+func TestInWindow(t *testing.T) {
+	at := func(hhmm string) time.Time {
+		tm, err := time.Parse("15:04", hhmm)
+		if err != nil {
+			panic(err)
+		}
+		return time.Date(2026, 11, 27, tm.Hour(), tm.Minute(), 0, 0, time.UTC)
+	}
+	for _, tc := range []struct {
+		reason, window, now string
+		want                bool
+	}{
+		{reason: "inside", window: "02:00-06:00", now: "03:15", want: true},
+		{reason: "the start is in", window: "02:00-06:00", now: "02:00", want: true},
+		{reason: "the end is out", window: "02:00-06:00", now: "06:00", want: false},
+		{reason: "before", window: "02:00-06:00", now: "01:59", want: false},
+		{reason: "wrapping midnight, before it", window: "22:00-02:00", now: "23:30", want: true},
+		{reason: "wrapping midnight, after it", window: "22:00-02:00", now: "01:00", want: true},
+		{reason: "wrapping midnight, outside", window: "22:00-02:00", now: "12:00", want: false},
+		{reason: "a window that does not parse holds no time", window: "soon", now: "12:00", want: false},
+	} {
+		assert.Equal(t, tc.want, inWindow(tc.window, at(tc.now)), tc.reason)
 	}
 }

@@ -272,3 +272,27 @@ func TestParametersTemplateGoneBeforeTheObject(t *testing.T) {
 		assert.True(t, !tpl.UserDefined, "only the defaults are left: %s", tpl.Name)
 	}
 }
+
+// TestParametersRestartInMaintenanceWindow: with parametersrestart InMaintenanceWindow the values
+// are set at once and the instance is restarted once, in its maintenance window (OTC's default
+// 02:00-06:00 here), not before.
+func TestParametersRestartInMaintenanceWindow(t *testing.T) {
+	w := newDay2World(t, nil, nil) // the clock stands at 10:00 UTC
+	w.edit(func(s *v1alpha1.RdsSpec) {
+		s.Parameters = map[string]string{"innodb_buffer_pool_size": "3221225472"}
+		s.Parametersrestart = v1alpha1.ParametersRestartInMaintenanceWindow
+	})
+	w.settle(5)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpUpdateInstanceCfg))
+	assert.Zero(t, w.sim.Calls(otcsim.OpRestart), "not outside the window")
+	assert.Contains(t, w.condition(v1alpha1.ConditionParameters).Message, "maintenance window 02:00-06:00")
+
+	w.clock.Advance(16 * time.Hour) // 02:00 and a little, the next day
+	w.sync()
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "in the window")
+	w.clock.Advance(otcsim.DefaultDurations().Restart)
+	w.settle(3)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "once")
+	assert.Empty(t, w.simParameters().PendingRestart)
+	assert.Equal(t, sync.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
+}

@@ -21,6 +21,9 @@ const (
 	// ParametersRestartImmediate: the hooks restart the instance as soon as it is ACTIVE again
 	// after the values were set.
 	ParametersRestartImmediate = "Immediate"
+	// ParametersRestartInMaintenanceWindow: the hooks restart the instance in its maintenance
+	// window (OTC's, as spec.maintenancewindow sets it), ACTIVE with nothing in flight.
+	ParametersRestartInMaintenanceWindow = "InMaintenanceWindow"
 )
 
 // ParametersStatus is what the hooks last saw and did of spec.parameters.

@@ -166,7 +166,7 @@ type RdsSpec struct {
 	// is set back at the next drift check; parameters not named are left alone.
 	Parameters map[string]string `json:"parameters,omitempty"`
 	// Parametersrestart says who restarts the instance when a value set needs a restart: Manual
-	// (default: reported, restarted only by restartrequest) or Immediate.
+	// (default: reported, restarted only by restartrequest), Immediate, or InMaintenanceWindow.
 	Parametersrestart string `json:"parametersrestart,omitempty"`
 
 	// Logs on request.
