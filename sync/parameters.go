@@ -210,7 +210,13 @@ func planTemplateCleanup(in parametersInput, p parametersPlan) parametersPlan {
 // planParameterValues decides the values and the restart.
 func planParameterValues(in parametersInput) parametersPlan {
 	if len(in.spec.Parameters) == 0 {
-		return parametersPlan{dropCondition: true}
+		p := parametersPlan{dropCondition: true}
+		if ps := in.st.Parameters; ps != nil && ps.Template != "" {
+			// parameters removed while the create's template remains: status keeps its name until
+			// it is deleted (planTemplateCleanup).
+			p.status = &v1alpha1.ParametersStatus{Template: ps.Template}
+		}
+		return p
 	}
 	ps := parametersStatusOf(in.st)
 	p := parametersPlan{status: ps}
@@ -569,9 +575,13 @@ func (s *parametersStep) answered(res acted, err error) {
 	s.in.answer = a
 }
 
-// render writes status.parameters, and what status and the process remember of a restart sent.
+// render writes status.parameters (none while it would say nothing), and what status and the
+// process remember of a restart sent.
 func (s *parametersStep) render(a *answer) {
 	a.st.Parameters = s.p.status
+	if ps := s.p.status; ps != nil && ps.Generation == 0 && ps.Template == "" && len(ps.Applied) == 0 && len(ps.PendingRestart) == 0 {
+		a.st.Parameters = nil
+	}
 	if s.p.operation != nil {
 		a.st.Operation = s.p.operation
 		a.keep.restarts = append(a.keep.restarts, oneShotKey(s.uid, OpParametersRestart, s.p.restartKey))

@@ -63,6 +63,21 @@ func TestPlanParameters(t *testing.T) {
 			want:   parametersPlan{dropCondition: true},
 		},
 		{
+			reason: "parameters removed while the create's template remains: status keeps its name, the template is deleted",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Parameters = nil },
+			status: func(st *v1alpha1.RdsStatus) { st.Parameters = withTemplate(applied(1, recent)) },
+			want:   parametersPlan{needTemplates: true},
+		},
+		{
+			reason:    "parameters removed, the create's template deleted: status forgets it",
+			spec:      func(s *v1alpha1.RdsSpec) { s.Parameters = nil },
+			status:    func(st *v1alpha1.RdsStatus) { st.Parameters = withTemplate(applied(1, recent)) },
+			templates: &templatesRead{list: []cloud.ParameterTemplate{tpl}},
+			deleted:   &templateAnswer{},
+			want: parametersPlan{status: &v1alpha1.ParametersStatus{}, dropCondition: true, stop: true,
+				synced: ptr.To(syncedOK(ReasonReconcileSuccess, "The parameter template "+tpl.Name+" the instance was created with was deleted.", inFlight).made())},
+		},
+		{
 			reason: "a spec generation not checked yet: read the instance's parameters first",
 			want:   parametersPlan{needRead: true},
 		},
