@@ -85,9 +85,10 @@ const DefaultLogsURL = "http://rds-hooks.rds-system.svc:8081"
 // of one plan, read when the step is made and written only after the call is answered (memo,
 // remember), and none of it decides alone:
 //
-//   - sent, the restarts this process sent (ledger.go): day2Input.sentRestart. OTC keeps no trace
-//     of a finished restart, so a restart whose answer was lost, retried after the reboot, looks
-//     like one still owed; the mark in OTC and status are the record (oneshot.go).
+//   - sent, the restarts this process sent (ledger.go): day2Input.sentRestart and
+//     parametersInput.sentRestart. OTC keeps no trace of a finished restart, so a restart whose
+//     answer was lost, retried after the reboot, looks like one still owed; the mark in OTC and
+//     status are the record (oneshot.go; the parameters' restart has status only, parameters.go).
 //   - autopilot, autopilot's last change per instance and the flavor lists it read
 //     (autopilot.go): autopilotStepInput.remembered and the step's kept list. A call on a stale
 //     status must not start a second change within the cooldown; under sustained pressure every
