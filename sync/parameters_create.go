@@ -77,11 +77,11 @@ func templateOwned(t cloud.ParameterTemplate, me owner) bool {
 	return t.UserDefined && strings.HasPrefix(t.Name, TemplatePrefix(me)) && strings.Contains(t.Description, "uid "+me.UID+")")
 }
 
-// defaultTemplate is the engine version's default template, or nil. NOTE: OTC names the datastore
-// in lowercase (mysql, postgresql, sqlserver).
+// defaultTemplate is the engine version's default template, or nil: "8.0" for a datastoreversion
+// 8.0 or 8.0.28. NOTE: OTC names the datastore in lowercase (mysql, postgresql, sqlserver).
 func defaultTemplate(list []cloud.ParameterTemplate, engine, version string) *cloud.ParameterTemplate {
 	for i, t := range list {
-		if !t.UserDefined && strings.EqualFold(t.Engine, engine) && t.Version == version {
+		if !t.UserDefined && strings.EqualFold(t.Engine, engine) && (t.Version == version || strings.HasPrefix(version, t.Version+".")) {
 			return &list[i]
 		}
 	}
@@ -160,7 +160,7 @@ func planTemplate(in templateInput) templatePlan {
 		return templatePlan{tells: invalidAtCreate(joinSentences(problems)), stop: true}
 	}
 	opts := cloud.ParameterTemplateOpts{Name: name, Description: templateDescription(in.me), Engine: spec.Datastoretype,
-		Version: spec.Datastoreversion, Values: maps.Clone(spec.Parameters)}
+		Version: def.Version, Values: maps.Clone(spec.Parameters)}
 	if in.answer == nil {
 		return templatePlan{action: &action{kind: actCreateTemplate, template: &opts}, stop: true}
 	}

@@ -90,6 +90,12 @@ func TestPlanTemplate(t *testing.T) {
 				"OTC offers no default parameter template for MySQL 8.0: the parameters cannot be checked, so the instance is not created.")},
 		},
 		{
+			reason:    "a datastoreversion with its minor version finds the major version's default template",
+			spec:      func(s *v1alpha1.RdsSpec) { s.Datastoreversion = "8.0.28" },
+			templates: &templatesRead{list: []cloud.ParameterTemplate{{ID: "def-mysql-57", Engine: "mysql", Version: "5.7"}, def}},
+			want:      templatePlan{needCatalog: "def-mysql-80"},
+		},
+		{
 			reason:    "the list could not be read: the call stops on the error",
 			templates: &templatesRead{err: &cloud.Error{Kind: cloud.KindUnavailable}},
 			want:      templatePlan{failed: &cloud.Error{Kind: cloud.KindUnavailable}, stop: true},
