@@ -25,27 +25,28 @@ import (
 // Reads. What OTC reports of the instance's parameters (values, types, ranges, restart and
 // read-only flags, which depend on the engine, its version and the flavor's memory) is read only
 // when a decision needs it: when the spec's generation is one status has not checked, and once
-// per Config.ParametersDriftCheck (the drift check, 15 minutes by default). Status remembers the check (status.parameters
-// generation and checked), so a steady object reads nothing between two checks, and an object
-// without spec.parameters never reads them.
+// per Config.ParametersDriftCheck (the drift check, 15 minutes by default). Status remembers the
+// check (status.parameters generation and checked), so a steady object reads nothing between two
+// checks, and an object without spec.parameters never reads them.
 //
 // Restarts are the user's call. A value OTC says needs a restart is set and reported: the
 // Parameters condition (ParametersPendingRestart) and status.parameters.pendingRestart name the
 // parameters. With parametersrestart Manual (the default) only a restartrequest restarts the
 // instance: the restart day2.go makes for a restartrequest handled after the values were set
 // brings them into effect. With Immediate the step restarts the instance itself, once, as soon
-// as it is ACTIVE with nothing in flight.
+// as it is ACTIVE with nothing in flight; with InMaintenanceWindow, likewise within the
+// instance's maintenance window.
 //
 // NOTE: OTC reports no pending restart: the instance's parameters show the values set, in effect
 // or not. A restart made in the console is therefore not seen; status keeps the parameters
-// pending until a restartrequest (or Immediate) restarts the instance through the hooks.
+// pending until a restart through the hooks (restartrequest, Immediate, InMaintenanceWindow).
 
 // DefaultParametersDriftCheck is how often a steady object's parameters are read from OTC, to set
 // back a value changed elsewhere (Config.ParametersDriftCheck).
 const DefaultParametersDriftCheck = 15 * time.Minute
 
-// OpParametersRestart is status.operation while the restart parametersrestart Immediate asked
-// for runs.
+// OpParametersRestart is status.operation while the restart parametersrestart Immediate or
+// InMaintenanceWindow asked for runs.
 const OpParametersRestart = "ParametersRestart"
 
 // Reasons of the Parameters condition.
@@ -304,6 +305,9 @@ func planParametersSet(in parametersInput, p parametersPlan, catalog map[string]
 	ps.Generation, ps.Checked, ps.Changed = in.generation, &in.now, &in.now
 	p.logs = []logLine{{slog.LevelInfo, "set engine parameters", []any{"instance", in.inst.ID, "parameters", strings.Join(set, ","), "restartRequired", answer.RestartRequired, "job", answer.JobID}}}
 	p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, fmt.Sprintf("The parameters %s were set in OTC.", strings.Join(set, ", ")), inFlight).made())
+	if len(set) == 0 {
+		p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, "OTC set none of the parameters.", inFlight).made())
+	}
 	if len(answer.Ignored) > 0 {
 		msg := fmt.Sprintf("OTC ignored the parameters %s: it does not know them or they are read-only for this instance.", strings.Join(answer.Ignored, ", "))
 		p.condition = ptr.To(parametersCondition(metav1.ConditionFalse, ReasonParametersIgnored, msg))
@@ -314,7 +318,8 @@ func planParametersSet(in parametersInput, p parametersPlan, catalog map[string]
 }
 
 // planPendingRestart tells the Parameters condition from status, and with parametersrestart
-// Immediate restarts the instance for the values that wait for it.
+// Immediate (or InMaintenanceWindow, within the window) restarts the instance for the values that
+// wait for it.
 func planPendingRestart(in parametersInput, p parametersPlan) parametersPlan {
 	ps := p.status
 	if ps.Generation == 0 {
