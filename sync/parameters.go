@@ -55,6 +55,12 @@ const (
 	ReasonParametersPendingRestart = "ParametersPendingRestart"
 	ReasonInvalidParameters        = "InvalidParameters"
 	ReasonParametersIgnored        = "ParametersIgnored"
+	// ReasonParameterTemplateChanged: the template made for the create does not hold exactly
+	// spec.parameters (parameters_create.go).
+	ReasonParameterTemplateChanged = "ParameterTemplateChanged"
+	// ReasonParameterTemplateNameTaken: a template that is not the object's has the name of the
+	// object's template (parameters_create.go).
+	ReasonParameterTemplateNameTaken = "ParameterTemplateNameTaken"
 )
 
 // maxParameters is the most parameters a spec names (the CRD's maxProperties).

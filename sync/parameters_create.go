@@ -28,7 +28,10 @@ import (
 //     object's hash (cluster, namespace, name, uid) and a hash of the values, so a lost answer
 //     finds it again and a spec edited before the create makes another. Its description names the
 //     object's uid: a template is the object's only if both say so.
-//  3. The create names it. OTC gives the instance its own copy of the values.
+//  3. The create names it, once a read of the template shows it holds exactly spec.parameters
+//     (every other parameter at the default template's value): a template someone changed, or
+//     made under the object's name, is refused (ParameterTemplateChanged), never used. OTC gives
+//     the instance its own copy of the values.
 //  4. Once the instance is ACTIVE, the parameters step deletes the object's templates (one per
 //     call); status.parameters.template remembers that some may remain.
 //
@@ -96,6 +99,8 @@ type templateInput struct {
 	// until the plan asked for them.
 	templates *templatesRead
 	catalog   *parametersRead
+	// held is the object's template's parameters, once the plan asked for them.
+	held *parametersRead
 	// answer is OTC's answer to the template's create.
 	answer *templateAnswer
 }
@@ -116,6 +121,7 @@ type templateAnswer struct {
 type templatePlan struct {
 	needTemplates bool
 	needCatalog   string // the default template's id
+	needHeld      string // the object's template's id
 	action        *action
 	// template is the object's template the create names; nil: none.
 	template *cloud.ParameterTemplate
@@ -138,9 +144,6 @@ func planTemplate(in templateInput) templatePlan {
 		return templatePlan{failed: in.templates.err, stop: true}
 	}
 	name := TemplateName(in.me, spec.Parameters)
-	if i := slices.IndexFunc(in.templates.list, func(t cloud.ParameterTemplate) bool { return t.Name == name && templateOwned(t, in.me) }); i >= 0 {
-		return templatePlan{template: &in.templates.list[i]} // made by an earlier call for these values
-	}
 	def := defaultTemplate(in.templates.list, spec.Datastoretype, spec.Datastoreversion)
 	if def == nil {
 		msg := fmt.Sprintf("OTC offers no default parameter template for %s %s: the parameters cannot be checked, so the instance is not created.", spec.Datastoretype, spec.Datastoreversion)
@@ -158,6 +161,23 @@ func planTemplate(in templateInput) templatePlan {
 	}
 	if problems := checkParameters(spec.Parameters, catalog, &cloud.Instance{Engine: spec.Datastoretype, Version: spec.Datastoreversion}); len(problems) > 0 {
 		return templatePlan{tells: invalidAtCreate(joinSentences(problems)), stop: true}
+	}
+	if i := slices.IndexFunc(in.templates.list, func(t cloud.ParameterTemplate) bool { return t.Name == name && templateOwned(t, in.me) }); i >= 0 {
+		ours := &in.templates.list[i] // made by an earlier call for these values
+		switch {
+		case in.held == nil:
+			return templatePlan{needHeld: ours.ID}
+		case in.held.err != nil:
+			return templatePlan{failed: in.held.err, stop: true}
+		case !holdsExactly(in.held.list, catalog, spec.Parameters):
+			return templatePlan{tells: refusedAtCreate(ReasonParameterTemplateChanged, fmt.Sprintf(
+				"The parameter template %s in OTC does not hold exactly the spec's parameters: someone changed it. Delete it in OTC; the controller makes it again.", name)), stop: true}
+		}
+		return templatePlan{template: ours}
+	}
+	if slices.ContainsFunc(in.templates.list, func(t cloud.ParameterTemplate) bool { return t.Name == name }) {
+		return templatePlan{tells: refusedAtCreate(ReasonParameterTemplateNameTaken, fmt.Sprintf(
+			"A parameter template named %s that is not this object's exists in OTC: delete or rename it; the controller makes its own.", name)), stop: true}
 	}
 	opts := cloud.ParameterTemplateOpts{Name: name, Description: templateDescription(in.me), Engine: spec.Datastoretype,
 		Version: def.Version, Values: maps.Clone(spec.Parameters)}
@@ -181,11 +201,32 @@ func planTemplate(in templateInput) templatePlan {
 	return p
 }
 
+// holdsExactly reports whether a template's parameters are the spec's values and, for every
+// parameter the spec does not name, the default template's (catalog).
+func holdsExactly(held []cloud.Parameter, catalog map[string]cloud.Parameter, want map[string]string) bool {
+	seen := 0
+	for _, p := range held {
+		if v, named := want[p.Name]; named {
+			seen++
+			if !sameValue(p.Type, v, p.Value) {
+				return false
+			}
+		} else if def, ok := catalog[p.Name]; ok && !sameValue(p.Type, def.Value, p.Value) {
+			return false
+		}
+	}
+	return seen == len(want)
+}
+
 // invalidAtCreate is what a spec whose parameters OTC would not take says before the create.
-func invalidAtCreate(msg string) []*outcome {
+func invalidAtCreate(msg string) []*outcome { return refusedAtCreate(ReasonInvalidParameters, msg) }
+
+// refusedAtCreate is what a create the parameters hold back says: the Parameters condition and
+// Synced say why, Ready that nothing is created.
+func refusedAtCreate(reason, msg string) []*outcome {
 	return []*outcome{
-		ptr.To(parametersCondition(metav1.ConditionFalse, ReasonInvalidParameters, msg)),
-		wontAct(ReasonInvalidParameters, msg),
+		ptr.To(parametersCondition(metav1.ConditionFalse, reason, msg)),
+		wontAct(reason, msg),
 		ptr.To(notReady(ReasonCreating, "The instance is not created yet; see the Synced condition.", waitsForUser)),
 	}
 }
@@ -209,6 +250,8 @@ func (s *templateStep) plan() head {
 		h.needs = []need{{kind: readTemplates}}
 	case s.p.needCatalog != "":
 		h.needs = []need{{kind: readTemplateParameters, id: s.p.needCatalog}}
+	case s.p.needHeld != "":
+		h.needs = []need{{kind: readTemplateParameters, id: s.p.needHeld}}
 	case s.p.action != nil:
 		h.act = s.p.action
 	}
@@ -220,7 +263,12 @@ func (s *templateStep) saw(n need, r seen) {
 	case readTemplates:
 		s.in.templates = &templatesRead{list: r.templates, err: r.err}
 	case readTemplateParameters:
-		s.in.catalog = &parametersRead{list: r.parameters, err: r.err}
+		read := &parametersRead{list: r.parameters, err: r.err}
+		if n.id == s.p.needHeld {
+			s.in.held = read
+		} else {
+			s.in.catalog = read
+		}
 	}
 }
 

@@ -27,6 +27,9 @@ func TestPlanTemplate(t *testing.T) {
 		{Name: "innodb_buffer_pool_size", Value: "1073741824", Type: "integer", ValueRange: "5242880-18446744073709551615", RestartRequired: true},
 	}
 	opts := cloud.ParameterTemplateOpts{Name: name, Description: templateDescription(me), Engine: "MySQL", Version: "8.0", Values: values}
+	oneValue := map[string]string{"innodb_buffer_pool_size": "3221225472"}
+	oursOne := cloud.ParameterTemplate{ID: "tpl-9", Name: TemplateName(me, oneValue), Description: templateDescription(me), UserDefined: true}
+	changedMsg := "The parameter template " + oursOne.Name + " in OTC does not hold exactly the spec's parameters: someone changed it. Delete it in OTC; the controller makes it again."
 	creating := ptr.To(notReady(ReasonCreating, "Creating the parameter template the instance starts with.", inFlight))
 
 	tests := []struct {
@@ -34,6 +37,7 @@ func TestPlanTemplate(t *testing.T) {
 		spec      func(*v1alpha1.RdsSpec)
 		templates *templatesRead
 		catalog   *parametersRead
+		held      *parametersRead
 		answer    *templateAnswer
 		want      templatePlan
 	}{
@@ -45,9 +49,32 @@ func TestPlanTemplate(t *testing.T) {
 		},
 		{reason: "the template list first", want: templatePlan{needTemplates: true}},
 		{
-			reason:    "the object's template exists (an earlier call made it): the create names it",
+			reason:    "the object's template exists (an earlier call made it): what it holds is read",
 			templates: &templatesRead{list: []cloud.ParameterTemplate{def, ours}},
+			catalog:   &parametersRead{list: catalog},
+			want:      templatePlan{needHeld: "tpl-1"},
+		},
+		{
+			reason:    "it holds exactly the spec's values, every other parameter the default's: the create names it",
+			templates: &templatesRead{list: []cloud.ParameterTemplate{def, ours}},
+			catalog:   &parametersRead{list: catalog},
+			held:      &parametersRead{list: withValues(catalog, values)},
 			want:      templatePlan{template: &ours},
+		},
+		{
+			reason:    "someone changed it (another value, or a parameter the spec does not name): refused, never used",
+			spec:      func(s *v1alpha1.RdsSpec) { s.Parameters = map[string]string{"innodb_buffer_pool_size": "3221225472"} },
+			templates: &templatesRead{list: []cloud.ParameterTemplate{def, oursOne}},
+			catalog:   &parametersRead{list: catalog},
+			held:      &parametersRead{list: withValues(catalog, map[string]string{"innodb_buffer_pool_size": "3221225472", "max_connections": "10"})},
+			want:      templatePlan{stop: true, tells: refusedAtCreate(ReasonParameterTemplateChanged, changedMsg)},
+		},
+		{
+			reason:    "a template of the object's name that is not the object's: refused, neither used nor made again",
+			templates: &templatesRead{list: []cloud.ParameterTemplate{def, forged}},
+			catalog:   &parametersRead{list: catalog},
+			want: templatePlan{stop: true, tells: refusedAtCreate(ReasonParameterTemplateNameTaken,
+				"A parameter template named "+name+" that is not this object's exists in OTC: delete or rename it; the controller makes its own.")},
 		},
 		{
 			reason:    "a template of our name another object describes is not ours: the default's catalog is read",
@@ -107,7 +134,7 @@ func TestPlanTemplate(t *testing.T) {
 			if tc.spec != nil {
 				tc.spec(&spec)
 			}
-			got := planTemplate(templateInput{spec: &spec, me: me, templates: tc.templates, catalog: tc.catalog, answer: tc.answer})
+			got := planTemplate(templateInput{spec: &spec, me: me, templates: tc.templates, catalog: tc.catalog, held: tc.held, answer: tc.answer})
 			got.logs = nil
 			assert.Equal(t, tc.want, got, tc.reason)
 		})
