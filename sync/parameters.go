@@ -119,6 +119,9 @@ type parametersInput struct {
 	// sentRestart says this process sent the restart parametersrestart Immediate asked for the
 	// values set at status.parameters.changed (ledger.go).
 	sentRestart bool
+	// remembered is the last change of values this process made that waits for a restart
+	// (parameters_memory.go); nil when it remembers none.
+	remembered *pendingChange
 	// read is what OTC reported of the instance's parameters; nil until the plan asked for it.
 	read *parametersRead
 	// answer is OTC's answer to the plan's action; nil until it was made.
@@ -230,6 +233,13 @@ func planParameterValues(in parametersInput) parametersPlan {
 	if in.deleting {
 		return p
 	}
+	if r := in.remembered; r != nil && (ps.Changed == nil || r.changed.After(ps.Changed.Time)) {
+		// A change of values this process made, which the status predates (a lost answer, a
+		// duplicate call): the restart it waits for is still owed.
+		changed := metav1.NewTime(r.changed)
+		ps.PendingRestart = slices.Compact(slices.Sorted(slices.Values(append(ps.PendingRestart, r.names...))))
+		ps.RestartRequest, ps.Changed = r.restartRequest, &changed
+	}
 	if len(ps.PendingRestart) > 0 && in.st.RestartRequest != ps.RestartRequest {
 		// A restartrequest was handled since the values were set: its restart brought them in.
 		ps.PendingRestart, ps.RestartRequest = nil, ""
@@ -278,10 +288,23 @@ func planParameterValues(in parametersInput) parametersPlan {
 		return parametersPlan{action: &action{kind: actUpdateParameters, instance: inst.ID, values: changes}}
 	}
 	p.stop = true
-	if err := in.answer.err; err != nil {
-		// Setting the same values again changes nothing: an unknown outcome is sent again once
-		// a later read still shows the difference.
-		p.failed = err
+	switch err := in.answer.err; {
+	case err != nil && outcomeUnknown(err):
+		// No answer: OTC may have set them. They are recorded as set, with the restart the
+		// catalog says they need, so that a later read that finds them set does not forget the
+		// restart; a later read that does not sends them again (the same values change nothing).
+		restart := false
+		for name := range changes {
+			restart = restart || catalog[name].RestartRequired
+		}
+		unknown := *in.answer
+		unknown.change = cloud.ParametersChange{RestartRequired: restart}
+		in.answer = &unknown
+		p = planParametersSet(in, p, catalog, changes)
+		p.synced, p.failed = nil, err
+		return p
+	case err != nil:
+		p.failed = err // refused: nothing was set
 		return p
 	}
 	return planParametersSet(in, p, catalog, changes)
@@ -542,6 +565,7 @@ func newParametersStep(c *call, inst *cloud.Instance) *parametersStep {
 	s := &parametersStep{uid: c.parent.UID, in: parametersInput{
 		spec: c.spec, st: c.st, inst: inst, generation: c.parent.Generation, now: c.now,
 		deleting: c.parent.DeletionTimestamp != nil, me: c.me, drift: c.r.cfg.ParametersDriftCheck,
+		remembered: c.r.parameters.remembered(inst.ID),
 	}}
 	if ps := c.st.Parameters; ps != nil && len(ps.PendingRestart) > 0 {
 		s.in.sentRestart = c.r.sent.seen(oneShotKey(c.parent.UID, OpParametersRestart, parametersRestartKey(ps)))
@@ -590,6 +614,13 @@ func (s *parametersStep) answered(res acted, err error) {
 // process remember of a restart sent.
 func (s *parametersStep) render(a *answer) {
 	a.st.Parameters = s.p.status
+	if ps := s.p.status; ps != nil && ps.Changed != nil && len(ps.PendingRestart) > 0 && s.in.answer != nil && s.in.answer.kind == actUpdateParameters &&
+		(s.in.answer.err == nil || outcomeUnknown(s.in.answer.err)) {
+		if a.keep.pending == nil {
+			a.keep.pending = map[string]pendingChange{}
+		}
+		a.keep.pending[s.in.inst.ID] = pendingChange{names: ps.PendingRestart, restartRequest: ps.RestartRequest, changed: ps.Changed.Time}
+	}
 	if ps := s.p.status; ps != nil && ps.Generation == 0 && ps.Template == "" && len(ps.Applied) == 0 && len(ps.PendingRestart) == 0 {
 		a.st.Parameters = nil
 	}

@@ -44,17 +44,18 @@ func TestPlanParameters(t *testing.T) {
 	busy := &cloud.Error{Kind: cloud.KindBusy, Op: "UpdateParameters"}
 
 	tests := []struct {
-		reason    string
-		spec      func(*v1alpha1.RdsSpec)
-		status    func(*v1alpha1.RdsStatus)
-		inst      func(*cloud.Instance)
-		read      *parametersRead
-		answer    *parametersAnswer
-		sent      bool // this process sent the Immediate restart
-		deleting  bool
-		templates *templatesRead
-		deleted   *templateAnswer
-		want      parametersPlan
+		reason     string
+		spec       func(*v1alpha1.RdsSpec)
+		status     func(*v1alpha1.RdsStatus)
+		inst       func(*cloud.Instance)
+		read       *parametersRead
+		answer     *parametersAnswer
+		sent       bool // this process sent the Immediate restart
+		remembered *pendingChange
+		deleting   bool
+		templates  *templatesRead
+		deleted    *templateAnswer
+		want       parametersPlan
 	}{
 		{
 			reason: "no parameters: the condition goes, status.parameters too",
@@ -102,6 +103,35 @@ func TestPlanParameters(t *testing.T) {
 				synced:    ptr.To(syncedOK(ReasonReconcileSuccess, "The parameters innodb_buffer_pool_size, long_query_time, max_connections were set in OTC.", inFlight).made()),
 				stop:      true,
 			},
+		},
+		{
+			reason: "no answer to the change: recorded as set, with the restart the catalog says it needs, and the error told",
+			read:   &parametersRead{list: catalog},
+			answer: &parametersAnswer{kind: actUpdateParameters, err: unavailable},
+			want: parametersPlan{
+				status: &v1alpha1.ParametersStatus{Applied: three, PendingRestart: []string{"innodb_buffer_pool_size"},
+					RestartRequest: "r0", Generation: 2, Checked: &now, Changed: &now},
+				condition: pendingManual, failed: unavailable, stop: true,
+			},
+		},
+		{
+			reason: "a status from before this process's change (a lost answer): the values read are set, the restart still owed",
+			status: func(st *v1alpha1.RdsStatus) {
+				st.Parameters = &v1alpha1.ParametersStatus{Generation: 1, Checked: &stale}
+			},
+			read:       &parametersRead{list: withValues(catalog, three)},
+			remembered: &pendingChange{names: []string{"innodb_buffer_pool_size"}, restartRequest: "r0", changed: recent.Time},
+			want: parametersPlan{status: &v1alpha1.ParametersStatus{Applied: three, PendingRestart: []string{"innodb_buffer_pool_size"},
+				RestartRequest: "r0", Generation: 2, Checked: &now, Changed: &recent}, condition: pendingManual},
+		},
+		{
+			reason: "this process's change is older than the status's: nothing merged (its restart was made since)",
+			status: func(st *v1alpha1.RdsStatus) {
+				st.Parameters = applied(2, recent)
+				st.Parameters.Changed = &recent
+			},
+			remembered: &pendingChange{names: []string{"innodb_buffer_pool_size"}, restartRequest: "r0", changed: stale.Time},
+			want:       parametersPlan{status: &v1alpha1.ParametersStatus{Applied: three, Generation: 2, Checked: &recent, Changed: &recent}, condition: appliedCond},
 		},
 		{
 			reason: "OTC refused the change (busy): nothing recorded, the next call reads and tries again",
@@ -332,7 +362,7 @@ func TestPlanParameters(t *testing.T) {
 			}
 			in := parametersInput{spec: &spec, st: st, inst: inst, generation: 2, now: now, drift: DefaultParametersDriftCheck,
 				deleting: tc.deleting, sentRestart: tc.sent, read: tc.read, answer: tc.answer,
-				me: me, templates: tc.templates, deleted: tc.deleted}
+				me: me, templates: tc.templates, deleted: tc.deleted, remembered: tc.remembered}
 			got := planParameters(in)
 			got.logs = nil
 			assert.Equal(t, tc.want, got, tc.reason)

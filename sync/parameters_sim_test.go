@@ -296,3 +296,25 @@ func TestParametersRestartInMaintenanceWindow(t *testing.T) {
 	assert.Empty(t, w.simParameters().PendingRestart)
 	assert.Equal(t, sync.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
 }
+
+// TestParametersLostAnswer: OTC sets the values but its answer is lost. The call records them as
+// set with the restart they need; a later call on the status from before that answer (the answer
+// that recorded it was lost too) reads them set, changes nothing, and still reports the restart.
+func TestParametersLostAnswer(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	fault, err := otcsim.ParseFault(otcsim.OpUpdateInstanceCfg + ":commit-drop:count=1")
+	require.NoError(t, err)
+	w.sim.AddFault(fault)
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Parameters = threeParameters })
+	before := w.mc.Rds() // the object as the next, stale, call will see it
+	w.sync()
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpUpdateInstanceCfg))
+	assert.Equal(t, []string{"innodb_buffer_pool_size"}, w.simParameters().PendingRestart, "OTC set them")
+	assert.Equal(t, []string{"innodb_buffer_pool_size"}, w.status().Parameters.PendingRestart, "recorded as set")
+
+	w.mc.SetStatus(before.Status) // the answer that recorded it is lost as well
+	w.sync()
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpUpdateInstanceCfg), "nothing set again")
+	assert.Equal(t, []string{"innodb_buffer_pool_size"}, w.status().Parameters.PendingRestart, "the restart is still owed")
+	assert.Equal(t, sync.ReasonParametersPendingRestart, w.condition(v1alpha1.ConditionParameters).Reason)
+}

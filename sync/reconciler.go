@@ -93,6 +93,10 @@ const DefaultLogsURL = "http://rds-hooks.rds-system.svc:8081"
 //     (autopilot.go): autopilotStepInput.remembered and the step's kept list. A call on a stale
 //     status must not start a second change within the cooldown; under sustained pressure every
 //     sync needs the flavor list, which is what OTC sells, not a fact of the object.
+//   - parameters, the values this process set that wait for a restart, per instance
+//     (parameters_memory.go): parametersInput.remembered. OTC shows no pending restart, so a call
+//     on a status from before the change (a lost answer, a duplicate) finds the values set and
+//     would forget the restart they wait for.
 //   - logRequests, the log requests each object and each instance was served in the last hour
 //     (logs_limit.go): logsInput.served and logsInput.servedInstance. It holds the hourly limit
 //     against a status that forgot them or was written to claim one accepted, and against
@@ -114,6 +118,8 @@ type Reconciler struct {
 	logRequests *logRequests
 	// autopilot remembers autopilot's last change per instance, and flavor lists (autopilot.go).
 	autopilot *autopilotMemory
+	// parameters remembers the values set that wait for a restart (parameters_memory.go).
+	parameters *parametersMemory
 }
 
 // New returns a Reconciler with defaults filled in.
@@ -172,6 +178,7 @@ func New(cfg Config) *Reconciler {
 	r.reads = newCapabilityReads()
 	r.logRequests = newLogRequests()
 	r.autopilot = newAutopilotMemory(cfg.Now)
+	r.parameters = newParametersMemory(cfg.Now)
 	return r
 }
 
@@ -197,6 +204,8 @@ type memo struct {
 	autopilot map[string]v1alpha1.AutopilotAction // by instance id
 	flavors   map[string][]cloud.Flavor           // by flavorsKey
 	logs      []keptLogRequest
+	// pending is the values set that wait for a restart, by instance id (parameters_memory.go).
+	pending map[string]pendingChange
 }
 
 // keptLogRequest is a log request a call accepted, remembered by the object's uid and by the
@@ -228,6 +237,9 @@ func (r *Reconciler) remember(m memo) {
 	}
 	for _, l := range m.logs {
 		r.logRequests.record(l.uid, l.instance, l.accepted)
+	}
+	for id, c := range m.pending {
+		r.parameters.record(id, c)
 	}
 }
 
