@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +22,10 @@ const (
 	KeyEngine   = "engine"
 	KeyDSN      = "dsn"
 	KeyURI      = "uri"
+	// KeyEndpoint is the host again, under the name crossplane-contrib/provider-sql reads a
+	// connection from (with port, username and password): a ProviderConfig can name the Secret
+	// as it is.
+	KeyEndpoint = "endpoint"
 )
 
 // Labels on every child.
@@ -58,8 +63,9 @@ func connectionSecret(parent *v1alpha1.Rds, c connection) *corev1.Secret {
 	}
 	if c.host != "" && c.port != 0 {
 		data[KeyHost] = []byte(c.host)
+		data[KeyEndpoint] = []byte(c.host)
 		data[KeyPort] = []byte(strconv.Itoa(c.port))
-		dsn, uri := connectionStrings(c.engine, c.host, c.port, user, c.password.Reveal())
+		dsn, uri := connectionStrings(c.engine, c.host, c.port, user, c.password.Reveal(), "")
 		data[KeyDSN] = []byte(dsn)
 		data[KeyURI] = []byte(uri)
 	}
@@ -75,23 +81,35 @@ func connectionSecret(parent *v1alpha1.Rds, c connection) *corev1.Secret {
 	}
 }
 
-// connectionStrings returns a driver DSN and a URI for the engine.
-func connectionStrings(engine, host string, port int, user, password string) (dsn, uri string) {
+// connectionStrings returns a driver DSN and a URI for the engine, for database ("": none for
+// MySQL, postgres for PostgreSQL).
+func connectionStrings(engine, host string, port int, user, password, database string) (dsn, uri string) {
 	hostport := net.JoinHostPort(host, strconv.Itoa(port))
 	u := url.URL{Host: hostport, User: url.UserPassword(user, password)}
 	switch engine {
 	case v1alpha1.EngineMySQL:
-		u.Scheme, u.Path = "mysql", "/"
-		// go-sql-driver/mysql format; the password alphabet of generated passwords needs no escaping.
-		dsn = user + ":" + password + "@tcp(" + hostport + ")/"
+		u.Scheme, u.Path = "mysql", "/"+database
+		// go-sql-driver/mysql format: it splits at the first ':' and the last '@' and '/', so a
+		// password needs no escaping.
+		dsn = user + ":" + password + "@tcp(" + hostport + ")/" + database
 	case v1alpha1.EnginePostgreSQL:
-		u.Scheme, u.Path, u.RawQuery = "postgresql", "/postgres", "sslmode=require"
-		dsn = "host=" + host + " port=" + strconv.Itoa(port) + " user=" + user + " password='" + password + "' dbname=postgres sslmode=require"
+		if database == "" {
+			database = "postgres"
+		}
+		u.Scheme, u.Path, u.RawQuery = "postgresql", "/"+database, "sslmode=require"
+		dsn = "host=" + host + " port=" + strconv.Itoa(port) + " user=" + pgValue(user) + " password=" + pgValue(password) +
+			" dbname=" + pgValue(database) + " sslmode=require"
 	case v1alpha1.EngineSQLServer:
 		u.Scheme = "sqlserver"
 		dsn = "server=" + host + ";port=" + strconv.Itoa(port) + ";user id=" + user + ";password=" + password
 	}
 	return dsn, u.String()
+}
+
+// pgValue quotes a value of a libpq keyword=value connection string: in single quotes, with
+// each single quote and backslash escaped by a backslash.
+func pgValue(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
 }
 
 // observedPassword returns the password in the observed connection Secret, if any.

@@ -329,7 +329,7 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 	if in.privateIP == "" {
 		in.privateIP = sn.allocateIP()
 	}
-	in.endpointHost, in.endpointPort = s.endpointFor(in.name)
+	in.endpointHost, in.endpointPort = s.endpointFor(in.name, in.engine.name)
 	in.nodes = s.newNodes(in)
 	s.instances[in.id] = in
 	return in, nil
