@@ -33,12 +33,17 @@ const (
 	actRestoreToNew       actionKind = "RestoreToNew"
 	actCreateBackup       actionKind = "CreateBackup"
 	actDeleteInstance     actionKind = "DeleteInstance"
+	actCreateReplica      actionKind = "CreateReplica"
 	// settings.go
 	actStorageType       actionKind = "ChangeStorageType"
 	actReplicationMode   actionKind = "ChangeReplicationMode"
 	actMaintenanceWindow actionKind = "ChangeMaintenanceWindow"
 	actStop              actionKind = "StopInstance"
 	actStart             actionKind = "StartInstance"
+	// parameters.go, parameters_create.go
+	actUpdateParameters actionKind = "UpdateParameters"
+	actCreateTemplate   actionKind = "CreateParameterTemplate"
+	actDeleteTemplate   actionKind = "DeleteParameterTemplate"
 )
 
 // action is the one change a decision asks of the cloud, as data: which call, on which instance,
@@ -63,9 +68,15 @@ type action struct {
 	from    cloud.RestorePoint        // actRestoreToNew
 	backup  string                    // actCreateBackup: the backup's name
 	about   string                    // actCreateBackup: the backup's description
+	replica *cloud.CreateReplicaOpts  // actCreateReplica
 	storage cloud.Storage             // actStorageType
 	mode    string                    // actReplicationMode
 	window  string                    // actMaintenanceWindow
+	values  map[string]string         // actUpdateParameters
+	// template is the parameter template to create (actCreateTemplate); templateID the one to
+	// delete (actDeleteTemplate).
+	template   *cloud.ParameterTemplateOpts
+	templateID string
 
 	// password is the root password SingleToHA needs for SQL Server. It is never compared or
 	// printed (secret.Value), and never part of what a decision is tested on.
@@ -80,6 +91,9 @@ type acted struct {
 	// passwords and applied answer an action outside the cloud (actSQL).
 	passwords map[int]secret.Value
 	applied   *applyAnswer
+	// parameters answers actUpdateParameters; template actCreateTemplate.
+	parameters *cloud.ParametersChange
+	template   *cloud.ParameterTemplate
 }
 
 // actAnswer is OTC's answer to an action, as a plan that is made again on it reads it.
@@ -143,6 +157,16 @@ func (c *call) act(ctx context.Context, a action) (res acted, err error) {
 			res.backup, err = c.cloud.CreateBackup(ctx, a.instance, a.backup, a.about)
 		case actDeleteInstance:
 			*jobID, err = c.cloud.DeleteInstance(ctx, a.instance)
+		case actCreateReplica:
+			res.instanceID, *jobID, err = c.cloud.CreateReplica(ctx, *a.replica)
+		case actUpdateParameters:
+			var ch cloud.ParametersChange
+			ch, err = c.cloud.UpdateParameters(ctx, a.instance, a.values)
+			*jobID, res.parameters = ch.JobID, &ch
+		case actCreateTemplate:
+			res.template, err = c.cloud.CreateParameterTemplate(ctx, *a.template)
+		case actDeleteTemplate:
+			err = c.cloud.DeleteParameterTemplate(ctx, a.templateID)
 		case actStorageType:
 			*jobID, err = c.cloud.ChangeStorageType(ctx, a.instance, a.storage)
 		case actReplicationMode:

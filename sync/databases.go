@@ -468,6 +468,9 @@ func userSecret(parent *v1alpha1.Rds, conn connection, name string, u v1alpha1.U
 	}
 	dsn, uri := connectionStrings(parent.Spec.Datastoretype, conn.host, conn.port, u.Name, pw.Reveal(), db)
 	data[KeyDSN], data[KeyURI] = []byte(dsn), []byte(uri)
+	if conn.readers != "" { // replicas.go: OTC replicates the accounts to the read replicas
+		data[KeyReaderHosts] = []byte(conn.readers)
+	}
 	return &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: parent.Namespace, Labels: childLabels(parent)},

@@ -45,6 +45,10 @@ var progress = map[string]string{
 	OpSecurityGroup: "Moving the instance to the security group %s",
 	OpPort:          "Moving the database to port %s",
 	OpSSL:           "Turning SSL %s",
+	// replicas.go: the primary takes no change while a read replica is built
+	OpCreateReplica: "Creating the read replica %s",
+	// parameters.go: parametersrestart Immediate
+	OpParametersRestart: "Restarting to bring the parameters %s into effect",
 }
 
 // change is one difference between the spec and the instance, as data: the action that removes

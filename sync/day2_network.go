@@ -273,9 +273,9 @@ func (s *networkStep) saw(n need, r seen) {
 		}
 	case readParameters:
 		if s.paramsErr = r.err; r.err == nil {
-			s.in.params = r.params
-			if s.in.params == nil {
-				s.in.params = map[string]string{}
+			s.in.params = map[string]string{}
+			for _, p := range r.parameters {
+				s.in.params[p.Name] = p.Value
 			}
 		}
 	}

@@ -100,6 +100,23 @@ func (readOnly) RestoreInPlace(context.Context, string, time.Time) (string, erro
 func (readOnly) RestoreToNew(context.Context, cloud.RestoreToNewOpts) (string, string, error) {
 	return "", "", errViewStale
 }
+func (readOnly) CreateReplica(context.Context, cloud.CreateReplicaOpts) (string, string, error) {
+	return "", "", errViewStale
+}
+
+// ObserveInstance passes a read of the shared view through: the read replicas of a call that read
+// its instance there are read there too (replicas.go).
+func (r readOnly) ObserveInstance(ctx context.Context, id string, maxAge time.Duration) (*cloud.Instance, error) {
+	return cloud.ObserveInstance(ctx, r.Cloud, id, maxAge)
+}
+
+func (readOnly) CreateParameterTemplate(context.Context, cloud.ParameterTemplateOpts) (*cloud.ParameterTemplate, error) {
+	return nil, errViewStale
+}
+func (readOnly) DeleteParameterTemplate(context.Context, string) error { return errViewStale }
+func (readOnly) UpdateParameters(context.Context, string, map[string]string) (cloud.ParametersChange, error) {
+	return cloud.ParametersChange{}, errViewStale
+}
 
 // InstanceMetrics passes autopilot's fleet-wide reading through: it is a read (sync/autopilot.go).
 func (r readOnly) InstanceMetrics(ctx context.Context, inst *cloud.Instance, window, maxAge time.Duration) (*cloud.InstanceMetrics, error) {

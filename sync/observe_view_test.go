@@ -95,6 +95,7 @@ func TestReadOnlyRefusesEveryChange(t *testing.T) {
 		"Region": true, "GetInstance": true, "FindInstancesByName": true, "GetJob": true,
 		"ResolveNetwork": true, "ListBackups": true, "ListFlavors": true, "ListRestoreTimes": true,
 		"ListErrorLogs": true, "ListSlowLogs": true, "GetBackupPolicy": true, "InstanceParameters": true,
+		"ListParameterTemplates": true, "TemplateParameters": true,
 	}
 	ro := reflect.ValueOf(readOnly{})
 	iface := reflect.TypeFor[cloud.Cloud]()

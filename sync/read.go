@@ -27,9 +27,13 @@ const (
 	readRestoreTimes readKind = "ListRestoreTimes"
 	readBackups      readKind = "ListBackups"
 	readMetrics      readKind = "InstanceMetrics"
-	readParameters   readKind = "InstanceParameters"
 	// readBackupPolicy: the backup policy, whose days of the week the instance list lacks.
 	readBackupPolicy readKind = "GetBackupPolicy"
+	readParameters   readKind = "InstanceParameters"
+	// readTemplates: the project's parameter templates; readTemplateParameters: one template's
+	// parameters (a default template's: what OTC takes for an engine version).
+	readTemplates          readKind = "ListParameterTemplates"
+	readTemplateParameters readKind = "TemplateParameters"
 )
 
 // need is one read a decision asks of the cloud, as data: which read, of what, and with whose
@@ -58,17 +62,18 @@ type need struct {
 // seen is what a read found, or the read's error. The field its kind fills is set; the others are
 // zero.
 type seen struct {
-	inst      *cloud.Instance   // readInstance, readInstanceByID
-	instances []*cloud.Instance // readInstancesName, readInstancesAll
-	network   cloud.Network     // readNetwork
-	flavors   []cloud.Flavor    // readFlavors
-	job       *cloud.Job        // readJob
-	ranges    []cloud.TimeRange // readRestoreTimes
-	backups   []cloud.Backup    // readBackups
-	metrics   *cloud.InstanceMetrics
-	params    map[string]string    // readParameters
-	policy    cloud.BackupStrategy // readBackupPolicy
-	err       error
+	inst       *cloud.Instance   // readInstance, readInstanceByID
+	instances  []*cloud.Instance // readInstancesName, readInstancesAll
+	network    cloud.Network     // readNetwork
+	flavors    []cloud.Flavor    // readFlavors
+	job        *cloud.Job        // readJob
+	ranges     []cloud.TimeRange // readRestoreTimes
+	backups    []cloud.Backup    // readBackups
+	metrics    *cloud.InstanceMetrics
+	policy     cloud.BackupStrategy      // readBackupPolicy
+	parameters []cloud.Parameter         // readParameters, readTemplateParameters
+	templates  []cloud.ParameterTemplate // readTemplates
+	err        error
 }
 
 // errCannotList: the client cannot list its project's instances, so a search by ownership tags
@@ -121,8 +126,6 @@ func (c *call) observe(ctx context.Context, n need) (s seen) {
 			s.ranges, err = client.ListRestoreTimes(ctx, n.id)
 		case readBackups:
 			s.backups, err = client.ListBackups(ctx, n.id)
-		case readParameters:
-			s.params, err = client.InstanceParameters(ctx, n.id)
 		case readBackupPolicy:
 			s.policy, err = client.GetBackupPolicy(ctx, n.id)
 		case readMetrics:
@@ -131,6 +134,12 @@ func (c *call) observe(ctx context.Context, n need) (s seen) {
 				return cloud.ErrMetricsUnavailable
 			}
 			s.metrics, err = reader.InstanceMetrics(ctx, n.of, n.window, n.maxAge)
+		case readParameters:
+			s.parameters, err = client.InstanceParameters(ctx, n.id)
+		case readTemplates:
+			s.templates, err = client.ListParameterTemplates(ctx)
+		case readTemplateParameters:
+			s.parameters, err = client.TemplateParameters(ctx, n.id)
 		default:
 			return fmt.Errorf("sync: observe: unknown read %q", n.kind) // a programming error
 		}

@@ -26,6 +26,8 @@ const (
 	// connection from (with port, username and password): a ProviderConfig can name the Secret
 	// as it is.
 	KeyEndpoint = "endpoint"
+	// KeyReaderHosts: the read replicas' host:port, comma-separated (replicas.go).
+	KeyReaderHosts = "readerhosts"
 )
 
 // Labels on every child.
@@ -49,6 +51,8 @@ type connection struct {
 	host     string
 	port     int
 	password secret.Value
+	// readers are the read replicas' endpoints (readerHosts); "" for none.
+	readers string
 }
 
 // connectionSecret renders the child Secret applications read. Before the instance has an
@@ -68,6 +72,9 @@ func connectionSecret(parent *v1alpha1.Rds, c connection) *corev1.Secret {
 		dsn, uri := connectionStrings(c.engine, c.host, c.port, user, c.password.Reveal(), "")
 		data[KeyDSN] = []byte(dsn)
 		data[KeyURI] = []byte(uri)
+	}
+	if c.readers != "" {
+		data[KeyReaderHosts] = []byte(c.readers)
 	}
 	return &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},

@@ -134,13 +134,15 @@ func Validate(spec *v1alpha1.RdsSpec) []string {
 	// NOTE: spec.databases and spec.users are checked by the databases step (validate_users.go):
 	// a bad GRANT added to a running object must not stop the instance from being reported.
 	p = append(p, restoreProblems(spec)...)
+	p = append(p, replicaProblems(spec)...) // validate_replicas.go
 	if spec.Autopilot {
 		_, ap := autopilotSettingsOf(spec) // autopilot_plan.go
 		p = append(p, ap...)
 	}
+	p = append(p, parametersProblems(spec)...) // parameters.go
 	for _, t := range spec.Tags {
 		if reservedTag(t.Key) {
-			p.addf("tags key %q is reserved for the controller's own tags (rds-owner-*, rds-released*, rds-restart-request, rds-upgrade-request).", t.Key)
+			p.addf("tags key %q is reserved for the controller's own tags (rds-owner-*, rds-released*, rds-restart-request, rds-upgrade-request, rds-replica).", t.Key)
 		}
 	}
 	return p

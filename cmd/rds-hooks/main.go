@@ -80,6 +80,7 @@ type config struct {
 	logsTTL       time.Duration
 	sqlDrift      time.Duration
 	dbCAFile      string
+	paramsDrift   time.Duration
 	passwordKey   string
 	version       bool
 	maxInFlight   int
@@ -150,6 +151,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	dur(&c.viewMaxAge, "view-max-age", view.DefaultMaxAge, "bound on the staleness of the shared view of all instances that steady syncs read (docs/view.md); 0 reads every instance fresh")
 	dur(&c.sqlDrift, "sql-drift-check", time.Hour, "how often databases, users and grants are applied again to repair changes made behind the controller's back")
 	str(&c.dbCAFile, "db-ca-file", "", "PEM bundle of the CAs that sign OTC's database server certificates (downloaded from the RDS console): the SQL session to an instance with SSL on verifies the server with it (default: the system's roots)")
+	dur(&c.paramsDrift, "parameters-drift-check", rdssync.DefaultParametersDriftCheck, "how often a steady object's engine parameters are read from OTC to set back a value changed elsewhere (docs/parameters.md)")
 	dur(&c.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight calls may finish after SIGTERM")
 	str(&c.nsCredentials, "namespace-credentials", rdssync.CredentialsOptional,
 		"OTC logins from the objects' namespaces: Optional (a namespace's Secret when there is one, else the controller's own login) or Required (the controller's own login serves no Rds)")
@@ -409,8 +411,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ResyncPending: cfg.resyncPending,
 		ResyncSteady:  cfg.resyncSteady,
 		Databases:     rdssync.DatabasesConfig{DriftCheck: cfg.sqlDrift, CA: dbCA},
-		JobImage:      cfg.jobImage,
-		LogsURL:       cfg.logsURL,
+
+		ParametersDriftCheck: cfg.paramsDrift,
+		JobImage:             cfg.jobImage,
+		LogsURL:              cfg.logsURL,
 
 		LogsCapabilityTTL: cfg.logsTTL,
 		ClusterID:         cfg.clusterID,

@@ -20,6 +20,7 @@ const (
 	OpListInstances        = "ListInstances"
 	OpCreateInstance       = "CreateInstance"
 	OpRestoreToNew         = "RestoreToNew"
+	OpCreateReplica        = "CreateReplica" // POST /instances with replica_of_id
 	OpDeleteInstance       = "DeleteInstance"
 	OpResize               = "Resize"
 	OpEnlargeVolume        = "EnlargeVolume"
@@ -90,7 +91,7 @@ const (
 
 // mutatingOps are the operations that change cloud state (counted by MutatingCalls).
 var mutatingOps = map[string]bool{
-	OpCreateInstance: true, OpRestoreToNew: true, OpDeleteInstance: true, OpCreateBackup: true,
+	OpCreateInstance: true, OpRestoreToNew: true, OpCreateReplica: true, OpDeleteInstance: true, OpCreateBackup: true,
 	OpResize: true, OpEnlargeVolume: true, OpRestart: true, OpSingleToHa: true,
 	OpUpgradeDbVersion: true, OpUpgradeMajorVersion: true, OpStartupInstance: true, OpStopInstance: true,
 	OpManageAutoScaling: true, OpUpdateBackupPolicy: true, OpDeleteBackup: true,
@@ -104,7 +105,7 @@ var mutatingOps = map[string]bool{
 // Operations returns every operation name a request can be counted under (and a Fault can name),
 // sorted: those of the routes and those a route tells apart by the request body.
 func Operations() []string {
-	seen := map[string]bool{OpRestoreToNew: true}
+	seen := map[string]bool{OpRestoreToNew: true, OpCreateReplica: true}
 	for _, op := range actionOps {
 		seen[op] = true
 	}

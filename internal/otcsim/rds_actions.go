@@ -61,9 +61,14 @@ func actionOp(r *http.Request) string {
 	return OpInstanceAction
 }
 
-// createOp names the operation of POST /instances: a restore_point makes it RestoreToNew.
+// createOp names the operation of POST /instances: a restore_point makes it RestoreToNew, a
+// replica_of_id CreateReplica.
 func createOp(r *http.Request) string {
-	if _, ok := bodyKeys(r)["restore_point"]; ok {
+	keys := bodyKeys(r)
+	if _, ok := keys["replica_of_id"]; ok {
+		return OpCreateReplica
+	}
+	if _, ok := keys["restore_point"]; ok {
 		return OpRestoreToNew
 	}
 	return OpCreateInstance
@@ -126,8 +131,11 @@ func (s *Sim) resize(in *instance, spec string, now time.Time) (*job, *apiError)
 	}
 	f := findFlavor(spec)
 	wantMode := modeSingle
-	if in.typ == TypeHa {
+	switch in.typ {
+	case TypeHa:
 		wantMode = modeHA
+	case TypeReplica:
+		wantMode = modeReplica
 	}
 	if f == nil || f.engine != in.engine || !slices.Contains(f.versions, in.version) {
 		return nil, errorf(http.StatusBadRequest, "DBS.200053", "The specifications %s do not exist for %s %s.", spec, in.engine.name, in.version)
@@ -193,7 +201,7 @@ func (s *Sim) restart(in *instance, now time.Time) (*job, *apiError) {
 	j := s.newJob("Restart"+in.engine.jobName+"Instance", in, now, d)
 	in.startOp(opKindRestart, StatusRebooting, now, d, j, func(in *instance, at time.Time) {
 		in.status = StatusActive
-		in.restartPending = false
+		clear(in.pendingRestart)
 		in.logError(at, "NOTE", "Shutdown complete; the instance was restarted.")
 	})
 	return j, nil
@@ -299,7 +307,11 @@ func (s *Sim) startStop(w http.ResponseWriter, r *http.Request, from, to, verb s
 		writeError(w, svcRDS, errParam("%s instances cannot be stopped or started", in.engine.name))
 		return
 	}
-	if in.op != nil {
+	if in.typ == TypeReplica { // rds_replicas.go: a replica stops and starts with its primary
+		writeError(w, svcRDS, errParam("a read replica is stopped and started with its primary"))
+		return
+	}
+	if in.op != nil || in.replicaBuilding() {
 		writeError(w, svcRDS, errInstanceBusy())
 		return
 	}
@@ -314,6 +326,7 @@ func (s *Sim) startStop(w http.ResponseWriter, r *http.Request, from, to, verb s
 		if to == StatusShutdown {
 			in.stoppedAt = at
 		}
+		in.replicasFollow(to)
 	})
 	writeJSON(w, http.StatusOK, map[string]any{"job_id": j.id})
 }

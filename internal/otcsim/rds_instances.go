@@ -1,6 +1,7 @@
 package otcsim
 
 import (
+	"maps"
 	"net"
 	"net/http"
 	"regexp"
@@ -40,6 +41,8 @@ type createRequest struct {
 		LowerCaseTableNames string `json:"lower_case_table_names"`
 	} `json:"unchangeable_param"`
 	RestorePoint *restorePoint `json:"restore_point"`
+	// ReplicaOfID makes the request a read replica's (rds_replicas.go).
+	ReplicaOfID string `json:"replica_of_id"`
 }
 
 type datastoreSpec struct {
@@ -168,9 +171,12 @@ func (s *Sim) handleCreateInstance(w http.ResponseWriter, r *http.Request) {
 		j   *job
 		err *apiError
 	)
-	if req.RestorePoint != nil {
+	switch {
+	case req.ReplicaOfID != "":
+		in, j, err = s.createReplica(&req, now)
+	case req.RestorePoint != nil:
 		in, j, err = s.restoreToNew(&req, now)
-	} else {
+	default:
 		in, j, err = s.createInstance(&req, now)
 	}
 	if err != nil {
@@ -296,8 +302,18 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 	if apiErr != nil {
 		return nil, apiErr
 	}
-	if req.ConfigurationID != "" && s.configurations[req.ConfigurationID] == nil {
-		return nil, errorf(http.StatusNotFound, "DBS.212001", "The parameter template does not exist.")
+	var startValues map[string]string
+	if req.ConfigurationID != "" {
+		c := s.configurations[req.ConfigurationID]
+		if c == nil {
+			return nil, errorf(http.StatusNotFound, "DBS.212001", "The parameter template does not exist.")
+		}
+		if c.engine != e || c.version != version {
+			return nil, errorf(http.StatusBadRequest, "DBS.212004", "The parameter template is for %s %s, not %s %s.", c.engine.name, c.version, e.name, version)
+		}
+		// NOTE: the instance starts with a copy of the template's values, in effect from the
+		// start; the template can be deleted afterwards.
+		startValues = maps.Clone(c.values)
 	}
 	if req.ChargeInfo != nil && req.ChargeInfo.ChargeMode != "" && req.ChargeInfo.ChargeMode != "postPaid" {
 		return nil, errParam("the simulator supports charge_mode postPaid only")
@@ -316,8 +332,12 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 		secGroupID: req.SecurityGroupID, port: port, backupStart: backupStart, backupKeepDays: keepDays,
 		backupPeriod: "1,2,3,4,5,6,7", configurationID: req.ConfigurationID,
 		diskEncryption: req.DiskEncryptionID, timeZone: req.TimeZone, dataVIP: req.DataVIP,
-		tags: []tag{}, configValues: createValues, status: StatusBuild, ordered: now,
+		tags: []tag{}, configValues: startValues, pendingRestart: map[string]bool{}, status: StatusBuild, ordered: now,
 	}
+	if in.configValues == nil {
+		in.configValues = map[string]string{}
+	}
+	maps.Copy(in.configValues, createValues) // time_zone, lower_case_table_names: set at create
 	in.privateIP = req.DataVIP
 	if in.privateIP == "" {
 		in.privateIP = sn.allocateIP()
@@ -411,7 +431,7 @@ func (in *instance) listJSON() map[string]any {
 		"flavor_ref": in.flavor.spec, "volume": map[string]any{"type": in.volumeType, "size": in.volumeSize},
 		"switch_strategy":    "reliability",
 		"backup_strategy":    map[string]any{"start_time": in.backupStart, "keep_days": in.backupKeepDays},
-		"maintenance_window": in.shownMaintenanceWindow(), "nodes": nodes, "related_instance": []any{},
+		"maintenance_window": in.shownMaintenanceWindow(), "nodes": nodes, "related_instance": in.relatedJSON(),
 		"disk_encryption_id": in.diskEncryption, "time_zone": in.timeZone,
 		"charge_info": map[string]any{"charge_mode": "postPaid"}, "tags": in.tags,
 		"associated_with_ddm": false,
@@ -501,7 +521,7 @@ func (s *Sim) handleDeleteInstance(w http.ResponseWriter, r *http.Request) {
 		writeError(w, svcRDS, errInstanceNotFound(r.PathValue("id")))
 		return
 	}
-	if in.op != nil {
+	if in.op != nil || in.replicaBuilding() {
 		writeError(w, svcRDS, errInstanceBusy())
 		return
 	}
@@ -513,6 +533,7 @@ func (s *Sim) handleDeleteInstance(w http.ResponseWriter, r *http.Request) {
 	j := s.newJob("Delete"+in.engine.jobName+"Instance", in, now, s.opts.Durations.Delete)
 	in.startOp(opKindDelete, "", now, s.opts.Durations.Delete, j, func(in *instance, _ time.Time) {
 		delete(s.instances, in.id)
+		s.forget(in) // rds_replicas.go: and a primary's read replicas with it
 		for id, b := range s.backups {
 			if b.instanceID == in.id && b.typ == backupAuto {
 				delete(s.backups, id)

@@ -61,7 +61,8 @@ type instance struct {
 	tags            []tag
 	autoscaling     autoscalingPolicy
 	configValues    map[string]string
-	restartPending  bool
+	// pendingRestart are the parameters set whose values take effect at the next restart.
+	pendingRestart map[string]bool
 	// maintenanceWindow is "hh:mm-HH:MM" (UTC); "" is OTC's default (rds_settings.go).
 	maintenanceWindow string
 	// stoppedAt is when a stop finished; OTC starts the instance seven days later (autoStart).
@@ -80,6 +81,11 @@ type instance struct {
 	endpointPinned bool
 
 	failNextBackup bool
+
+	// replicaOf is a read replica's primary; replicas are a primary's read replicas
+	// (rds_replicas.go).
+	replicaOf *instance
+	replicas  []*instance
 
 	errorLogs []errorLogEntry
 	slowLogs  []SlowLogEntry
@@ -150,7 +156,7 @@ func (in *instance) startOp(kind, status string, now time.Time, d time.Duration,
 // checkIdle refuses changes unless the instance is available and no operation runs on it.
 func (in *instance) checkIdle() *apiError {
 	switch {
-	case in.op != nil:
+	case in.op != nil, in.replicaBuilding():
 		return errInstanceBusy()
 	case in.status == StatusFrozen:
 		return errorf(400, "DBS.280449", "The DB instance is frozen.")

@@ -183,6 +183,7 @@ func (s *Sim) autoStart(now time.Time) {
 		j := s.newJob("AutoStartup"+in.engine.jobName+"Instance", in, now, d)
 		in.startOp(opKindStartStop, "", now, d, j, func(in *instance, _ time.Time) {
 			in.status, in.stoppedAt = StatusActive, time.Time{}
+			in.replicasFollow(StatusActive)
 		})
 		s.log.Info("otcsim auto start", "instance", in.id)
 	}

@@ -41,6 +41,8 @@ type InstanceView struct {
 	MaintenanceWindow string            `json:"maintenance_window"`
 	Tags              map[string]string `json:"tags"`
 	Created           time.Time         `json:"created,omitzero"`
+	// ReplicaOf is a read replica's primary (rds_replicas.go).
+	ReplicaOf string `json:"replica_of,omitempty"`
 }
 
 // BackupView is a read-only snapshot of a backup.
@@ -68,6 +70,9 @@ func (in *instance) view() InstanceView {
 	}
 	if in.op != nil {
 		v.Operation, v.OperationEnds, v.JobID = in.op.kind, in.op.end, in.op.jobID
+	}
+	if in.replicaOf != nil {
+		v.ReplicaOf = in.replicaOf.id
 	}
 	return v
 }

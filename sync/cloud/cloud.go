@@ -73,6 +73,10 @@ type Instance struct {
 	MaintenanceWindow string
 	Nodes             []Node
 	Tags              map[string]string
+	// ReplicaOf is the primary's id of a read replica (OTC's related_instance of type
+	// replica_of); Replicas are the ids of a primary's read replicas (of type replica).
+	ReplicaOf string
+	Replicas  []string
 	// Created is when OTC finished creating the instance; zero while it is being created.
 	Created time.Time
 }
@@ -124,6 +128,8 @@ type CreateInstanceOpts struct {
 	TimeZone            string
 	LowerCaseTableNames *int
 	DiskEncryptionID    string
+	// ConfigurationID is the parameter template the instance starts with; empty: the engine's default.
+	ConfigurationID string
 }
 
 // Job is an asynchronous OTC task.
@@ -171,11 +177,14 @@ type Flavor struct {
 // It is split by area, one interface per file, so that each feature's calls live beside it.
 type Cloud interface {
 	Core
-	Operations // day2.go: changes to a running instance
-	Security   // security.go: security group, port, SSL
-	Settings   // settings.go: storage type, replication mode, maintenance window, stop and start
-	Restores   // restore.go: point-in-time restore, restore into a new instance
-	Logs       // logs.go: error and slow logs
+	Operations         // day2.go: changes to a running instance
+	Security           // security.go: security group, port, SSL
+	Settings           // settings.go: storage type, replication mode, maintenance window, stop and start
+	Restores           // restore.go: point-in-time restore, restore into a new instance
+	Logs               // logs.go: error and slow logs
+	Replicas           // replicas.go: read replicas
+	Parameters         // parameters.go: engine parameters
+	ParameterTemplates // parameters.go: the templates a create names
 }
 
 // Core is what creating, observing and deleting an instance needs.

@@ -13,7 +13,4 @@ type Security interface {
 	UpdatePort(ctx context.Context, id string, port int) (jobID string, err error)
 	// SwitchSSL turns SSL on or off (MySQL only).
 	SwitchSSL(ctx context.Context, id string, on bool) error
-	// InstanceParameters reads the instance's parameter values by name (a read: OTC's listing does
-	// not report lower_case_table_names).
-	InstanceParameters(ctx context.Context, id string) (map[string]string, error)
 }

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -147,7 +148,13 @@ func (s *session) conn(ctx context.Context, db string) (*pgx.Conn, error) {
 	// of the VPC, and OTC's CA is not known here).
 	cfg.TLSConfig = &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // sslmode=prefer
 	cfg.Fallbacks = []*pgconn.FallbackConfig{{Host: s.c.Host, Port: port}}
-	cfg.RuntimeParams = map[string]string{"application_name": "rds-lambda-controller"}
+	// search_path is pg_catalog alone: the roles Apply manages may create functions and operators
+	// in the schemas of a default search_path ("$user", public: every role may create in public
+	// up to PostgreSQL 14, in postgres too), and one named as pg_catalog's with argument types
+	// that resolution prefers (pg_has_role(text, text) over pg_catalog's (name, text)) would run
+	// as the admin. Names in statements are quoted, never looked up in the search_path but for
+	// pg_catalog's; the startup packet's setting wins over a role's or a database's default.
+	cfg.RuntimeParams = map[string]string{"application_name": "rds-lambda-controller", "search_path": "pg_catalog"}
 	cfg.ValidateConnect = nil
 	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { s.notice = n }
 
@@ -257,6 +264,9 @@ func (s *session) exec(ctx context.Context, st step, version int) error {
 		if n := s.notice; n != nil && (n.Code == "01007" || n.Code == "01006") {
 			return &dbusers.StatementError{Change: st.change, Code: n.Code, Message: n.Message}
 		}
+		if len(st.revokes) > 0 {
+			return s.checkRevoked(ctx, st)
+		}
 		return nil
 	}
 	var pe *pgconn.PgError
@@ -271,6 +281,53 @@ func (s *session) exec(ctx context.Context, st step, version int) error {
 		delete(s.conns, st.db)
 	}
 	return fmt.Errorf("%s on %s: %w: %s", st.change, s.addr, dbusers.ErrUnreachable, plainCause(err))
+}
+
+// checkRevoked reads, after a REVOKE ran, whether the grantee still holds what it revoked: a
+// REVOKE removes only the privileges its grantor (root, or the owner root is a member of)
+// granted, and says nothing when others granted them. Those are reported as not revoked (code
+// 01006, privilege_not_revoked), naming their grantors: they go only when those revoke them.
+func (s *session) checkRevoked(ctx context.Context, st step) error {
+	var sql string
+	args := []any{st.grantee}
+	switch st.on.level() {
+	case onDatabase:
+		sql = "SELECT a.privilege_type, a.is_grantable, pg_get_userbyid(a.grantor) FROM pg_database o CROSS JOIN LATERAL aclexplode(o.datacl) a " +
+			"WHERE o.datname = $2"
+		args = append(args, st.on.db)
+	case onSchema:
+		sql = "SELECT a.privilege_type, a.is_grantable, pg_get_userbyid(a.grantor) FROM pg_namespace o CROSS JOIN LATERAL aclexplode(o.nspacl) a " +
+			"WHERE o.nspname = $2"
+		args = append(args, st.on.schema)
+	default:
+		sql = "SELECT a.privilege_type, a.is_grantable, pg_get_userbyid(a.grantor) FROM pg_class o JOIN pg_namespace n ON n.oid = o.relnamespace " +
+			"CROSS JOIN LATERAL aclexplode(o.relacl) a WHERE n.nspname = $2 AND o.relname = $3 AND o.relkind IN " + relkinds
+		args = append(args, st.on.schema, st.on.table)
+	}
+	sql += " AND a.grantee = (SELECT oid FROM pg_roles WHERE rolname = $1) ORDER BY 3, 1"
+	var held []string
+	if err := s.query(ctx, st.db, "what "+st.grantee+" holds on "+st.on.display(), sql, args, func(r pgx.Rows) error {
+		var priv, grantor string
+		var grantable bool
+		if err := r.Scan(&priv, &grantable, &grantor); err != nil {
+			return err
+		}
+		if slices.Contains(st.revokes, priv) || (grantable && slices.Contains(st.revokes, grantOption)) {
+			what := priv
+			if slices.Contains(st.revokes, grantOption) {
+				what += " " + grantOption
+			}
+			held = append(held, what+" granted by "+grantor)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	return &dbusers.StatementError{Change: st.change, Code: "01006", Message: "not revoked, " + strings.Join(held, ", ") +
+		": only those grantors (or a member of theirs) can revoke it"}
 }
 
 // passwordErrorMessage replaces the server's message for a statement that carried a password (or
@@ -304,17 +361,20 @@ const relkinds = "('r','p','v','m','f')"
 func (s *session) observe(ctx context.Context, d dbusers.Desired, managed dbusers.ManagedState) (observed, error) {
 	obs := observed{
 		databases: map[string]bool{}, roles: map[string]observedRole{}, tables: map[dbSchema][]string{},
-		admin: s.c.User, owners: map[scope]string{}, memberOf: map[string]bool{},
+		admin: s.c.User, owners: map[scope]string{}, memberOf: map[string]bool{}, openToPublic: map[string]bool{},
 	}
 	if err := s.query(ctx, "", "the server version", "SELECT current_setting('server_version_num')::int", nil, func(r pgx.Rows) error {
 		return r.Scan(&obs.version)
 	}); err != nil {
 		return obs, err
 	}
-	if err := s.query(ctx, "", "databases", "SELECT datname FROM pg_database WHERE NOT datistemplate", nil, func(r pgx.Rows) error {
-		var name string
-		err := r.Scan(&name)
+	if err := s.query(ctx, "", "databases", "SELECT datname, pg_get_userbyid(datdba), datacl IS NULL FROM pg_database WHERE NOT datistemplate", nil, func(r pgx.Rows) error {
+		var name, owner string
+		var open bool
+		err := r.Scan(&name, &owner, &open)
 		obs.databases[name] = true
+		obs.owners[scope{db: name}] = owner
+		obs.openToPublic[name] = open
 		return err
 	}); err != nil {
 		return obs, err
@@ -409,8 +469,8 @@ func (s *session) observe(ctx context.Context, d dbusers.Desired, managed dbuser
 		}
 	}
 	owners := map[string]bool{}
-	for _, owner := range obs.owners {
-		if _, ours := obs.roles[owner]; ours && owner != obs.admin {
+	for on, owner := range obs.owners {
+		if _, ours := obs.roles[owner]; ours && owner != obs.admin && on.level() == onTable {
 			owners[owner] = true
 		}
 	}
@@ -446,6 +506,16 @@ func (s *session) observeDatabase(ctx context.Context, db string, oids map[uint3
 					return err
 				}
 				return obs.add(oids[grantee], scope{db: db, schema: schema}, priv, grantable)
+			}); err != nil {
+			return err
+		}
+		if err := s.query(ctx, db, "the schemas the roles own in "+db,
+			"SELECT nspname, pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspowner = ANY($1)",
+			[]any{keys}, func(r pgx.Rows) error {
+				var schema, owner string
+				err := r.Scan(&schema, &owner)
+				obs.owners[scope{db: db, schema: schema}] = owner
+				return err
 			}); err != nil {
 			return err
 		}

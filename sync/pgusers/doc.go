@@ -20,6 +20,9 @@
 //     computed here, so the password itself never reaches the server, its logs or its statistics;
 //     before 10, or for a password that is not printable ASCII, as a literal quoted by
 //     quoteLiteral.
+//   - Every session's search_path is pg_catalog alone: no function or operator that a managed
+//     role created (up to PostgreSQL 14 every role may create in public) is ever resolved in
+//     the admin's queries.
 //   - There are no GRANT strings for PostgreSQL: only the structured grants, on a database, a
 //     schema, one table, or every table of a schema.
 //   - Nothing is dropped unless ManagedState says this controller created (or adopted) it;

@@ -83,12 +83,16 @@ type observed struct {
 	roles map[string]observedRole
 	// tables of the schemas that grants name (on every table, or on one), sorted.
 	tables map[dbSchema][]string
-	// admin is the role Apply connects as; owners the owner of each table read (in the
-	// schemas of tables, and those the roles hold privileges on); memberOf the roles whose
-	// privileges admin has (pg_has_role USAGE), among the owners that are the controller's.
+	// admin is the role Apply connects as; owners the owner of each database, of each schema
+	// the roles own in the databases read, and of each table read (in the schemas of tables,
+	// and those the roles hold privileges on); memberOf the roles whose privileges admin has
+	// (pg_has_role USAGE), among the table owners that are the controller's.
 	admin    string
 	owners   map[scope]string
 	memberOf map[string]bool
+	// openToPublic names the databases with PostgreSQL's default privileges (datacl is null):
+	// every role (PUBLIC) may connect and create temporary tables.
+	openToPublic map[string]bool
 }
 
 type observedRole struct {
@@ -120,6 +124,11 @@ type step struct {
 	opens bool
 	// on is what a GRANT or REVOKE is on.
 	on scope
+	// revokes, for a REVOKE of a desired role's privileges, are the privileges (grantOption for
+	// the grant option) that grantee must no longer hold once it ran: checked after it ran,
+	// since a REVOKE removes only what its grantor granted and is silent about the rest.
+	revokes []string
+	grantee string
 	// dropsDatabase: the session to that database is closed before the query runs.
 	dropsDatabase string
 	// refused, when set, is reported as the step's failure; the step runs nothing.
@@ -147,22 +156,22 @@ func plan(d dbusers.Desired, managed dbusers.ManagedState, obs observed) ([]step
 			query:  "CREATE DATABASE " + quoteIdent(db),
 			group:  group, opens: true,
 			effect: func(m *dbusers.ManagedState) { m.Databases = append(m.Databases, db) },
-		}, step{
-			// NOTE: PostgreSQL lets every role (PUBLIC) connect to a new database and create
-			// temporary tables in it. The controller's databases admit only the roles granted
-			// something in them: a role's grants are its complete privileges.
-			change: "revoke CONNECT, TEMPORARY on database " + db + " from PUBLIC",
-			query:  "REVOKE CONNECT, TEMPORARY ON DATABASE " + quoteIdent(db) + " FROM PUBLIC",
-			group:  group,
-		})
+		}, closeToPublic(db, group))
 	}
-	var dropDBs []step
+	var dropDBs, closeDBs []step
 	for _, db := range managed.Databases {
 		switch {
 		case !obs.databases[db]:
 			// Gone (dropped by someone else): forget it, unless it is created again above.
 		case desiredDB[db] || !d.PruneDatabases:
 			state.Databases = append(state.Databases, db)
+			if obs.openToPublic[db] && obs.owners[scope{db: db}] == obs.admin {
+				// NOTE: created by this controller, but the apply ended (connection lost, time
+				// up) before it was closed to PUBLIC: close it now. Once closed, its privileges
+				// are never null again, so a grant to PUBLIC made on purpose later is kept; one
+				// given to another owner is that owner's.
+				closeDBs = append(closeDBs, closeToPublic(db, ""))
+			}
 		default:
 			state.Databases = append(state.Databases, db)
 			dropDBs = append(dropDBs, step{
@@ -185,7 +194,7 @@ func plan(d dbusers.Desired, managed dbusers.ManagedState, obs observed) ([]step
 	for _, u := range d.Users {
 		ours[u.Name] = true
 	}
-	dbSteps := steps
+	dbSteps := append(steps, closeDBs...)
 	steps = nil
 
 	// Desired roles: create or adopt, let them log in, correct the password, revoke and grant.
@@ -274,6 +283,19 @@ func plan(d dbusers.Desired, managed dbusers.ManagedState, obs observed) ([]step
 	out := append(dbSteps, memberships(steps, ours, obs)...)
 	out = append(out, steps...)
 	return append(out, dropDBs...), state
+}
+
+// closeToPublic is the step that closes a database the controller created to PUBLIC.
+//
+// NOTE: PostgreSQL lets every role (PUBLIC) connect to a new database and create temporary
+// tables in it. The controller's databases admit only the roles granted something in them: a
+// role's grants are its complete privileges.
+func closeToPublic(db, group string) step {
+	return step{
+		change: "revoke CONNECT, TEMPORARY on database " + db + " from PUBLIC",
+		query:  "REVOKE CONNECT, TEMPORARY ON DATABASE " + quoteIdent(db) + " FROM PUBLIC",
+		group:  group,
+	}
 }
 
 // memberships are the steps that let the admin grant and revoke on the tables the steps change
@@ -382,7 +404,8 @@ func grantSteps(role, group string, grants []dbusers.Grant, current map[scope]pr
 			revokes = append(revokes, step{
 				change: "revoke GRANT OPTION on " + s.display() + " from " + role,
 				db:     s.session(), on: s,
-				query: "REVOKE GRANT OPTION FOR ALL PRIVILEGES ON " + s.sql() + " FROM " + quoteIdent(role),
+				query:   "REVOKE GRANT OPTION FOR ALL PRIVILEGES ON " + s.sql() + " FROM " + quoteIdent(role),
+				revokes: []string{grantOption}, grantee: role,
 				group: group,
 			})
 		}
@@ -408,11 +431,18 @@ func grantSteps(role, group string, grants []dbusers.Grant, current map[scope]pr
 		revokes = append(revokes, step{
 			change: "revoke " + list + " on " + s.display() + " from " + role,
 			db:     s.session(), on: s,
-			query: "REVOKE " + list + " ON " + s.sql() + " FROM " + quoteIdent(role),
+			query:   "REVOKE " + list + " ON " + s.sql() + " FROM " + quoteIdent(role),
+			revokes: extra, grantee: role,
 			group: group,
 		})
 	}
 	for _, s := range slices.SortedFunc(maps.Keys(want), compareScopes) {
+		if obs.owners[s] == role {
+			// NOTE: an owner holds every privilege on its object without a grant, and observe
+			// never reads an owner's own entry of the object's ACL: a grant would change
+			// nothing, and be planned again at every apply.
+			continue
+		}
 		w, have := want[s], current[s]
 		var missing []string
 		switch {

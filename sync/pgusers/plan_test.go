@@ -27,7 +27,8 @@ func TestPlan(t *testing.T) {
 	}
 	obs := func(edit func(*observed)) observed {
 		o := observed{version: 150004, databases: map[string]bool{"shop": true}, roles: map[string]observedRole{},
-			tables: map[dbSchema][]string{}, admin: "root", owners: map[scope]string{}, memberOf: map[string]bool{}}
+			tables: map[dbSchema][]string{}, admin: "root", owners: map[scope]string{}, memberOf: map[string]bool{},
+			openToPublic: map[string]bool{}}
 		if edit != nil {
 			edit(&o)
 		}
@@ -160,6 +161,24 @@ func TestPlan(t *testing.T) {
 			wantState: dbusers.ManagedState{Users: []dbusers.ManagedUser{managedApp, {Name: "owner", Host: "%"}}},
 		},
 		{
+			reason: "a role's own table, schema and database: it holds every privilege as their owner, nothing is granted (again)",
+			desired: dbusers.Desired{Users: []dbusers.UserSpec{app(
+				dbusers.Grant{Database: "own", Privileges: []string{"ALL"}},
+				dbusers.Grant{Database: "shop", Schema: "s", Privileges: []string{"USAGE"}},
+				dbusers.Grant{Database: "shop", Schema: "s", Table: AllTables, Privileges: []string{"SELECT"}},
+			)}},
+			managed: dbusers.ManagedState{Users: []dbusers.ManagedUser{managedApp}},
+			obs: obs(func(o *observed) {
+				o.databases["own"] = true
+				o.owners[scope{db: "own"}] = "app"
+				o.owners[scope{db: "shop", schema: "s"}] = "app"
+				o.owners[scope{"shop", "s", "t"}] = "app"
+				o.tables[dbSchema{"shop", "s"}] = []string{"t"}
+				o.roles["app"] = role(map[scope]privSet{{db: "shop"}: {"CONNECT": true}})
+			}),
+			wantState: dbusers.ManagedState{Users: []dbusers.ManagedUser{managedApp}},
+		},
+		{
 			reason:  "a managed role that left the spec: what it holds is revoked, then it is dropped",
 			managed: dbusers.ManagedState{Users: []dbusers.ManagedUser{managedApp}},
 			obs: obs(func(o *observed) {
@@ -183,6 +202,21 @@ func TestPlan(t *testing.T) {
 			reason:  "a managed role gone already is forgotten; a role never managed is never dropped",
 			managed: dbusers.ManagedState{Users: []dbusers.ManagedUser{managedApp}},
 			obs:     obs(func(o *observed) { o.roles["other"] = role(nil) }),
+		},
+		{
+			reason:  "a remembered database of root still with the default privileges (its closing to PUBLIC was lost) is closed, one given to another owner is not; a created one only once",
+			desired: dbusers.Desired{Databases: []string{"shop", "logs", "other"}},
+			managed: dbusers.ManagedState{Databases: []string{"other", "shop"}},
+			obs: obs(func(o *observed) {
+				o.openToPublic["shop"], o.owners[scope{db: "shop"}] = true, "root"
+				o.databases["other"], o.openToPublic["other"], o.owners[scope{db: "other"}] = true, true, "app"
+			}),
+			want: []stmt{
+				{"", `CREATE DATABASE "logs"`},
+				{"", `REVOKE CONNECT, TEMPORARY ON DATABASE "logs" FROM PUBLIC`},
+				{"", `REVOKE CONNECT, TEMPORARY ON DATABASE "shop" FROM PUBLIC`},
+			},
+			wantState: dbusers.ManagedState{Databases: []string{"other", "shop"}},
 		},
 		{
 			reason:    "managed databases are dropped only with prune, last, and forgotten when gone",

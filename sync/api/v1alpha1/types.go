@@ -176,9 +176,22 @@ type RdsSpec struct {
 	// false: a database removed from the list is left in place with its data.
 	Prunedatabases bool `json:"prunedatabases,omitempty"`
 
+	// Engine parameters (docs/parameters.md).
+
+	// Parameters are engine parameters by name (e.g. max_connections), values as OTC takes them
+	// (strings). The differences are set on the instance in one change; a value changed elsewhere
+	// is set back at the next drift check; parameters not named are left alone.
+	Parameters map[string]string `json:"parameters,omitempty"`
+	// Parametersrestart says who restarts the instance when a value set needs a restart: Manual
+	// (default: reported, restarted only by restartrequest), Immediate, or InMaintenanceWindow.
+	Parametersrestart string `json:"parametersrestart,omitempty"`
+
 	// Logs on request.
 	// Logs asks for the error and slow query logs, printed by a Job (see LogsRequest).
 	Logs *LogsRequest `json:"logs,omitempty"`
+
+	// Readreplicas are the instance's read replicas, by name (docs/reference.md#readreplicas).
+	Readreplicas []ReadReplica `json:"readreplicas,omitempty"`
 }
 
 // SecretKeyRef points at one key of a Secret in the Rds object's namespace.
@@ -306,7 +319,13 @@ type RdsStatus struct {
 	Logs *LogsStatus `json:"logs,omitempty"`
 	// Autopilot: what autopilot did last and would do next, and what it must remember.
 	Autopilot *AutopilotStatus `json:"autopilot,omitempty"`
-	// Conditions: Ready and Synced, and Autopilot while spec.autopilot is on.
+	// ReadReplicas are the instance's read replicas the controller manages, as last observed:
+	// the declared ones in spec order, then those being deleted.
+	ReadReplicas []ReadReplicaStatus `json:"readReplicas,omitempty"`
+	// Parameters: spec.parameters as last read or set, and those waiting for a restart.
+	Parameters *ParametersStatus `json:"parameters,omitempty"`
+	// Conditions: Ready and Synced, Autopilot while spec.autopilot is on, Parameters while
+	// spec.parameters names any.
 	Conditions []Condition `json:"conditions,omitempty"`
 }
 

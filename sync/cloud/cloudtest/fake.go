@@ -38,6 +38,9 @@ type Fake struct {
 
 	LogsFns // fake_logs.go
 
+	ReplicaFns    // fake_replicas.go
+	ParametersFns // fake_parameters.go
+
 	calls []string
 }
 

@@ -7,7 +7,6 @@ type SecurityFns struct {
 	SetSecurityGroupFn func(ctx context.Context, id, securityGroupID string) (string, error)
 	UpdatePortFn       func(ctx context.Context, id string, port int) (string, error)
 	SwitchSSLFn        func(ctx context.Context, id string, on bool) error
-	ParametersFn       func(ctx context.Context, id string) (map[string]string, error)
 }
 
 // SetSecurityGroup implements cloud.Security.
@@ -35,13 +34,4 @@ func (f *Fake) SwitchSSL(ctx context.Context, id string, on bool) error {
 		return unexpected("SwitchSSL")
 	}
 	return f.SwitchSSLFn(ctx, id, on)
-}
-
-// InstanceParameters implements cloud.Security.
-func (f *Fake) InstanceParameters(ctx context.Context, id string) (map[string]string, error) {
-	f.record("InstanceParameters")
-	if f.ParametersFn == nil {
-		return nil, unexpected("InstanceParameters")
-	}
-	return f.ParametersFn(ctx, id)
 }

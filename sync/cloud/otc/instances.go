@@ -127,6 +127,7 @@ func createOpts(o cloud.CreateInstanceOpts, defaultRegion string) instances.Crea
 		SubnetId:         o.SubnetID,
 		SecurityGroupId:  o.SecurityGroupID,
 		Password:         o.Password.Reveal(),
+		ConfigurationId:  o.ConfigurationID,
 	}
 	if o.Port > 0 {
 		// NOTE: Create takes the port as a string; List reports it as a number.
@@ -193,6 +194,7 @@ func toInstance(in instances.InstanceResponse) *cloud.Instance {
 	for _, n := range in.Nodes {
 		out.Nodes = append(out.Nodes, cloud.Node{ID: n.Id, Name: n.Name, Role: n.Role, Status: n.Status, AvailabilityZone: n.AvailabilityZone})
 	}
+	related(out, in.RelatedInstance) // replicas.go
 	if len(in.Tags) > 0 {
 		out.Tags = make(map[string]string, len(in.Tags))
 		for _, t := range in.Tags {

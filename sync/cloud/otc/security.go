@@ -3,7 +3,6 @@ package otc
 import (
 	"context"
 
-	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/configurations"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/security"
 
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
@@ -54,23 +53,4 @@ func (c *Client) SwitchSSL(ctx context.Context, id string, on bool) error {
 		return struct{}{}, security.SwitchSsl(s.rds, security.SwitchSslOpts{InstanceId: id, SslOption: on})
 	})
 	return err
-}
-
-// InstanceParameters reads the values of the instance's parameters.
-func (c *Client) InstanceParameters(ctx context.Context, id string) (map[string]string, error) {
-	const op = "InstanceParameters"
-	if err := checkFilter(op, "instance id", id); err != nil {
-		return nil, err
-	}
-	return call(ctx, c, op, func(s services) (map[string]string, error) {
-		cfg, err := configurations.GetForInstance(s.rds, id)
-		if err != nil {
-			return nil, err
-		}
-		out := make(map[string]string, len(cfg.Parameters))
-		for _, p := range cfg.Parameters {
-			out[p.Name] = p.Value
-		}
-		return out, nil
-	})
 }

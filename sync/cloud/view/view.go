@@ -369,6 +369,7 @@ func clone(in *cloud.Instance) *cloud.Instance {
 	}
 	out := *in
 	out.PrivateIPs = slices.Clone(in.PrivateIPs)
+	out.Replicas = slices.Clone(in.Replicas)
 	out.Nodes = slices.Clone(in.Nodes)
 	out.Tags = maps.Clone(in.Tags)
 	return &out
@@ -444,6 +445,31 @@ func (v *View) RestoreToNew(ctx context.Context, opts cloud.RestoreToNewOpts) (i
 	id, jobID, err = v.Client.RestoreToNew(ctx, opts)
 	v.touch(id)
 	return id, jobID, err
+}
+
+// CreateReplica marks both the new replica and its primary: OTC lists the replica among the
+// primary's related instances.
+func (v *View) CreateReplica(ctx context.Context, opts cloud.CreateReplicaOpts) (id, jobID string, err error) {
+	defer v.touch(opts.Of)
+	id, jobID, err = v.Client.CreateReplica(ctx, opts)
+	v.touch(id)
+	return id, jobID, err
+}
+
+// UpdateParameters passes through; the instance's listing shows nothing of it, so it is not
+// touched: its status does not change (the restart it may need is the user's call).
+func (v *View) UpdateParameters(ctx context.Context, id string, values map[string]string) (cloud.ParametersChange, error) {
+	return v.Client.UpdateParameters(ctx, id, values)
+}
+
+// The parameter templates pass through: no instance's listing shows them.
+
+func (v *View) CreateParameterTemplate(ctx context.Context, opts cloud.ParameterTemplateOpts) (*cloud.ParameterTemplate, error) {
+	return v.Client.CreateParameterTemplate(ctx, opts)
+}
+
+func (v *View) DeleteParameterTemplate(ctx context.Context, id string) error {
+	return v.Client.DeleteParameterTemplate(ctx, id)
 }
 
 var (
