@@ -82,7 +82,6 @@ type flavorNeed struct {
 type records struct {
 	upgradeRequest string // status.upgradeRequest
 	restartRequest string // status.restartRequest, and this process's ledger
-	portRequest    int    // status.portRequest
 	autopilot      *autopilotRecord
 	stopped        *v1alpha1.StoppedStatus // status.stopped, of a stop sent
 	backupPolicy   *v1alpha1.BackupPolicy  // status.backupPolicy, of a policy sent
@@ -400,9 +399,6 @@ func recordSent(a *answer, uid string, inst *cloud.Instance, ch change, s sent, 
 func record(a *answer, uid string, inst *cloud.Instance, r records) {
 	if r.upgradeRequest != "" {
 		a.st.UpgradeRequest = r.upgradeRequest
-	}
-	if r.portRequest != 0 {
-		a.st.PortRequest, a.st.PortReported = r.portRequest, 0 // the network step records what OTC reports once it is over
 	}
 	if r.stopped != nil {
 		a.st.Stopped = r.stopped

@@ -40,8 +40,6 @@ type networkInput struct {
 	passwordDiffers bool
 	// connectionSecret names that Secret, for the message.
 	connectionSecret string
-	// priorOp is the operation the last call's status recorded.
-	priorOp *v1alpha1.Operation
 }
 
 // networkPlan is the decision of the network step. It makes no change: the changes (security
@@ -56,11 +54,8 @@ type networkPlan struct {
 	// lowerCase is status.lowerCaseTableNames as the instance's parameters report it, when status
 	// had no record of it.
 	lowerCase *int
-	// forgetPort drops status.portRequest: the port change it records got no answer, and OTC
-	// shows it never made it (portAsked then asks again).
-	forgetPort bool
-	// portReported is status.portReported: the port OTC reports once the move to portRequest is
-	// over; 0 keeps what status has.
+	// portReported is status.portReported: the port OTC reports while it builds the instance the
+	// create asked status.portRequest of; 0 keeps what status has.
 	portReported int
 	// needNetwork and needParams ask for the reads the plan needs.
 	needNetwork bool
@@ -75,15 +70,10 @@ type networkPlan struct {
 // spec changed. It calls nothing.
 func planNetwork(in networkInput) networkPlan {
 	p := networkPlan{refs: in.st.NetworkRefs}
-	switch op := in.priorOp; {
-	case op != nil && op.Type == OpPort && op.JobID == "" && usable(in.inst.Status) &&
-		strconv.Itoa(in.inst.Port) != op.Target && strconv.Itoa(in.st.PortRequest) == op.Target:
-		// NOTE: a port change whose answer was lost is recorded as asked (recordSent): OTC may
-		// have made it. An ACTIVE instance on another port says it did not.
-		p.forgetPort = true
-	case in.st.PortRequest != 0 && in.st.PortReported == 0 && usable(in.inst.Status) && in.inst.Port != 0 &&
-		(in.st.Operation == nil || in.st.Operation.Type != OpPort):
-		p.portReported = in.inst.Port // the move (or the create) is over: what OTC made of it
+	if in.st.PortRequest != 0 && in.inst.Status == cloud.StatusBuild && in.inst.Port != 0 {
+		// NOTE: while OTC builds the instance no change can have moved its port: what it reports
+		// then is what it made of the create's port (the simulator's real servers keep their own).
+		p.portReported = in.inst.Port
 	}
 	st := in.st
 	if in.spec.Lowercasetablenames != nil && st.LowerCaseTableNames == nil {
@@ -241,8 +231,7 @@ type networkStep struct {
 }
 
 func newNetworkStep(c *call, inst *cloud.Instance) *networkStep {
-	in := networkInput{spec: c.spec, st: c.st, inst: inst, generation: c.parent.Generation, connectionSecret: c.st.ConnectionSecret,
-		priorOp: c.parent.Status.Operation}
+	in := networkInput{spec: c.spec, st: c.st, inst: inst, generation: c.parent.Generation, connectionSecret: c.st.ConnectionSecret}
 	desired, generated, problem := desiredPassword(c.spec, c.req.Related, c.parent.Namespace)
 	observed, stored := observedPassword(c.req.Secrets[c.st.ConnectionSecret])
 	in.passwordDiffers = stored && !generated && problem == "" && !desired.Empty() && desired.Reveal() != observed.Reveal()
@@ -289,9 +278,6 @@ func (s *networkStep) render(a *answer) {
 	if s.p.lowerCase != nil {
 		a.st.LowerCaseTableNames = s.p.lowerCase
 	}
-	if s.p.forgetPort {
-		a.st.PortRequest, a.st.PortReported = 0, 0
-	}
 	if s.p.portReported != 0 {
 		a.st.PortReported = s.p.portReported
 	}
@@ -311,10 +297,9 @@ func networkChanges(in day2Input) ([]change, *outcome) {
 	}
 	if port, ok := portAsked(spec, in.st.PortRequest, in.st.PortReported, inst.Port); ok {
 		changes = append(changes, change{
-			op:      OpPort,
-			target:  strconv.Itoa(port),
-			act:     action{kind: actUpdatePort, instance: inst.ID, port: port},
-			records: records{portRequest: port},
+			op:     OpPort,
+			target: strconv.Itoa(port),
+			act:    action{kind: actUpdatePort, instance: inst.ID, port: port},
 		})
 	}
 	if on := spec.Ssl; on != nil && inst.SSL != nil && *on != *inst.SSL {
@@ -340,12 +325,11 @@ func securityGroupID(spec *v1alpha1.RdsSpec, refs *v1alpha1.NetworkRefs, inst *c
 }
 
 // portAsked is the port to move the database to, if the spec asks for a move: a port the instance
-// does not have, unless it is the port last asked of OTC (status.portRequest, the create's or the
-// last change's) and OTC still reports what it made of that (status.portReported; none yet while
-// the move runs): OTC's answer settled it (the simulator's real servers keep their own port). A
-// port that changed since (in the console, or by a change whose answer Metacontroller lost) is
-// asked again, and so is a change without an answer that OTC shows it never made (planNetwork).
-// An empty port keeps the instance's.
+// does not have. The one exception is the port the create asked (status.portRequest) while the
+// instance still has the port OTC reported while building it (status.portReported): OTC made
+// that of the create's port (the simulator's real servers keep their own), and asking again would
+// never end. Any other difference is asked, once per call, as long as it lasts; OTC shows a move
+// while it runs (MODIFYING DATABASE PORT). An empty port keeps the instance's.
 func portAsked(spec *v1alpha1.RdsSpec, asked, reported, running int) (int, bool) {
 	if spec.Port == nil || (spec.Port.StrVal == "" && spec.Port.IntVal == 0) || running == 0 {
 		return 0, false
@@ -354,8 +338,8 @@ func portAsked(spec *v1alpha1.RdsSpec, asked, reported, running int) (int, bool)
 	if err != nil {
 		return 0, false // Validate refused it
 	}
-	settled := want == asked && (reported == 0 || reported == running)
-	return want, want != running && !settled
+	asCreated := want == asked && reported != 0 && running == reported
+	return want, want != running && !asCreated
 }
 
 func onOff(on bool) string {

@@ -40,7 +40,6 @@ func TestPlanNetwork(t *testing.T) {
 		params  map[string]string
 		// passwordDiffers: the spec's root password is not the connection Secret's.
 		passwordDiffers bool
-		priorOp         *v1alpha1.Operation
 		want            networkPlan
 	}{
 		{
@@ -202,45 +201,16 @@ func TestPlanNetwork(t *testing.T) {
 			want:   networkPlan{refs: resolvedRefs()},
 		},
 		{
-			reason:  "a port change without an answer that OTC shows it never made is forgotten: asked again",
-			status:  func(st *v1alpha1.RdsStatus) { st.NetworkRefs, st.PortRequest = resolvedRefs(), 3307 },
-			priorOp: &v1alpha1.Operation{Type: OpPort, Target: "3307", Generation: 1},
-			want:    networkPlan{refs: resolvedRefs(), forgetPort: true},
-		},
-		{
-			reason: "once the move is over, what OTC made of it is recorded",
-			status: func(st *v1alpha1.RdsStatus) { st.NetworkRefs, st.PortRequest = resolvedRefs(), 3307 },
-			inst:   func(in *cloud.Instance) { in.Port = 3307 },
+			reason: "while OTC builds the instance, the port it reports is what it made of the create's",
+			status: func(st *v1alpha1.RdsStatus) { st.NetworkRefs, st.PortRequest = resolvedRefs(), 3306 },
+			inst:   func(in *cloud.Instance) { in.Status, in.Port = cloud.StatusBuild, 3307 },
 			want:   networkPlan{refs: resolvedRefs(), portReported: 3307},
 		},
 		{
-			reason: "not while it runs",
-			status: func(st *v1alpha1.RdsStatus) {
-				st.NetworkRefs, st.PortRequest = resolvedRefs(), 3307
-				st.Operation = &v1alpha1.Operation{Type: OpPort, Target: "3307", Generation: 1}
-			},
-			inst: func(in *cloud.Instance) { in.Status = cloud.StatusModifyingPort },
-			want: networkPlan{refs: resolvedRefs()},
-		},
-		{
-			reason:  "one OTC made is kept",
-			status:  func(st *v1alpha1.RdsStatus) { st.NetworkRefs, st.PortRequest = resolvedRefs(), 3307 },
-			inst:    func(in *cloud.Instance) { in.Port = 3307 },
-			priorOp: &v1alpha1.Operation{Type: OpPort, Target: "3307", Generation: 1},
-			want:    networkPlan{refs: resolvedRefs(), portReported: 3307},
-		},
-		{
-			reason:  "one OTC still works on is kept",
-			status:  func(st *v1alpha1.RdsStatus) { st.NetworkRefs, st.PortRequest = resolvedRefs(), 3307 },
-			inst:    func(in *cloud.Instance) { in.Status = cloud.StatusModifyingPort },
-			priorOp: &v1alpha1.Operation{Type: OpPort, Target: "3307", Generation: 1},
-			want:    networkPlan{refs: resolvedRefs()},
-		},
-		{
-			reason:  "one with OTC's answer is kept: OTC took it, whatever it reports",
-			status:  func(st *v1alpha1.RdsStatus) { st.NetworkRefs, st.PortRequest = resolvedRefs(), 3307 },
-			priorOp: &v1alpha1.Operation{Type: OpPort, Target: "3307", JobID: "job-1", Generation: 1},
-			want:    networkPlan{refs: resolvedRefs(), portReported: 3306},
+			reason: "once it runs, nothing more is recorded",
+			status: func(st *v1alpha1.RdsStatus) { st.NetworkRefs, st.PortRequest = resolvedRefs(), 3306 },
+			inst:   func(in *cloud.Instance) { in.Port = 3308 },
+			want:   networkPlan{refs: resolvedRefs()},
 		},
 		{
 			reason:          "a changed root password is told, not silently ignored: OTC's is not reset",
@@ -265,7 +235,7 @@ func TestPlanNetwork(t *testing.T) {
 				tc.inst(inst)
 			}
 			got := planNetwork(networkInput{spec: &spec, st: st, inst: inst, generation: 1, network: tc.network, params: tc.params,
-				passwordDiffers: tc.passwordDiffers, connectionSecret: "my-rds-single-connection", priorOp: tc.priorOp})
+				passwordDiffers: tc.passwordDiffers, connectionSecret: "my-rds-single-connection"})
 			assert.Equal(t, tc.want, got)
 		})
 	}
@@ -304,44 +274,25 @@ func TestNetworkChanges(t *testing.T) {
 				act: action{kind: actSecurityGroup, instance: "inst-1", group: "sg-3"}}},
 		},
 		{
-			reason: "a new port moves the database, and is recorded once sent",
+			reason: "a new port moves the database",
 			spec:   func(s *v1alpha1.RdsSpec) { s.Port = port(3307) },
 			want: day2Plan{change: &change{op: OpPort, target: "3307",
-				act: action{kind: actUpdatePort, instance: "inst-1", port: 3307}, records: records{portRequest: 3307}}},
+				act: action{kind: actUpdatePort, instance: "inst-1", port: 3307}}},
 		},
 		{
-			reason: "a port asked is not asked again while the move runs",
-			spec:   func(s *v1alpha1.RdsSpec) { s.Port = port(3307) },
-			status: func(st *v1alpha1.RdsStatus) { st.PortRequest = 3307 },
-			want:   day2Plan{},
-		},
-		{
-			reason: "nor while OTC reports what it made of it, another port (the simulator's real servers)",
-			spec:   func(s *v1alpha1.RdsSpec) { s.Port = port(3307) },
-			status: func(st *v1alpha1.RdsStatus) { st.PortRequest, st.PortReported = 3307, 3306 },
-			want:   day2Plan{},
-		},
-		{
-			reason: "a port changed since is asked again (a change whose answer Metacontroller lost)",
+			reason: "the create's port is no difference while the instance has the port OTC built it with (the simulator's real servers)",
 			spec:   func(s *v1alpha1.RdsSpec) { s.Port = port(3306) },
-			status: func(st *v1alpha1.RdsStatus) { st.PortRequest, st.PortReported = 3306, 3306 },
-			inst:   func(in *cloud.Instance) { in.Port = 3308 },
-			want: day2Plan{change: &change{op: OpPort, target: "3306",
-				act: action{kind: actUpdatePort, instance: "inst-1", port: 3306}, records: records{portRequest: 3306}}},
-		},
-		{
-			reason: "a port the instance has is no change, asked or not",
-			spec:   func(s *v1alpha1.RdsSpec) { s.Port = port(3307) },
-			status: func(st *v1alpha1.RdsStatus) { st.PortRequest = 3306 },
+			status: func(st *v1alpha1.RdsStatus) { st.PortRequest, st.PortReported = 3306, 3307 },
 			inst:   func(in *cloud.Instance) { in.Port = 3307 },
 			want:   day2Plan{},
 		},
 		{
-			reason: "a port other than the one asked last is asked",
-			spec:   func(s *v1alpha1.RdsSpec) { s.Port = port(3308) },
-			status: func(st *v1alpha1.RdsStatus) { st.PortRequest = 3307 },
-			want: day2Plan{change: &change{op: OpPort, target: "3308",
-				act: action{kind: actUpdatePort, instance: "inst-1", port: 3308}, records: records{portRequest: 3308}}},
+			reason: "but it is once the port moved since (in the console, or by a change whose answer was lost)",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Port = port(3306) },
+			status: func(st *v1alpha1.RdsStatus) { st.PortRequest, st.PortReported = 3306, 3307 },
+			inst:   func(in *cloud.Instance) { in.Port = 3308 },
+			want: day2Plan{change: &change{op: OpPort, target: "3306",
+				act: action{kind: actUpdatePort, instance: "inst-1", port: 3306}}},
 		},
 		{
 			reason: "an empty port keeps the instance's",

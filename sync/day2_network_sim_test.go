@@ -54,7 +54,6 @@ func TestNetworkChangesEndToEnd(t *testing.T) {
 			check: func(t *testing.T, _ *day2World, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
 				assert.Equal(t, 3307, v.Port)
 				assert.Equal(t, 3307, st.Port)
-				assert.Equal(t, 3307, st.PortRequest)
 				assert.Contains(t, st.Endpoint, ":3307")
 			},
 		},

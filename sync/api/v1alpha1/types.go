@@ -290,9 +290,9 @@ type RdsStatus struct {
 	Duplicates []string `json:"duplicates,omitempty"`
 	// RestartRequest is the spec.restartrequest value handled last: its restart was issued.
 	RestartRequest string `json:"restartRequest,omitempty"`
-	// PortRequest is the spec.port the database was last moved to, or created with, and
-	// PortReported the port OTC reported once that was over: while it reports the same, the same
-	// port is not asked again.
+	// PortRequest is the port the create asked, and PortReported the port OTC reported while it
+	// built the instance: while the instance has that port, the create's port is no difference
+	// (OTC made that of it).
 	PortRequest  int `json:"portRequest,omitempty"`
 	PortReported int `json:"portReported,omitempty"`
 	// UpgradeRequest is the datastoreversion a minor version upgrade was last issued for.
