@@ -40,6 +40,9 @@ type networkInput struct {
 	passwordDiffers bool
 	// connectionSecret names that Secret, for the message.
 	connectionSecret string
+	// created says OTC is building the instance, or the last call's status still records the
+	// create: no change can have moved its port yet.
+	created bool
 }
 
 // networkPlan is the decision of the network step. It makes no change: the changes (security
@@ -54,8 +57,8 @@ type networkPlan struct {
 	// lowerCase is status.lowerCaseTableNames as the instance's parameters report it, when status
 	// had no record of it.
 	lowerCase *int
-	// portReported is status.portReported: the port OTC reports while it builds the instance the
-	// create asked status.portRequest of; 0 keeps what status has.
+	// portReported is status.portReported: the port OTC reports until the create that asked
+	// status.portRequest is over; 0 keeps what status has.
 	portReported int
 	// needNetwork and needParams ask for the reads the plan needs.
 	needNetwork bool
@@ -70,9 +73,11 @@ type networkPlan struct {
 // spec changed. It calls nothing.
 func planNetwork(in networkInput) networkPlan {
 	p := networkPlan{refs: in.st.NetworkRefs}
-	if in.st.PortRequest != 0 && in.inst.Status == cloud.StatusBuild && in.inst.Port != 0 {
-		// NOTE: while OTC builds the instance no change can have moved its port: what it reports
-		// then is what it made of the create's port (the simulator's real servers keep their own).
+	if in.st.PortRequest != 0 && in.created && in.inst.Port != 0 {
+		// NOTE: until the create is over no change can have moved the instance's port: what OTC
+		// reports then is what it made of the create's port (the simulator's real servers keep
+		// their own, and may appear only as the instance turns ACTIVE). One window stays open: a
+		// port change made in the call that first saw the instance ACTIVE, whose answer was lost.
 		p.portReported = in.inst.Port
 	}
 	st := in.st
@@ -232,6 +237,9 @@ type networkStep struct {
 
 func newNetworkStep(c *call, inst *cloud.Instance) *networkStep {
 	in := networkInput{spec: c.spec, st: c.st, inst: inst, generation: c.parent.Generation, connectionSecret: c.st.ConnectionSecret}
+	if op := c.parent.Status.Operation; inst.Status == cloud.StatusBuild || op != nil && (op.Type == OpCreate || op.Type == OpRestoreToNew) {
+		in.created = true
+	}
 	desired, generated, problem := desiredPassword(c.spec, c.req.Related, c.parent.Namespace)
 	observed, stored := observedPassword(c.req.Secrets[c.st.ConnectionSecret])
 	in.passwordDiffers = stored && !generated && problem == "" && !desired.Empty() && desired.Reveal() != observed.Reveal()

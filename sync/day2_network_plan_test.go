@@ -40,7 +40,9 @@ func TestPlanNetwork(t *testing.T) {
 		params  map[string]string
 		// passwordDiffers: the spec's root password is not the connection Secret's.
 		passwordDiffers bool
-		want            networkPlan
+		// created: OTC builds the instance, or the last status still records the create.
+		created bool
+		want    networkPlan
 	}{
 		{
 			reason: "names resolved before need no lookup",
@@ -201,10 +203,11 @@ func TestPlanNetwork(t *testing.T) {
 			want:   networkPlan{refs: resolvedRefs()},
 		},
 		{
-			reason: "while OTC builds the instance, the port it reports is what it made of the create's",
-			status: func(st *v1alpha1.RdsStatus) { st.NetworkRefs, st.PortRequest = resolvedRefs(), 3306 },
-			inst:   func(in *cloud.Instance) { in.Status, in.Port = cloud.StatusBuild, 3307 },
-			want:   networkPlan{refs: resolvedRefs(), portReported: 3307},
+			reason:  "until the create is over, the port OTC reports is what it made of the create's",
+			status:  func(st *v1alpha1.RdsStatus) { st.NetworkRefs, st.PortRequest = resolvedRefs(), 3306 },
+			inst:    func(in *cloud.Instance) { in.Port = 3307 },
+			created: true,
+			want:    networkPlan{refs: resolvedRefs(), portReported: 3307},
 		},
 		{
 			reason: "once it runs, nothing more is recorded",
@@ -235,7 +238,7 @@ func TestPlanNetwork(t *testing.T) {
 				tc.inst(inst)
 			}
 			got := planNetwork(networkInput{spec: &spec, st: st, inst: inst, generation: 1, network: tc.network, params: tc.params,
-				passwordDiffers: tc.passwordDiffers, connectionSecret: "my-rds-single-connection"})
+				passwordDiffers: tc.passwordDiffers, connectionSecret: "my-rds-single-connection", created: tc.created})
 			assert.Equal(t, tc.want, got)
 		})
 	}
