@@ -227,6 +227,11 @@ func planReplicas(in replicasInput) replicasPlan {
 		op, p.setOp = nil, true
 	}
 	primaryIdle := usable(in.inst.Status) && op == nil
+	// NOTE: a stopped instance (SHUTDOWN) takes nothing but its start, and OTC stops its read
+	// replicas with it and refuses to delete a stopped PostgreSQL one: the replicas' changes wait
+	// (held), told, and never hold back the start, which the day-2 step makes after this one.
+	stopped := in.inst.Status == cloud.StatusShutdown
+	var held []string // changes that wait until the instance is ACTIVE again
 
 	// The change, in order: tags of a replica this object keeps, the delete of one it does not,
 	// the create of a declared one, a resize, the storage.
@@ -256,6 +261,8 @@ func planReplicas(in replicasInput) replicasPlan {
 		switch {
 		case transitional(o.inst.Status):
 			underway = append(underway, fmt.Sprintf("the read replica %s is %s; it is deleted afterwards", o.inst.ID, o.inst.Status))
+		case stopped:
+			held = append(held, "deletion of the read replica "+o.inst.ID+" ("+surplusWhy(o, isDeclared)+")")
 		case ch == nil:
 			ch = &replicaChange{replica: o.key, what: "deletion of the read replica " + o.inst.ID + " (" + surplusWhy(o, isDeclared) + ")",
 				act: action{kind: actDeleteInstance, instance: o.inst.ID}}
@@ -272,7 +279,13 @@ func planReplicas(in replicasInput) replicasPlan {
 			}
 			continue
 		}
-		if ch != nil || !primaryIdle {
+		if ch != nil {
+			continue
+		}
+		if !primaryIdle {
+			if op == nil && !transitional(in.inst.Status) {
+				held = append(held, "creation of the read replica "+d.Name)
+			}
 			continue
 		}
 		// NOTE: OTC lets instances share a name: a create whose answer was lost is found by its
@@ -333,10 +346,23 @@ func planReplicas(in replicasInput) replicasPlan {
 			problems = append(problems, notSynced(ReasonUnsupportedChange, fmt.Sprintf(
 				"The read replica %s has %d GB of storage; OTC cannot shrink it to %d GB.", d.Name, r.Volume.Size, size), settled))
 		}
-		if ch != nil || !usable(r.Status) {
+		full := r.Status == cloud.StatusStorageFull // only a storage growth frees it, as the instance's
+		if pending := replicaPending(d, r, size, full); ch != nil || pending == "" {
+			continue
+		} else if stopped {
+			held = append(held, pending)
+			continue
+		} else if !usable(r.Status) && !full {
+			if !transitional(r.Status) {
+				problems = append(problems, notSynced(ReasonInstanceUnavailable, fmt.Sprintf(
+					"The read replica %s is %s in OTC; its pending %s waits until it is ACTIVE again.", d.Name, r.Status, pending), settled))
+			}
 			continue
 		}
-		if r.Flavor != d.Flavorref {
+		if r.Flavor != d.Flavorref && full {
+			problems = append(problems, notSynced(ReasonInstanceUnavailable, fmt.Sprintf(
+				"The read replica %s is %s in OTC; its resize to %s waits until it is ACTIVE again. Grow its volumesize to free it.", d.Name, r.Status, d.Flavorref), settled))
+		} else if r.Flavor != d.Flavorref {
 			q, problem, wait := flavorFor(in, d.Flavorref, replicaAZ(r))
 			switch {
 			case wait:
@@ -377,6 +403,18 @@ func planReplicas(in replicasInput) replicasPlan {
 			// NOTE: a create whose answer was lost may have been made: the day-2 changes wait for
 			// it, and the next call finds it by its name before making another.
 			p.op, p.setOp = &v1alpha1.Operation{Type: OpCreateReplica, JobID: s.res.jobID, Generation: in.generation, Target: ch.replica}, true
+		}
+	}
+	if len(held) > 0 {
+		switch st := in.inst.Status; {
+		case stopped && in.spec.Stopped:
+			problems = append(problems, notSynced(ReasonInstanceStopped, fmt.Sprintf(
+				"The instance is stopped (spec.stopped); the pending %s waits until stopped is false.", joinClauses(held)), settled))
+		case stopped:
+			underway = append(underway, "the pending "+joinClauses(held)+" waits until the instance is started")
+		default:
+			problems = append(problems, notSynced(ReasonInstanceUnavailable, fmt.Sprintf(
+				"The instance is %s in OTC; the pending %s waits until it is ACTIVE again.", st, joinClauses(held)), settled))
 		}
 	}
 	if len(underway) > 0 && (ch == nil || sentTo == nil) {
@@ -449,6 +487,18 @@ func surplusWhy(o *observedReplica, isDeclared func(string) bool) string {
 		return "no longer in readreplicas"
 	}
 	return o.key + " is no longer in readreplicas"
+}
+
+// replicaPending names the change a kept replica still needs, for messages: its resize, else the
+// growth of its storage; "" for none. A replica whose storage is full takes its growth first.
+func replicaPending(d v1alpha1.ReadReplica, r *cloud.Instance, size int, full bool) string {
+	switch {
+	case r.Flavor != d.Flavorref && !(full && size > r.Volume.Size):
+		return "resize of the read replica " + d.Name + " to " + d.Flavorref
+	case size > r.Volume.Size:
+		return fmt.Sprintf("growth of the read replica %s's storage to %d GB", d.Name, size)
+	}
+	return ""
 }
 
 // replicaVolume is the storage a declared replica asks for: its own, else the primary's.

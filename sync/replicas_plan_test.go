@@ -69,6 +69,7 @@ func TestPlanReplicas(t *testing.T) {
 		byName   map[string]seen
 		jobs     map[string]seen
 		deleting bool
+		stopped  bool // spec.stopped
 		// policy is the adoption policy; "" is Never.
 		policy AdoptionPolicy
 		// flavors is the flavor list read; nil is rrFlavors, noFlavors none read yet.
@@ -313,6 +314,62 @@ func TestPlanReplicas(t *testing.T) {
 				assert.Nil(t, p.needs)
 			},
 		},
+		"full replica grows": {
+			reason:   "a replica whose storage is full is grown, as the instance is (review #21: it waited, untold, for ever)",
+			replicas: []v1alpha1.ReadReplica{{Name: "r1", Flavorref: "rds.mysql.n1.xlarge.2.rr", Availabilityzone: "eu-de-02", Volumesize: 100}},
+			inst:     primary("1"), byID: byID(rrReplica("1", "r1", cloud.StatusStorageFull, true)),
+			want: func(t *testing.T, p replicasPlan) {
+				require.NotNil(t, p.change)
+				assert.Equal(t, action{kind: actEnlargeVolume, instance: "1", size: 100}, p.change.act)
+				require.Len(t, p.tells, 1)
+				assert.Equal(t, ReasonInstanceUnavailable, p.tells[0].reason, "its resize waits, told")
+				assert.Contains(t, p.tells[0].message, "its resize to rds.mysql.n1.xlarge.2.rr waits")
+			},
+		},
+		"failed replica's resize is told": {
+			reason:   "a replica that cannot take its resize says so (review #21: Synced said the instance matches the spec)",
+			replicas: []v1alpha1.ReadReplica{{Name: "r1", Flavorref: "rds.mysql.n1.xlarge.2.rr", Availabilityzone: "eu-de-02"}},
+			inst:     primary("1"), byID: byID(rrReplica("1", "r1", cloud.StatusFailed, true)),
+			want: func(t *testing.T, p replicasPlan) {
+				assert.Nil(t, p.change)
+				require.Len(t, p.tells, 1)
+				assert.Equal(t, ReasonInstanceUnavailable, p.tells[0].reason)
+				assert.Contains(t, p.tells[0].message, "The read replica r1 is FAILED in OTC; its pending resize of the read replica r1")
+			},
+		},
+		"create waits for a failed instance, told": {
+			reason: "a declared replica the instance cannot take now is told, not silently left out (review #21)", replicas: declared,
+			inst: func() *cloud.Instance { p := primary(); p.Status = cloud.StatusFailed; return p }(),
+			want: func(t *testing.T, p replicasPlan) {
+				assert.Nil(t, p.change)
+				require.Len(t, p.tells, 1)
+				assert.Equal(t, ReasonInstanceUnavailable, p.tells[0].reason)
+				assert.Contains(t, p.tells[0].message, "creation of the read replica r1")
+			},
+		},
+		"stopped: nothing is deleted": {
+			reason: "a replica left out while the instance is stopped waits (review #21: OTC refuses a stopped PostgreSQL replica's delete, sent on every call)",
+			inst:   func() *cloud.Instance { p := primary("1"); p.Status = cloud.StatusShutdown; return p }(),
+			byID:   byID(rrReplica("1", "r1", cloud.StatusShutdown, true)), prior: []v1alpha1.ReadReplicaStatus{{Name: "r1", ID: "1"}}, stopped: true,
+			want: func(t *testing.T, p replicasPlan) {
+				assert.Nil(t, p.change)
+				require.Len(t, p.tells, 1)
+				assert.Equal(t, ReasonInstanceStopped, p.tells[0].reason)
+				assert.Contains(t, p.tells[0].message, "deletion of the read replica 1")
+			},
+		},
+		"stopped and started: the start first": {
+			reason:   "an instance to be started takes its start (day-2 step) before its replicas change: no change here, the wait told in flight",
+			replicas: []v1alpha1.ReadReplica{{Name: "r1", Flavorref: "rds.mysql.n1.xlarge.2.rr", Availabilityzone: "eu-de-02"}},
+			inst:     func() *cloud.Instance { p := primary("1"); p.Status = cloud.StatusShutdown; return p }(),
+			byID:     byID(rrReplica("1", "r1", cloud.StatusShutdown, true)),
+			want: func(t *testing.T, p replicasPlan) {
+				assert.Nil(t, p.change)
+				require.Len(t, p.tells, 1)
+				assert.Equal(t, ReasonChangeInProgress, p.tells[0].reason)
+				assert.Contains(t, p.tells[0].message, "resize of the read replica r1")
+			},
+		},
 		"limit": {
 			reason:   "a primary with five replicas gets no sixth: a stable refusal, no call",
 			replicas: declared,
@@ -339,6 +396,7 @@ func TestPlanReplicas(t *testing.T) {
 			require.NotEmpty(t, tc.reason)
 			spec := sampleSpec()
 			spec.Readreplicas = tc.replicas
+			spec.Stopped = tc.stopped
 			in := replicasInput{spec: &spec, prior: tc.prior, op: tc.op, inst: tc.inst, me: rrMe, policy: cmp.Or(tc.policy, AdoptNever),
 				deleting: tc.deleting, byID: tc.byID, byName: tc.byName, jobs: tc.jobs, flavors: &seen{flavors: rrFlavors}}
 			if tc.flavors != nil {
