@@ -360,3 +360,22 @@ func TestReadReplicaRemovedWhileStopped(t *testing.T) {
 		assert.Len(t, w.replicas(), 1)
 	})
 }
+
+// TestReadReplicasRetainStatusNamingAReplica (review #21): a tenant may write status.id; one naming
+// the object's own read replica under Retain released that replica and finalized the object,
+// leaving the instance (and its other replica) tagged as a deleted object's, which nothing may
+// adopt. The deletion looks for the object's instance instead: everything is released.
+func TestReadReplicasRetainStatusNamingAReplica(t *testing.T) {
+	w := newDay2World(t, func(s *v1alpha1.RdsSpec) { s.Deletionpolicy = v1alpha1.DeletionPolicyRetain }, nil)
+	w.edit(twoReplicas)
+	w.settleReplicas(40)
+	st := w.status()
+	st.ID = st.ReadReplicas[0].ID
+	w.mc.SetStatus(st)
+	w.finalizeAll()
+	all := w.sim.Instances()
+	require.Len(t, all, 3, "the primary and its two replicas stay")
+	for _, v := range all {
+		assert.Equal(t, "uid-day2", v.Tags[sync.TagReleasedBy], "%s %s is released", v.Type, v.Name)
+	}
+}
