@@ -347,16 +347,28 @@ func planReplicas(in replicasInput) replicasPlan {
 				"The read replica %s has %d GB of storage; OTC cannot shrink it to %d GB.", d.Name, r.Volume.Size, size), settled))
 		}
 		full := r.Status == cloud.StatusStorageFull // only a storage growth frees it, as the instance's
-		if pending := replicaPending(d, r, size, full); ch != nil || pending == "" {
-			continue
-		} else if stopped {
-			held = append(held, pending)
-			continue
-		} else if !usable(r.Status) && !full {
-			if !transitional(r.Status) {
-				problems = append(problems, notSynced(ReasonInstanceUnavailable, fmt.Sprintf(
-					"The read replica %s is %s in OTC; its pending %s waits until it is ACTIVE again.", d.Name, r.Status, pending), settled))
+		pending := replicaPending(d, r, size, full)
+		switch grows := full && size > r.Volume.Size; {
+		case stopped: // OTC stopped it with the instance
+			if pending != "" {
+				held = append(held, pending)
 			}
+			continue
+		case terminal(r.Status) && !grows:
+			// NOTE: a replica OTC could not build, or that failed, serves no reads: told, as the
+			// instance's own state is in Ready, never silently left out of readerhosts.
+			msg := fmt.Sprintf("The read replica %s is %s in OTC, so readerhosts leaves it out", d.Name, r.Status)
+			switch {
+			case pending != "":
+				msg += "; its pending " + pending + " waits until it is ACTIVE again"
+			case full:
+				msg += "; grow its volumesize to free it"
+			default:
+				msg += "; leave it out of readreplicas to delete it, or rename it to replace it"
+			}
+			problems = append(problems, notSynced(ReasonInstanceUnavailable, msg+".", settled))
+			continue
+		case ch != nil || pending == "" || !usable(r.Status) && !full:
 			continue
 		}
 		if r.Flavor != d.Flavorref && full {

@@ -334,7 +334,17 @@ func TestPlanReplicas(t *testing.T) {
 				assert.Nil(t, p.change)
 				require.Len(t, p.tells, 1)
 				assert.Equal(t, ReasonInstanceUnavailable, p.tells[0].reason)
-				assert.Contains(t, p.tells[0].message, "The read replica r1 is FAILED in OTC; its pending resize of the read replica r1")
+				assert.Contains(t, p.tells[0].message, "The read replica r1 is FAILED in OTC, so readerhosts leaves it out; its pending resize of the read replica r1")
+			},
+		},
+		"a replica OTC could not build is told": {
+			reason: "a declared replica in CREATE FAIL serves no reads: Synced says so and what to do (review #21: it said the instance matches the spec)", replicas: declared,
+			inst: primary("1"), byID: byID(rrReplica("1", "r1", cloud.StatusCreateFail, true)),
+			want: func(t *testing.T, p replicasPlan) {
+				assert.Nil(t, p.change)
+				require.Len(t, p.tells, 1)
+				assert.Equal(t, ReasonInstanceUnavailable, p.tells[0].reason)
+				assert.Contains(t, p.tells[0].message, "The read replica r1 is CREATE FAIL in OTC, so readerhosts leaves it out; leave it out of readreplicas")
 			},
 		},
 		"create waits for a failed instance, told": {
