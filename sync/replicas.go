@@ -230,7 +230,8 @@ func planReplicas(in replicasInput) replicasPlan {
 	// NOTE: a stopped instance (SHUTDOWN) takes nothing but its start, and OTC stops its read
 	// replicas with it and refuses to delete a stopped PostgreSQL one: the replicas' changes wait
 	// (held), told, and never hold back the start, which the day-2 step makes after this one.
-	stopped := in.inst.Status == cloud.StatusShutdown
+	// OTC lists the instance ACTIVE while it stops: the stop in flight holds them too.
+	stopped := in.inst.Status == cloud.StatusShutdown || (op != nil && op.Type == OpStop)
 	var held []string // changes that wait until the instance is ACTIVE again
 
 	// The change, in order: tags of a replica this object keeps, the delete of one it does not,

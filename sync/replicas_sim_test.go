@@ -379,3 +379,29 @@ func TestReadReplicasRetainStatusNamingAReplica(t *testing.T) {
 		assert.Equal(t, "uid-day2", v.Tags[sync.TagReleasedBy], "%s %s is released", v.Type, v.Name)
 	}
 }
+
+// TestReadReplicaWaitsForTheStop (review #21): while OTC stops the instance (it lists it ACTIVE
+// meanwhile, and stops its replicas with it), a replica is not resized: the resize waits with the
+// stopped instance, told, and follows its start.
+func TestReadReplicaWaitsForTheStop(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	w.edit(func(s *v1alpha1.RdsSpec) { twoReplicas(s); s.Readreplicas = s.Readreplicas[:1] })
+	w.settleReplicas(40)
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Stopped = true })
+	w.syncOneChange()
+	require.Equal(t, 1, w.sim.Calls(otcsim.OpStopInstance))
+	require.NotNil(t, w.status().Operation)
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Readreplicas[0].Flavorref = "rds.mysql.n1.xlarge.2.rr" })
+	for range 10 {
+		w.syncOneChange()
+		w.clock.Advance(10 * time.Second)
+	}
+	require.Equal(t, "SHUTDOWN", w.status().Status)
+	assert.Zero(t, w.sim.Calls(otcsim.OpResize), "no replica is resized while the instance stops or is stopped")
+	assert.Equal(t, sync.ReasonInstanceStopped, w.condition(v1alpha1.ConditionSynced).Reason)
+
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Stopped = false })
+	w.settleReplicas(30)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
+	assert.Equal(t, "rds.mysql.n1.xlarge.2.rr", w.replicas()["r1"][0].Flavor)
+}
