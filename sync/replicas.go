@@ -329,7 +329,7 @@ func planReplicas(in replicasInput) replicasPlan {
 			}
 			ch = &replicaChange{replica: d.Name, what: "creation of the read replica " + d.Name, act: action{kind: actCreateReplica,
 				instance: in.inst.ID, replica: &cloud.CreateReplicaOpts{Name: name, Of: in.inst.ID, Flavor: d.Flavorref,
-					VolumeType: in.inst.Volume.Type, VolumeSize: replicaVolume(in.spec, d), Region: in.inst.Region, AvailabilityZone: d.Availabilityzone}}}
+					VolumeType: in.inst.Volume.Type, VolumeSize: replicaVolume(in.spec, d, in.inst), Region: in.inst.Region, AvailabilityZone: d.Availabilityzone}}}
 		}
 	}
 	for _, d := range declared {
@@ -342,7 +342,7 @@ func planReplicas(in replicasInput) replicasPlan {
 			problems = append(problems, notSynced(ReasonUnsupportedChange, fmt.Sprintf(
 				"The read replica %s is in %s; OTC cannot move it to %s: rename it to replace it.", d.Name, az, d.Availabilityzone), settled))
 		}
-		size := replicaVolume(in.spec, d)
+		size := replicaVolume(in.spec, d, in.inst)
 		if size < r.Volume.Size {
 			problems = append(problems, notSynced(ReasonUnsupportedChange, fmt.Sprintf(
 				"The read replica %s has %d GB of storage; OTC cannot shrink it to %d GB.", d.Name, r.Volume.Size, size), settled))
@@ -514,12 +514,18 @@ func replicaPending(d v1alpha1.ReadReplica, r *cloud.Instance, size int, full bo
 	return ""
 }
 
-// replicaVolume is the storage a declared replica asks for: its own, else the primary's.
-func replicaVolume(spec *v1alpha1.RdsSpec, d v1alpha1.ReadReplica) int {
+// replicaVolume is the storage a declared replica asks for: its own, else the primary's, and never
+// less than the primary has (autopilot, or OTC's autoscaling, may have grown it past volumesize):
+// OTC keeps a read replica's storage at least its primary's ("New storage space of read replicas
+// after autoscaling up must be greater than or equal to that of the primary DB instance",
+// DOC:rds/usermanual "Configuring Storage Autoscaling"), and a smaller one fills up with the
+// primary's data.
+func replicaVolume(spec *v1alpha1.RdsSpec, d v1alpha1.ReadReplica, primary *cloud.Instance) int {
+	size := spec.Volumesize
 	if d.Volumesize > 0 {
-		return d.Volumesize
+		size = d.Volumesize
 	}
-	return spec.Volumesize
+	return max(size, primary.Volume.Size)
 }
 
 // replicaAZ is the AZ of a replica's one node.

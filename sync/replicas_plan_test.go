@@ -314,6 +314,23 @@ func TestPlanReplicas(t *testing.T) {
 				assert.Nil(t, p.needs)
 			},
 		},
+		"created no smaller than the instance": {
+			reason:   "OTC keeps a replica's storage at least its primary's: an instance autopilot (or OTC) grew past volumesize gets replicas of its size (review #21: they were made at volumesize and filled up)",
+			replicas: declared, byName: map[string]seen{"r1": {}},
+			inst: func() *cloud.Instance { p := primary(); p.Volume.Size = 100; return p }(),
+			want: func(t *testing.T, p replicasPlan) {
+				require.NotNil(t, p.change)
+				assert.Equal(t, 100, p.change.act.replica.VolumeSize)
+			},
+		},
+		"follows the instance's growth": {
+			reason:   "a replica whose instance grew past volumesize grows with it",
+			replicas: declared, inst: func() *cloud.Instance { p := primary("1"); p.Volume.Size = 100; return p }(), byID: byID(active),
+			want: func(t *testing.T, p replicasPlan) {
+				require.NotNil(t, p.change)
+				assert.Equal(t, action{kind: actEnlargeVolume, instance: "1", size: 100}, p.change.act)
+			},
+		},
 		"full replica grows": {
 			reason:   "a replica whose storage is full is grown, as the instance is (review #21: it waited, untold, for ever)",
 			replicas: []v1alpha1.ReadReplica{{Name: "r1", Flavorref: "rds.mysql.n1.xlarge.2.rr", Availabilityzone: "eu-de-02", Volumesize: 100}},
