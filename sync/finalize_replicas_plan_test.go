@@ -59,6 +59,18 @@ func TestPlanFinalizeReplicas(t *testing.T) {
 				assert.Equal(t, action{kind: actSetTags, instance: "1", tags: tags}, *p.act)
 			},
 		},
+		"retain releases an untagged replica status reports": {
+			reason: "a replica whose create's answer was lost (untagged) and that left the spec as the deletion began is still the object's by its name in status: released, not left untagged under the released instance (review #21)",
+			in: input(retain, read(rrReplica("1", "r2", cloud.StatusActive, false), other), func(in *finalizeInput) {
+				in.st.ReadReplicas = []v1alpha1.ReadReplicaStatus{{Name: "r2"}}
+			}),
+			want: func(t *testing.T, p finalizePlan) {
+				require.NotNil(t, p.act)
+				tags := rrMe.releaseTags()
+				tags[TagReplica] = "r2"
+				assert.Equal(t, action{kind: actSetTags, instance: "1", tags: tags}, *p.act)
+			},
+		},
 		"retain then the primary": {
 			reason: "once the replicas are released, the primary is",
 			in:     input(retain, read(releasedReplica, other)),
