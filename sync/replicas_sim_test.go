@@ -405,3 +405,22 @@ func TestReadReplicaWaitsForTheStop(t *testing.T) {
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
 	assert.Equal(t, "rds.mysql.n1.xlarge.2.rr", w.replicas()["r1"][0].Flavor)
 }
+
+// TestReadReplicaNamedInStatusIsNotTheInstance (review #21): a tenant may write status.id; one
+// naming the object's own read replica (its tags name the object too) made the call manage the
+// replica as the instance: its storage grown to volumesize, the spec's tags and restarts applied
+// to it, a replica of it asked on every call, and the connection Secret's host pointed at a
+// read-only copy. It is answered as any id that is not the object's instance: nothing is changed.
+func TestReadReplicaNamedInStatusIsNotTheInstance(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	w.edit(func(s *v1alpha1.RdsSpec) { twoReplicas(s); s.Readreplicas = s.Readreplicas[:1] })
+	w.settleReplicas(40)
+	st := w.status()
+	st.ID = st.ReadReplicas[0].ID
+	w.mc.SetStatus(st)
+	w.sim.ResetCounters()
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Volumesize = 60; s.Tags = []v1alpha1.Tag{{Key: "team", Value: "shop"}} })
+	w.settle(5)
+	assert.Zero(t, w.sim.MutatingCalls(), "nothing is done to the replica as if it were the instance")
+	assert.Equal(t, sync.ReasonInstanceNotFound, w.condition(v1alpha1.ConditionReady).Reason)
+}
