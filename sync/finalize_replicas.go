@@ -28,17 +28,9 @@ func releaseReplicas(in finalizeInput, p finalizePlan) (finalizePlan, bool) {
 	if in.replicas == nil {
 		return finalizePlan{needReplicas: true}, false
 	}
-	// The declared replicas' names and those status reports (one that left the spec as the deletion
-	// began may still be untagged: its create's answer was lost). A name is the object's own by
-	// construction (ReplicaInstanceName), whatever status claims.
 	otcNames := map[string]string{}
 	for _, d := range in.spec.Readreplicas {
 		otcNames[ReplicaInstanceName(in.me.Cluster, in.me.Namespace, in.me.Name, d.Name)] = d.Name
-	}
-	for _, r := range in.st.ReadReplicas {
-		if r.Name != "" {
-			otcNames[ReplicaInstanceName(in.me.Cluster, in.me.Namespace, in.me.Name, r.Name)] = r.Name
-		}
 	}
 	for _, id := range ids {
 		r, ok := in.replicas[id]
