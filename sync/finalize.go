@@ -191,7 +191,10 @@ func planFinalize(in finalizeInput) finalizePlan {
 	// whether status.id named another's instance or none, and names neither.
 	// An empty status.id and instanceid prove nothing either (an adopted instance keeps its own
 	// name, so the names find nothing of it): the search by tags runs before any "gone".
-	if !in.searched && !in.owns() {
+	// A read replica of the object is no proof either: status.id names the instance, never one of
+	// its replicas, so one named there is set aside and the instance looked for (a replica found
+	// by the search, once the instance is gone, is taken apart: finalize_replicas.go).
+	if !in.searched && (!in.owns() || in.inst.Type == cloud.TypeReplica) {
 		return finalizePlan{search: true}
 	}
 	if a := in.setAside; a != nil {

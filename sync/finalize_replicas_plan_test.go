@@ -59,6 +59,18 @@ func TestPlanFinalizeReplicas(t *testing.T) {
 				assert.Equal(t, action{kind: actSetTags, instance: "1", tags: tags}, *p.act)
 			},
 		},
+		"retain releases an untagged replica status reports": {
+			reason: "a replica whose create's answer was lost (untagged) and that left the spec as the deletion began is still the object's by its name in status: released, not left untagged under the released instance (review #21)",
+			in: input(retain, read(rrReplica("1", "r2", cloud.StatusActive, false), other), func(in *finalizeInput) {
+				in.st.ReadReplicas = []v1alpha1.ReadReplicaStatus{{Name: "r2"}}
+			}),
+			want: func(t *testing.T, p finalizePlan) {
+				require.NotNil(t, p.act)
+				tags := rrMe.releaseTags()
+				tags[TagReplica] = "r2"
+				assert.Equal(t, action{kind: actSetTags, instance: "1", tags: tags}, *p.act)
+			},
+		},
 		"retain then the primary": {
 			reason: "once the replicas are released, the primary is",
 			in:     input(retain, read(releasedReplica, other)),
@@ -100,17 +112,34 @@ func TestPlanFinalizeReplicas(t *testing.T) {
 			}),
 			want: func(t *testing.T, p finalizePlan) { assert.True(t, p.needBackups) },
 		},
+		"retain: status.id naming a replica proves nothing": {
+			reason: "status.id is the tenant's to write: one naming the object's own read replica is no primary; the object's instance is searched for (review #21: the replica was released and the object finalized, leaving the primary unreleased for good)",
+			in: input(retain, func(in *finalizeInput) {
+				in.inst, in.claim, in.st.ID = rrReplica("1", "r1", cloud.StatusActive, true), claim{Kind: Ours}, "1"
+			}),
+			want: func(t *testing.T, p finalizePlan) { assert.True(t, p.search) },
+		},
+		"retain: a replica status.id names released by the object proves nothing": {
+			reason: "a replica released by the object, named in status.id, does not finish the deletion: the object's instance is searched for",
+			in: input(retain, func(in *finalizeInput) {
+				in.inst, in.claim, in.st.ID = releasedReplica, claim{Kind: Released, ReleasedBy: rrMe.UID}, "1"
+			}),
+			want: func(t *testing.T, p finalizePlan) {
+				assert.True(t, p.search)
+				assert.False(t, p.finalized)
+			},
+		},
 		"delete: a leftover replica is read fresh": {
 			reason: "the search's listing may predate OTC's delete of the replicas with their primary: the replica is read fresh by id first",
 			in: input(func(in *finalizeInput) {
-				in.inst, in.claim = rrReplica("1", "r1", cloud.StatusActive, true), claim{Kind: Ours}
+				in.inst, in.claim, in.searched = rrReplica("1", "r1", cloud.StatusActive, true), claim{Kind: Ours}, true
 			}),
 			want: func(t *testing.T, p finalizePlan) { assert.True(t, p.confirmReplica) },
 		},
 		"delete: a leftover replica gone": {
 			reason: "a replica OTC no longer has is not deleted; the next call looks again",
 			in: input(func(in *finalizeInput) {
-				in.inst, in.claim = rrReplica("1", "r1", cloud.StatusActive, true), claim{Kind: Ours}
+				in.inst, in.claim, in.searched = rrReplica("1", "r1", cloud.StatusActive, true), claim{Kind: Ours}, true
 				in.confirmed = &seen{err: cloud.ErrNotFound}
 			}),
 			want: func(t *testing.T, p finalizePlan) {
@@ -121,7 +150,7 @@ func TestPlanFinalizeReplicas(t *testing.T) {
 		"delete: a leftover replica": {
 			reason: "a replica of the object OTC still lists once the primary is gone is deleted without a backup (OTC has none of a replica)",
 			in: input(func(in *finalizeInput) {
-				in.inst, in.claim = rrReplica("1", "r1", cloud.StatusActive, true), claim{Kind: Ours}
+				in.inst, in.claim, in.searched = rrReplica("1", "r1", cloud.StatusActive, true), claim{Kind: Ours}, true
 				in.confirmed = &seen{inst: in.inst}
 			}),
 			want: func(t *testing.T, p finalizePlan) {
@@ -132,7 +161,7 @@ func TestPlanFinalizeReplicas(t *testing.T) {
 		"delete: a leftover replica is not reported": {
 			reason: "the replica's delete is told, and status keeps the primary's id (a log Job names it)",
 			in: input(func(in *finalizeInput) {
-				in.inst, in.claim, in.reported = rrReplica("1", "r1", cloud.StatusActive, true), claim{Kind: Ours}, false
+				in.inst, in.claim, in.reported, in.searched = rrReplica("1", "r1", cloud.StatusActive, true), claim{Kind: Ours}, false, true
 				in.confirmed = &seen{inst: in.inst}
 				in.answer = &actAnswer{jobID: "j"}
 			}),

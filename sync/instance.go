@@ -147,6 +147,13 @@ func (l *lookup) observation() (observation, error) {
 			return obs, err
 		}
 		obs.inst, obs.claim = l.byID.inst, classify(l.byID.inst, l.me, l.names...)
+		if obs.inst.Type == cloud.TypeReplica && obs.claim.mine() {
+			// NOTE: status.id names the object's instance, never one of its read replicas, whose
+			// tags name the object too: a status that names one (whoever may write the status can)
+			// is answered as one naming another's instance, and nothing is done to the replica as
+			// if it were the instance (replicas.go manages it).
+			obs.claim.Kind = OwnedByOther
+		}
 		return obs, nil
 	}
 	obs.listed = true

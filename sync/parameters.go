@@ -285,7 +285,7 @@ func planParameterValues(in parametersInput) parametersPlan {
 		return planPendingRestart(in, p)
 	}
 	if in.answer == nil {
-		return parametersPlan{action: &action{kind: actUpdateParameters, instance: inst.ID, values: changes}}
+		return parametersPlan{action: &action{kind: actUpdateParameters, instance: inst.ID, values: pinned(in.spec.Parameters, catalog, changes)}}
 	}
 	p.stop = true
 	switch err := in.answer.err; {
@@ -308,6 +308,23 @@ func planParameterValues(in parametersInput) parametersPlan {
 		return p
 	}
 	return planParametersSet(in, p, catalog, changes)
+}
+
+// pinned are the values a change sends: those that differ, and with them every other value the
+// spec names that takes effect without a restart, though OTC shows it already.
+//
+// NOTE: OTC derives some defaults from the flavor's memory (max_connections, the buffer pool): a
+// value the spec names that equals such a default today would follow the next resize if it were
+// never set. Sent with the change, it is the instance's own and stays. A value that needs a
+// restart is sent only when it differs, so that no restart is asked for a value in effect.
+func pinned(spec map[string]string, catalog map[string]cloud.Parameter, changes map[string]string) map[string]string {
+	out := maps.Clone(changes)
+	for name, want := range spec {
+		if c, ok := catalog[name]; ok && !c.RestartRequired && !c.ReadOnly {
+			out[name] = want
+		}
+	}
+	return out
 }
 
 // planParametersSet records the values OTC set, and what waits for a restart.

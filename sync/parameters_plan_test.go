@@ -195,6 +195,14 @@ func TestPlanParameters(t *testing.T) {
 			want:   parametersPlan{status: applied(2, recent), condition: appliedCond},
 		},
 		{
+			reason: "a value OTC shows already (a default that follows the flavor's memory) is sent with the change, so that a resize cannot move it; one needing a restart is not",
+			spec: func(s *v1alpha1.RdsSpec) {
+				s.Parameters = map[string]string{"max_connections": "1500", "innodb_buffer_pool_size": "1073741824", "long_query_time": "2"}
+			},
+			read: &parametersRead{list: catalog},
+			want: parametersPlan{action: &action{kind: actUpdateParameters, instance: "inst-1", values: map[string]string{"max_connections": "1500", "long_query_time": "2"}}},
+		},
+		{
 			reason: "the drift check is due: read again",
 			status: func(st *v1alpha1.RdsStatus) { st.Parameters = applied(2, stale) },
 			want:   parametersPlan{needRead: true},
@@ -204,7 +212,7 @@ func TestPlanParameters(t *testing.T) {
 			status: func(st *v1alpha1.RdsStatus) { st.Parameters = applied(2, stale) },
 			read: &parametersRead{list: withValues(catalog, map[string]string{
 				"max_connections": "800", "innodb_buffer_pool_size": "2147483648", "long_query_time": "2.0"})},
-			want: parametersPlan{action: &action{kind: actUpdateParameters, instance: "inst-1", values: map[string]string{"max_connections": "300"}}},
+			want: parametersPlan{action: &action{kind: actUpdateParameters, instance: "inst-1", values: map[string]string{"max_connections": "300", "long_query_time": "2"}}},
 		},
 		{
 			reason: "the drift check finds every value in place (2.0 is 2): checked, nothing to do",

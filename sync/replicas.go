@@ -2,6 +2,8 @@ package sync
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,10 +42,43 @@ const (
 )
 
 // ReplicaInstanceName is the OTC name of the read replica replica of the Rds object
-// namespace/name in the cluster clusterID: like InstanceName, with the replica's name in the
-// readable part and in the hash, so that every call finds the replica an earlier one created.
+// namespace/name in the cluster clusterID: like InstanceName, with the replica's name in the hash
+// and, whole, at the end of the readable part (the namespace and name are cut where the name would
+// be too long), so that every call finds the replica an earlier one created, and knows it by its
+// name alone (replicaNamed) when neither the spec nor the status names it any more.
 func ReplicaInstanceName(clusterID, namespace, name, replica string) string {
-	return instanceName(clusterID+"/"+namespace+"/"+name+"/readreplicas/"+replica, namespace, name+"-rr-"+replica, nameHashLen)
+	sum := sha256.Sum256([]byte(clusterID + "/" + namespace + "/" + name + "/readreplicas/" + replica))
+	suffix := "-rr-" + sanitize(replica) + "-" + hex.EncodeToString(sum[:])[:nameHashLen]
+	readable := sanitize(namespace + "-" + name)
+	if room := maxInstanceName - len(instanceNamePrefix) - len(suffix); len(readable) > room {
+		readable = strings.TrimRight(readable[:room], "-")
+	}
+	return instanceNamePrefix + readable + suffix
+}
+
+// replicaNamed is the spec name of the object's read replica whose OTC name is otcName, if
+// otcName is one (ReplicaInstanceName): the name is read from its end and checked against the
+// hash, so no other object's name passes.
+//
+// NOTE: it is how a replica is found whose create was answered but the answer lost, and whose name
+// then left spec.readreplicas before its tags were written: no status and no spec names it, and
+// without it the replica would stay billed and untracked.
+func (o owner) replicaNamed(otcName string) (string, bool) {
+	const hashPart = 1 + nameHashLen
+	if len(otcName) <= hashPart {
+		return "", false
+	}
+	head := otcName[:len(otcName)-hashPart]
+	for from := 0; ; {
+		i := strings.Index(head[from:], "-rr-")
+		if i < 0 {
+			return "", false
+		}
+		if cand := head[from+i+len("-rr-"):]; cand != "" && ReplicaInstanceName(o.Cluster, o.Namespace, o.Name, cand) == otcName {
+			return cand, true
+		}
+		from += i + 1
+	}
 }
 
 // replicaTags are the tags of the object's read replica named replica: its ownership tags and
@@ -227,6 +262,12 @@ func planReplicas(in replicasInput) replicasPlan {
 		op, p.setOp = nil, true
 	}
 	primaryIdle := usable(in.inst.Status) && op == nil
+	// NOTE: a stopped instance (SHUTDOWN) takes nothing but its start, and OTC stops its read
+	// replicas with it and refuses to delete a stopped PostgreSQL one: the replicas' changes wait
+	// (held), told, and never hold back the start, which the day-2 step makes after this one.
+	// OTC lists the instance ACTIVE while it stops: the stop in flight holds them too.
+	stopped := in.inst.Status == cloud.StatusShutdown || (op != nil && op.Type == OpStop)
+	var held []string // changes that wait until the instance is ACTIVE again
 
 	// The change, in order: tags of a replica this object keeps, the delete of one it does not,
 	// the create of a declared one, a resize, the storage.
@@ -256,6 +297,8 @@ func planReplicas(in replicasInput) replicasPlan {
 		switch {
 		case transitional(o.inst.Status):
 			underway = append(underway, fmt.Sprintf("the read replica %s is %s; it is deleted afterwards", o.inst.ID, o.inst.Status))
+		case stopped:
+			held = append(held, "deletion of the read replica "+o.inst.ID+" ("+surplusWhy(o, isDeclared)+")")
 		case ch == nil:
 			ch = &replicaChange{replica: o.key, what: "deletion of the read replica " + o.inst.ID + " (" + surplusWhy(o, isDeclared) + ")",
 				act: action{kind: actDeleteInstance, instance: o.inst.ID}}
@@ -272,7 +315,13 @@ func planReplicas(in replicasInput) replicasPlan {
 			}
 			continue
 		}
-		if ch != nil || !primaryIdle {
+		if ch != nil {
+			continue
+		}
+		if !primaryIdle {
+			if op == nil && !transitional(in.inst.Status) {
+				held = append(held, "creation of the read replica "+d.Name)
+			}
 			continue
 		}
 		// NOTE: OTC lets instances share a name: a create whose answer was lost is found by its
@@ -315,7 +364,7 @@ func planReplicas(in replicasInput) replicasPlan {
 			}
 			ch = &replicaChange{replica: d.Name, what: "creation of the read replica " + d.Name, act: action{kind: actCreateReplica,
 				instance: in.inst.ID, replica: &cloud.CreateReplicaOpts{Name: name, Of: in.inst.ID, Flavor: d.Flavorref,
-					VolumeType: in.inst.Volume.Type, VolumeSize: replicaVolume(in.spec, d), Region: in.inst.Region, AvailabilityZone: d.Availabilityzone}}}
+					VolumeType: in.inst.Volume.Type, VolumeSize: replicaVolume(in.spec, d, in.inst), Region: in.inst.Region, AvailabilityZone: d.Availabilityzone}}}
 		}
 	}
 	for _, d := range declared {
@@ -328,15 +377,40 @@ func planReplicas(in replicasInput) replicasPlan {
 			problems = append(problems, notSynced(ReasonUnsupportedChange, fmt.Sprintf(
 				"The read replica %s is in %s; OTC cannot move it to %s: rename it to replace it.", d.Name, az, d.Availabilityzone), settled))
 		}
-		size := replicaVolume(in.spec, d)
+		size := replicaVolume(in.spec, d, in.inst)
 		if size < r.Volume.Size {
 			problems = append(problems, notSynced(ReasonUnsupportedChange, fmt.Sprintf(
 				"The read replica %s has %d GB of storage; OTC cannot shrink it to %d GB.", d.Name, r.Volume.Size, size), settled))
 		}
-		if ch != nil || !usable(r.Status) {
+		full := r.Status == cloud.StatusStorageFull // only a storage growth frees it, as the instance's
+		pending := replicaPending(d, r, size, full)
+		switch grows := full && size > r.Volume.Size; {
+		case stopped: // OTC stopped it with the instance
+			if pending != "" {
+				held = append(held, pending)
+			}
+			continue
+		case terminal(r.Status) && !grows:
+			// NOTE: a replica OTC could not build, or that failed, serves no reads: told, as the
+			// instance's own state is in Ready, never silently left out of readerhosts.
+			msg := fmt.Sprintf("The read replica %s is %s in OTC, so readerhosts leaves it out", d.Name, r.Status)
+			switch {
+			case pending != "":
+				msg += "; its pending " + pending + " waits until it is ACTIVE again"
+			case full:
+				msg += "; grow its volumesize to free it"
+			default:
+				msg += "; leave it out of readreplicas to delete it, or rename it to replace it"
+			}
+			problems = append(problems, notSynced(ReasonInstanceUnavailable, msg+".", settled))
+			continue
+		case ch != nil || pending == "" || !usable(r.Status) && !full:
 			continue
 		}
-		if r.Flavor != d.Flavorref {
+		if r.Flavor != d.Flavorref && full {
+			problems = append(problems, notSynced(ReasonInstanceUnavailable, fmt.Sprintf(
+				"The read replica %s is %s in OTC; its resize to %s waits until it is ACTIVE again. Grow its volumesize to free it.", d.Name, r.Status, d.Flavorref), settled))
+		} else if r.Flavor != d.Flavorref {
 			q, problem, wait := flavorFor(in, d.Flavorref, replicaAZ(r))
 			switch {
 			case wait:
@@ -379,6 +453,18 @@ func planReplicas(in replicasInput) replicasPlan {
 			p.op, p.setOp = &v1alpha1.Operation{Type: OpCreateReplica, JobID: s.res.jobID, Generation: in.generation, Target: ch.replica}, true
 		}
 	}
+	if len(held) > 0 {
+		switch st := in.inst.Status; {
+		case stopped && in.spec.Stopped:
+			problems = append(problems, notSynced(ReasonInstanceStopped, fmt.Sprintf(
+				"The instance is stopped (spec.stopped); the pending %s waits until stopped is false.", joinClauses(held)), settled))
+		case stopped:
+			underway = append(underway, "the pending "+joinClauses(held)+" waits until the instance is started")
+		default:
+			problems = append(problems, notSynced(ReasonInstanceUnavailable, fmt.Sprintf(
+				"The instance is %s in OTC; the pending %s waits until it is ACTIVE again.", st, joinClauses(held)), settled))
+		}
+	}
 	if len(underway) > 0 && (ch == nil || sentTo == nil) {
 		p.tells = append(p.tells, ptr.To(syncedOK(ReasonChangeInProgress, "Read replicas: "+joinClauses(underway)+".", inFlight).underway()))
 	}
@@ -413,7 +499,13 @@ func flavorFor(in replicasInput, code, az string) (q replicasPlan, problem *outc
 // it carries, and whether the adoption policy lets the object take over one an object released.
 func judgeReplica(r *cloud.Instance, me owner, otcNames map[string]string, policy AdoptionPolicy) observedReplica {
 	names := slices.Sorted(maps.Keys(otcNames))
-	o := observedReplica{inst: r, cl: classify(r, me, names...), key: otcNames[r.Name]}
+	key, ok := otcNames[r.Name]
+	if !ok {
+		if key, ok = me.replicaNamed(r.Name); ok {
+			names = append(names, r.Name) // the object's own name for a replica neither spec nor status names
+		}
+	}
+	o := observedReplica{inst: r, cl: classify(r, me, names...), key: key}
 	if t, ok := r.Tags[TagReplica]; ok {
 		o.key = ""
 		for _, spec := range otcNames {
@@ -451,12 +543,30 @@ func surplusWhy(o *observedReplica, isDeclared func(string) bool) string {
 	return o.key + " is no longer in readreplicas"
 }
 
-// replicaVolume is the storage a declared replica asks for: its own, else the primary's.
-func replicaVolume(spec *v1alpha1.RdsSpec, d v1alpha1.ReadReplica) int {
-	if d.Volumesize > 0 {
-		return d.Volumesize
+// replicaPending names the change a kept replica still needs, for messages: its resize, else the
+// growth of its storage; "" for none. A replica whose storage is full takes its growth first.
+func replicaPending(d v1alpha1.ReadReplica, r *cloud.Instance, size int, full bool) string {
+	switch {
+	case r.Flavor != d.Flavorref && !(full && size > r.Volume.Size):
+		return "resize of the read replica " + d.Name + " to " + d.Flavorref
+	case size > r.Volume.Size:
+		return fmt.Sprintf("growth of the read replica %s's storage to %d GB", d.Name, size)
 	}
-	return spec.Volumesize
+	return ""
+}
+
+// replicaVolume is the storage a declared replica asks for: its own, else the primary's, and never
+// less than the primary has (autopilot, or OTC's autoscaling, may have grown it past volumesize):
+// OTC keeps a read replica's storage at least its primary's ("New storage space of read replicas
+// after autoscaling up must be greater than or equal to that of the primary DB instance",
+// DOC:rds/usermanual "Configuring Storage Autoscaling"), and a smaller one fills up with the
+// primary's data.
+func replicaVolume(spec *v1alpha1.RdsSpec, d v1alpha1.ReadReplica, primary *cloud.Instance) int {
+	size := spec.Volumesize
+	if d.Volumesize > 0 {
+		size = d.Volumesize
+	}
+	return max(size, primary.Volume.Size)
 }
 
 // replicaAZ is the AZ of a replica's one node.

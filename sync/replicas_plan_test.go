@@ -69,6 +69,7 @@ func TestPlanReplicas(t *testing.T) {
 		byName   map[string]seen
 		jobs     map[string]seen
 		deleting bool
+		stopped  bool // spec.stopped
 		// policy is the adoption policy; "" is Never.
 		policy AdoptionPolicy
 		// flavors is the flavor list read; nil is rrFlavors, noFlavors none read yet.
@@ -278,6 +279,24 @@ func TestPlanReplicas(t *testing.T) {
 				assert.Equal(t, action{kind: actDeleteInstance, instance: "1"}, p.change.act)
 			},
 		},
+		"untagged, named by nothing, is deleted": {
+			reason: "a create answered but the answer lost, its name then left the spec before its tags were written: " +
+				"known as the object's by its name alone, it is deleted, never left billed and untracked",
+			inst: primary("1"), byID: byID(rrReplica("1", "r1", cloud.StatusActive, false)),
+			want: func(t *testing.T, p replicasPlan) {
+				require.NotNil(t, p.change)
+				assert.Equal(t, action{kind: actDeleteInstance, instance: "1"}, p.change.act)
+			},
+		},
+		"untagged under another object's name is left alone": {
+			reason: "only the object's own name makes an untagged replica its own",
+			inst:   primary("1"), byID: byID(func() *cloud.Instance {
+				r := rrReplica("1", "r1", cloud.StatusActive, false)
+				r.Name = ReplicaInstanceName("local", "team-b", "shop", "r1")
+				return r
+			}()),
+			want: func(t *testing.T, p replicasPlan) { assert.Nil(t, p.change) },
+		},
 		"delete followed by its job": {
 			reason: "a delete in flight is not sent again while its job runs", inst: primary("1"), byID: byID(active),
 			prior: []v1alpha1.ReadReplicaStatus{{Name: "r1", ID: "1", Status: v1alpha1.ReplicaDeleting, JobID: "j1"}},
@@ -313,6 +332,89 @@ func TestPlanReplicas(t *testing.T) {
 				assert.Nil(t, p.needs)
 			},
 		},
+		"created no smaller than the instance": {
+			reason:   "OTC keeps a replica's storage at least its primary's: an instance autopilot (or OTC) grew past volumesize gets replicas of its size (review #21: they were made at volumesize and filled up)",
+			replicas: declared, byName: map[string]seen{"r1": {}},
+			inst: func() *cloud.Instance { p := primary(); p.Volume.Size = 100; return p }(),
+			want: func(t *testing.T, p replicasPlan) {
+				require.NotNil(t, p.change)
+				assert.Equal(t, 100, p.change.act.replica.VolumeSize)
+			},
+		},
+		"follows the instance's growth": {
+			reason:   "a replica whose instance grew past volumesize grows with it",
+			replicas: declared, inst: func() *cloud.Instance { p := primary("1"); p.Volume.Size = 100; return p }(), byID: byID(active),
+			want: func(t *testing.T, p replicasPlan) {
+				require.NotNil(t, p.change)
+				assert.Equal(t, action{kind: actEnlargeVolume, instance: "1", size: 100}, p.change.act)
+			},
+		},
+		"full replica grows": {
+			reason:   "a replica whose storage is full is grown, as the instance is (review #21: it waited, untold, for ever)",
+			replicas: []v1alpha1.ReadReplica{{Name: "r1", Flavorref: "rds.mysql.n1.xlarge.2.rr", Availabilityzone: "eu-de-02", Volumesize: 100}},
+			inst:     primary("1"), byID: byID(rrReplica("1", "r1", cloud.StatusStorageFull, true)),
+			want: func(t *testing.T, p replicasPlan) {
+				require.NotNil(t, p.change)
+				assert.Equal(t, action{kind: actEnlargeVolume, instance: "1", size: 100}, p.change.act)
+				require.Len(t, p.tells, 1)
+				assert.Equal(t, ReasonInstanceUnavailable, p.tells[0].reason, "its resize waits, told")
+				assert.Contains(t, p.tells[0].message, "its resize to rds.mysql.n1.xlarge.2.rr waits")
+			},
+		},
+		"failed replica's resize is told": {
+			reason:   "a replica that cannot take its resize says so (review #21: Synced said the instance matches the spec)",
+			replicas: []v1alpha1.ReadReplica{{Name: "r1", Flavorref: "rds.mysql.n1.xlarge.2.rr", Availabilityzone: "eu-de-02"}},
+			inst:     primary("1"), byID: byID(rrReplica("1", "r1", cloud.StatusFailed, true)),
+			want: func(t *testing.T, p replicasPlan) {
+				assert.Nil(t, p.change)
+				require.Len(t, p.tells, 1)
+				assert.Equal(t, ReasonInstanceUnavailable, p.tells[0].reason)
+				assert.Contains(t, p.tells[0].message, "The read replica r1 is FAILED in OTC, so readerhosts leaves it out; its pending resize of the read replica r1")
+			},
+		},
+		"a replica OTC could not build is told": {
+			reason: "a declared replica in CREATE FAIL serves no reads: Synced says so and what to do (review #21: it said the instance matches the spec)", replicas: declared,
+			inst: primary("1"), byID: byID(rrReplica("1", "r1", cloud.StatusCreateFail, true)),
+			want: func(t *testing.T, p replicasPlan) {
+				assert.Nil(t, p.change)
+				require.Len(t, p.tells, 1)
+				assert.Equal(t, ReasonInstanceUnavailable, p.tells[0].reason)
+				assert.Contains(t, p.tells[0].message, "The read replica r1 is CREATE FAIL in OTC, so readerhosts leaves it out; leave it out of readreplicas")
+			},
+		},
+		"create waits for a failed instance, told": {
+			reason: "a declared replica the instance cannot take now is told, not silently left out (review #21)", replicas: declared,
+			inst: func() *cloud.Instance { p := primary(); p.Status = cloud.StatusFailed; return p }(),
+			want: func(t *testing.T, p replicasPlan) {
+				assert.Nil(t, p.change)
+				require.Len(t, p.tells, 1)
+				assert.Equal(t, ReasonInstanceUnavailable, p.tells[0].reason)
+				assert.Contains(t, p.tells[0].message, "creation of the read replica r1")
+			},
+		},
+		"stopped: nothing is deleted": {
+			reason: "a replica left out while the instance is stopped waits (review #21: OTC refuses a stopped PostgreSQL replica's delete, sent on every call)",
+			inst:   func() *cloud.Instance { p := primary("1"); p.Status = cloud.StatusShutdown; return p }(),
+			byID:   byID(rrReplica("1", "r1", cloud.StatusShutdown, true)), prior: []v1alpha1.ReadReplicaStatus{{Name: "r1", ID: "1"}}, stopped: true,
+			want: func(t *testing.T, p replicasPlan) {
+				assert.Nil(t, p.change)
+				require.Len(t, p.tells, 1)
+				assert.Equal(t, ReasonInstanceStopped, p.tells[0].reason)
+				assert.Contains(t, p.tells[0].message, "deletion of the read replica 1")
+			},
+		},
+		"stopped and started: the start first": {
+			reason:   "an instance to be started takes its start (day-2 step) before its replicas change: no change here, the wait told in flight",
+			replicas: []v1alpha1.ReadReplica{{Name: "r1", Flavorref: "rds.mysql.n1.xlarge.2.rr", Availabilityzone: "eu-de-02"}},
+			inst:     func() *cloud.Instance { p := primary("1"); p.Status = cloud.StatusShutdown; return p }(),
+			byID:     byID(rrReplica("1", "r1", cloud.StatusShutdown, true)),
+			want: func(t *testing.T, p replicasPlan) {
+				assert.Nil(t, p.change)
+				require.Len(t, p.tells, 1)
+				assert.Equal(t, ReasonChangeInProgress, p.tells[0].reason)
+				assert.Contains(t, p.tells[0].message, "resize of the read replica r1")
+			},
+		},
 		"limit": {
 			reason:   "a primary with five replicas gets no sixth: a stable refusal, no call",
 			replicas: declared,
@@ -321,7 +423,7 @@ func TestPlanReplicas(t *testing.T) {
 				m := map[string]seen{}
 				for _, id := range []string{"a", "b", "c", "d", "e"} {
 					r := rrReplica(id, "x"+id, cloud.StatusActive, false)
-					r.Tags = map[string]string{"team": "other"}
+					r.Name, r.Tags = "made-in-the-console-"+id, map[string]string{"team": "other"}
 					m[id] = seen{inst: r}
 				}
 				return m
@@ -339,6 +441,7 @@ func TestPlanReplicas(t *testing.T) {
 			require.NotEmpty(t, tc.reason)
 			spec := sampleSpec()
 			spec.Readreplicas = tc.replicas
+			spec.Stopped = tc.stopped
 			in := replicasInput{spec: &spec, prior: tc.prior, op: tc.op, inst: tc.inst, me: rrMe, policy: cmp.Or(tc.policy, AdoptNever),
 				deleting: tc.deleting, byID: tc.byID, byName: tc.byName, jobs: tc.jobs, flavors: &seen{flavors: rrFlavors}}
 			if tc.flavors != nil {
@@ -456,6 +559,32 @@ func TestReplicaProblems(t *testing.T) {
 			for i, w := range tc.want {
 				assert.Contains(t, got[i], w, tc.reason)
 			}
+		})
+	}
+}
+
+func TestReplicaNamed(t *testing.T) {
+	long := owner{Cluster: "local", Namespace: strings.Repeat("n", 63), Name: strings.Repeat("o", 253)}
+	cases := map[string]struct {
+		reason  string
+		me      owner
+		otcName string
+		want    string
+	}{
+		"short":              {reason: "the replica's name is read back from the object's own name", me: rrMe, otcName: rrNameOf("r1"), want: "r1"},
+		"with rr inside":     {reason: "a replica's name may hold -rr- itself", me: rrMe, otcName: rrNameOf("a-rr-b"), want: "a-rr-b"},
+		"long object":        {reason: "a long namespace and name are cut, never the replica's name", me: long, otcName: ReplicaInstanceName("local", long.Namespace, long.Name, "abcdefghijklmnop"), want: "abcdefghijklmnop"},
+		"another object's":   {reason: "the hash proves the name is this object's: another object's replica of the same name is not", me: rrMe, otcName: ReplicaInstanceName("local", "team-b", "shop", "r1")},
+		"another cluster's":  {reason: "the cluster is in the hash", me: rrMe, otcName: ReplicaInstanceName("other", "team-a", "shop", "r1")},
+		"the primary's name": {reason: "the instance's own name names no replica", me: rrMe, otcName: InstanceName("local", "team-a", "shop")},
+		"forged":             {reason: "a name shaped like the object's with another hash is not its", me: rrMe, otcName: rrNameOf("r1")[:len(rrNameOf("r1"))-1] + "x"},
+		"short string":       {reason: "a name shorter than the hash is none", me: rrMe, otcName: "rds-x"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, ok := tc.me.replicaNamed(tc.otcName)
+			assert.Equal(t, tc.want, got, tc.reason)
+			assert.Equal(t, tc.want != "", ok, tc.reason)
 		})
 	}
 }

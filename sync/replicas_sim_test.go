@@ -288,3 +288,139 @@ func TestReadReplicasStopWithTheInstance(t *testing.T) {
 	w.settleReplicas(20)
 	assert.Equal(t, readers, string(w.connectionSecret().Data[sync.KeyReaderHosts]))
 }
+
+func pgSpec(s *v1alpha1.RdsSpec) {
+	s.Datastoretype, s.Datastoreversion, s.Flavorref = "PostgreSQL", "15", "rds.pg.n1.large.2"
+}
+
+func pgReplicas(s *v1alpha1.RdsSpec) {
+	s.Readreplicas = []v1alpha1.ReadReplica{
+		{Name: "r1", Flavorref: "rds.pg.n1.large.2.rr", Availabilityzone: "eu-de-02"},
+		{Name: "r2", Flavorref: "rds.pg.n1.large.2.rr", Availabilityzone: "eu-de-03"},
+	}
+}
+
+// stopNow stops the instance through the spec and calls until OTC reports it SHUTDOWN.
+func (w *day2World) stopNow() {
+	w.t.Helper()
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Stopped = true })
+	for i := 0; w.status().Status != "SHUTDOWN" || w.status().Operation != nil; i++ {
+		require.Less(w.t, i, 20, "the instance stops: %+v", w.status())
+		w.syncOneChange()
+		w.clock.Advance(10 * time.Second)
+	}
+	w.syncOneChange()
+}
+
+// TestReadReplicaRemovedWhileStopped (review #21): a replica left out of readreplicas while the
+// instance is stopped is not deleted (nothing is changed while it is stopped, and OTC refuses to
+// delete a stopped PostgreSQL instance: the refused delete was sent on every call); the deletion
+// waits with InstanceStopped naming it. Started again in the same edit, the instance is started
+// first (the refused delete held the start back for good), then the replica is deleted.
+func TestReadReplicaRemovedWhileStopped(t *testing.T) {
+	for _, engine := range []string{"MySQL", "PostgreSQL"} {
+		t.Run(engine, func(t *testing.T) {
+			var spec func(*v1alpha1.RdsSpec)
+			declare := twoReplicas
+			if engine == "PostgreSQL" {
+				spec, declare = pgSpec, pgReplicas
+			}
+			w := newDay2World(t, spec, nil)
+			w.edit(declare)
+			w.settleReplicas(40)
+			w.stopNow()
+			w.sim.ResetCounters()
+			w.edit(func(s *v1alpha1.RdsSpec) { s.Readreplicas = s.Readreplicas[:1] })
+			for range 5 {
+				w.syncOneChange()
+				w.clock.Advance(10 * time.Second)
+			}
+			assert.Zero(t, w.sim.MutatingCalls(), "nothing is changed while the instance is stopped")
+			synced := w.condition(v1alpha1.ConditionSynced)
+			assert.Equal(t, sync.ReasonInstanceStopped, synced.Reason, synced.Message)
+			assert.Contains(t, synced.Message, "deletion of the read replica")
+
+			w.edit(func(s *v1alpha1.RdsSpec) { s.Stopped = false })
+			w.settleReplicas(30)
+			assert.Equal(t, 1, w.sim.Calls(otcsim.OpStartupInstance))
+			assert.Equal(t, 1, w.sim.Calls(otcsim.OpDeleteInstance))
+			assert.Len(t, w.replicas(), 1)
+		})
+	}
+	t.Run("started and removed in one edit", func(t *testing.T) {
+		w := newDay2World(t, pgSpec, nil)
+		w.edit(pgReplicas)
+		w.settleReplicas(40)
+		w.stopNow()
+		w.sim.ResetCounters()
+		w.edit(func(s *v1alpha1.RdsSpec) { s.Stopped = false; s.Readreplicas = s.Readreplicas[:1] })
+		w.settleReplicas(30)
+		assert.Equal(t, 1, w.sim.Calls(otcsim.OpStartupInstance), "the start is not held back by the replica's delete")
+		assert.Equal(t, 1, w.sim.Calls(otcsim.OpDeleteInstance), "the delete follows once, when the replica runs")
+		assert.Len(t, w.replicas(), 1)
+	})
+}
+
+// TestReadReplicasRetainStatusNamingAReplica (review #21): a tenant may write status.id; one naming
+// the object's own read replica under Retain released that replica and finalized the object,
+// leaving the instance (and its other replica) tagged as a deleted object's, which nothing may
+// adopt. The deletion looks for the object's instance instead: everything is released.
+func TestReadReplicasRetainStatusNamingAReplica(t *testing.T) {
+	w := newDay2World(t, func(s *v1alpha1.RdsSpec) { s.Deletionpolicy = v1alpha1.DeletionPolicyRetain }, nil)
+	w.edit(twoReplicas)
+	w.settleReplicas(40)
+	st := w.status()
+	st.ID = st.ReadReplicas[0].ID
+	w.mc.SetStatus(st)
+	w.finalizeAll()
+	all := w.sim.Instances()
+	require.Len(t, all, 3, "the primary and its two replicas stay")
+	for _, v := range all {
+		assert.Equal(t, "uid-day2", v.Tags[sync.TagReleasedBy], "%s %s is released", v.Type, v.Name)
+	}
+}
+
+// TestReadReplicaWaitsForTheStop (review #21): while OTC stops the instance (it lists it ACTIVE
+// meanwhile, and stops its replicas with it), a replica is not resized: the resize waits with the
+// stopped instance, told, and follows its start.
+func TestReadReplicaWaitsForTheStop(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	w.edit(func(s *v1alpha1.RdsSpec) { twoReplicas(s); s.Readreplicas = s.Readreplicas[:1] })
+	w.settleReplicas(40)
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Stopped = true })
+	w.syncOneChange()
+	require.Equal(t, 1, w.sim.Calls(otcsim.OpStopInstance))
+	require.NotNil(t, w.status().Operation)
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Readreplicas[0].Flavorref = "rds.mysql.n1.xlarge.2.rr" })
+	for range 10 {
+		w.syncOneChange()
+		w.clock.Advance(10 * time.Second)
+	}
+	require.Equal(t, "SHUTDOWN", w.status().Status)
+	assert.Zero(t, w.sim.Calls(otcsim.OpResize), "no replica is resized while the instance stops or is stopped")
+	assert.Equal(t, sync.ReasonInstanceStopped, w.condition(v1alpha1.ConditionSynced).Reason)
+
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Stopped = false })
+	w.settleReplicas(30)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
+	assert.Equal(t, "rds.mysql.n1.xlarge.2.rr", w.replicas()["r1"][0].Flavor)
+}
+
+// TestReadReplicaNamedInStatusIsNotTheInstance (review #21): a tenant may write status.id; one
+// naming the object's own read replica (its tags name the object too) made the call manage the
+// replica as the instance: its storage grown to volumesize, the spec's tags and restarts applied
+// to it, a replica of it asked on every call, and the connection Secret's host pointed at a
+// read-only copy. It is answered as any id that is not the object's instance: nothing is changed.
+func TestReadReplicaNamedInStatusIsNotTheInstance(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	w.edit(func(s *v1alpha1.RdsSpec) { twoReplicas(s); s.Readreplicas = s.Readreplicas[:1] })
+	w.settleReplicas(40)
+	st := w.status()
+	st.ID = st.ReadReplicas[0].ID
+	w.mc.SetStatus(st)
+	w.sim.ResetCounters()
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Volumesize = 60; s.Tags = []v1alpha1.Tag{{Key: "team", Value: "shop"}} })
+	w.settle(5)
+	assert.Zero(t, w.sim.MutatingCalls(), "nothing is done to the replica as if it were the instance")
+	assert.Equal(t, sync.ReasonInstanceNotFound, w.condition(v1alpha1.ConditionReady).Reason)
+}

@@ -117,9 +117,13 @@ func planSettings(in *day2Input, p *day2Plan) (day2Plan, bool) {
 		case in.job.Status == cloud.JobFailed:
 			over = true
 			p.failed = ptr.To(notSynced(ReasonChangeFailed, fmt.Sprintf(
-				"OTC's job for the %s ended Failed; the change is asked again.", describeOp(op)), retry))
+				"OTC's job for the %s ended Failed; the change is asked again at the next look.", describeOp(op)), settled))
 		case in.job.Status == cloud.JobCompleted:
+			// NOTE: report ends an operation whose target OTC shows; a job completed without it
+			// (OTC's replication falls back to async when the standby does not answer) failed too.
 			over = true
+			p.failed = ptr.To(notSynced(ReasonChangeFailed, fmt.Sprintf(
+				"OTC's job for the %s completed, but OTC does not show it; the change is asked again at the next look.", describeOp(op)), settled))
 		}
 	}
 	if over {
@@ -128,6 +132,12 @@ func planSettings(in *day2Input, p *day2Plan) (day2Plan, bool) {
 		if op.Type == OpStop {
 			p.stopped = nil
 		}
+	}
+	if p.failed != nil {
+		// NOTE: asked again in the same call, a change OTC fails every time (no standby to
+		// switch, no room to move the storage) was a new change at every pending resync, for
+		// ever: it waits for the steady look instead, told.
+		return *p, false
 	}
 	return *p, true
 }

@@ -184,12 +184,28 @@ func TestPlanSettings(t *testing.T) {
 				outcome: ptr.To(inProgress(stopOp).underway())},
 		},
 		{
-			reason: "the stop's job failed: the operation is over, told, and the stop asked again",
+			reason: "the stop's job failed: the operation is over, told, and the stop asked again at the next steady look, not in this call (review #19: a change OTC fails every time was sent at every pending resync)",
 			spec:   func(s *v1alpha1.RdsSpec) { s.Stopped = true },
 			status: func(st *v1alpha1.RdsStatus) { st.Operation, st.Stopped = stopOp, stoppedNow },
 			job:    &cloud.Job{ID: "job-1", Status: cloud.JobFailed},
-			want: day2Plan{opOver: true, change: stop,
-				failed: ptr.To(notSynced(ReasonChangeFailed, "OTC's job for the stop ended Failed; the change is asked again.", retry))},
+			want: day2Plan{opOver: true,
+				failed: ptr.To(notSynced(ReasonChangeFailed, "OTC's job for the stop ended Failed; the change is asked again at the next look.", settled))},
+		},
+		{
+			reason: "the stop failed before: asked again",
+			spec:   func(s *v1alpha1.RdsSpec) { s.Stopped = true },
+			want:   day2Plan{change: stop},
+		},
+		{
+			reason: "a replication mode job completed while OTC still reports the old mode (it falls back to async without a standby): failed, told, not asked again in this call (review #19: a new change at every pending resync)",
+			spec:   func(s *v1alpha1.RdsSpec) { haSpec(s); s.Hareplicationmode = "semisync" },
+			inst:   ha,
+			status: func(st *v1alpha1.RdsStatus) {
+				st.Operation = &v1alpha1.Operation{Type: OpReplicationMode, JobID: "job-1", Generation: 1, Target: "semisync"}
+			},
+			job: &cloud.Job{ID: "job-1", Status: cloud.JobCompleted},
+			want: day2Plan{opOver: true,
+				failed: ptr.To(notSynced(ReasonChangeFailed, "OTC's job for the replication mode change to semisync completed, but OTC does not show it; the change is asked again at the next look.", settled))},
 		},
 		{
 			reason: "a job that cannot be read fails the step",

@@ -441,7 +441,7 @@ func (r *run) call(req *request, apply bool) (int, []byte, bool, int) {
 		}
 	}
 	r.checkDay2(req, before, after, refusedBefore, refusedAfter, marked, onReplicas)
-	r.checkReplicaChanges(onReplicas)
+	r.checkReplicaChanges(onReplicas, primaryBefore.VolumeSize)
 	if pw := r.password(); pw != "" && strings.Contains(r.w.logs.String(), pw) {
 		r.fail("the server's logs contain the root password")
 	}

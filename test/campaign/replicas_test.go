@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"slices"
@@ -160,9 +161,10 @@ func instanceOfPath(path string) string {
 	return ""
 }
 
-// checkReplicaChanges: a replica's resize and growth once per value (epoch), and the day-2 check
-// of the instance told how many of the call's resizes and growths were the replicas'.
-func (r *run) checkReplicaChanges(onReplicas map[string]int) {
+// checkReplicaChanges: a replica's resize and growth once per value (epoch; a growth also once per
+// size of the instance, which a replica's storage never falls below), and the day-2 check of the
+// instance told how many of the call's resizes and growths were the replicas'.
+func (r *run) checkReplicaChanges(onReplicas map[string]int, primarySize int) {
 	for key, n := range onReplicas {
 		op, name, perReplica := strings.Cut(key, "/")
 		if !perReplica || strings.HasPrefix(key, "all:") {
@@ -173,6 +175,9 @@ func (r *run) checkReplicaChanges(onReplicas map[string]int) {
 			continue
 		}
 		k := fmt.Sprintf("%s@rr/%s/%s@%d", op, name, field, r.epoch["rr/"+name+"/"+field])
+		if op == otcsim.OpEnlargeVolume {
+			k += fmt.Sprintf("/instance@%dGB", primarySize)
+		}
 		if r.issued[k] += n; r.issued[k] > 1 {
 			r.fail("%s issued %d times on the read replica %s for one value (%s)", op, r.issued[k], name, k)
 		}
@@ -180,8 +185,9 @@ func (r *run) checkReplicaChanges(onReplicas map[string]int) {
 }
 
 // replicasConverged: OTC lists exactly the declared replicas, ACTIVE, with the spec's flavor,
-// storage and AZ, and status reports each.
+// storage (never less than the instance's) and AZ, and status reports each.
 func (r *run) replicasConverged(spec v1alpha1.RdsSpec, st v1alpha1.RdsStatus) bool {
+	p, _ := r.primary()
 	views := r.replicaViews()
 	if len(views) != len(spec.Readreplicas) || len(st.ReadReplicas) != len(spec.Readreplicas) {
 		return false
@@ -192,7 +198,7 @@ func (r *run) replicasConverged(spec v1alpha1.RdsSpec, st v1alpha1.RdsStatus) bo
 			return false
 		}
 		v, e := views[j], st.ReadReplicas[i]
-		if v.Status != "ACTIVE" || v.Flavor != d.Flavorref || v.VolumeSize != d.Volumesize || v.AvailabilityZones[0] != d.Availabilityzone ||
+		if v.Status != "ACTIVE" || v.Flavor != d.Flavorref || v.VolumeSize != max(cmp.Or(d.Volumesize, spec.Volumesize), p.VolumeSize) || v.AvailabilityZones[0] != d.Availabilityzone ||
 			v.Tags[rdssync.TagReplica] != d.Name || e.ID != v.ID || e.Status != "ACTIVE" {
 			return false
 		}
