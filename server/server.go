@@ -400,7 +400,8 @@ func (s *Server) parentCall(name string, run func(ctx context.Context, req *hook
 			return served{}, err
 		}
 		p := &req.Parent
-		log := s.opts.Logger.With("hook", name, "rds", p.Namespace+"/"+p.Name, "uid", string(p.UID), "generation", p.Generation)
+		log := callLogger(s.opts.Logger, slog.String("hook", name), slog.String("rds", p.Namespace+"/"+p.Name),
+			slog.String("uid", string(p.UID)), slog.Int64("generation", p.Generation))
 		return served{namespace: p.Namespace, log: log, run: func(ctx context.Context) (any, error) { return run(ctx, req) }}, nil
 	})
 }
@@ -428,7 +429,7 @@ func (s *Server) customize() gin.HandlerFunc {
 			answer = cz.Customize
 		}
 		p := &req.Parent
-		log := s.opts.Logger.With("hook", "customize", "rds", p.Namespace+"/"+p.Name, "uid", string(p.UID))
+		log := callLogger(s.opts.Logger, slog.String("hook", "customize"), slog.String("rds", p.Namespace+"/"+p.Name), slog.String("uid", string(p.UID)))
 		return served{namespace: p.Namespace, log: log, run: func(context.Context) (any, error) {
 			// An invalid spec is reported by the sync call; here it asks only for what its valid
 			// references name, which the finalize call may still need (customize.go in this package).
