@@ -2,6 +2,7 @@ package scale
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -63,8 +64,9 @@ func steadyHooks(b *testing.B) (http.Handler, []byte) {
 
 	logger := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	reg := prometheus.NewRegistry()
+	shared := view.New(client, view.Options{Now: clock.Now, Logger: logger})
 	rec := rdssync.New(rdssync.Config{
-		Cloud:         view.Wrap(client, view.Options{Now: clock.Now, Logger: logger}),
+		Cloud:         shared,
 		Now:           clock.Now,
 		PasswordKey:   secret.New("scale-benchmark-password-key"),
 		ResyncPending: resyncPending,
@@ -104,7 +106,10 @@ func steadyHooks(b *testing.B) (http.Handler, []byte) {
 		clock.Advance(createTime)
 	}
 	clock.Advance(view.DefaultSettle + time.Second)
-	sync() // the view lists the project once
+	sync() // the view begins its listing of the project
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(b, shared.Refresh(ctx)) // joins it: no call of it is counted below
 
 	body, err := obj.Body()
 	require.NoError(b, err)
