@@ -150,7 +150,7 @@ func IsHA(spec *v1alpha1.RdsSpec) bool { return strings.EqualFold(spec.Hamode, "
 // AvailabilityZones splits the comma-separated AZ list.
 func AvailabilityZones(spec *v1alpha1.RdsSpec) []string {
 	var azs []string
-	for _, az := range strings.Split(spec.Availabilityzone, ",") {
+	for az := range strings.SplitSeq(spec.Availabilityzone, ",") {
 		if az = strings.TrimSpace(az); az != "" {
 			azs = append(azs, az)
 		}
