@@ -248,13 +248,19 @@ func (s *Server) body(c *gin.Context, hook string, start time.Time) (body []byte
 			return nil, nil, false
 		}
 	}
-	release = func() { s.bodies.Release(size) }
+	buf, pooled := bodyBuffer(c.Request.ContentLength, s.opts.MaxBodyBytes)
+	release = func() {
+		if pooled != nil {
+			bodyBuffers.Put(pooled)
+		}
+		s.bodies.Release(size)
+	}
 	rc := http.NewResponseController(c.Writer)
 	// NOTE: a server that cannot set deadlines (httptest's recorder) still has its ReadTimeout.
 	if rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout)) == nil {
 		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	}
-	body, ok = s.readBody(c)
+	body, ok = s.readBody(c, buf)
 	if !ok {
 		release()
 		return nil, nil, false
@@ -285,11 +291,34 @@ func (s *Server) busy(c *gin.Context, hook string, waited time.Duration) {
 	c.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{"error": "too many calls in flight"})
 }
 
-// readBody reads a hook body under the size limit.
-func (s *Server) readBody(c *gin.Context) ([]byte, bool) {
-	// NOTE: a buffer of the announced size (never above the limit) is read into at once; growing
-	// one by doubling, as io.ReadAll does, allocates about twice a large body.
-	buf := bytes.NewBuffer(make([]byte, 0, min(max(c.Request.ContentLength, 0), s.opts.MaxBodyBytes)+bytes.MinRead))
+// pooledBody is the capacity of the body buffers kept for the next calls (bodyBuffers).
+const pooledBody = 64 << 10
+
+// bodyBuffers keep the buffers of bodies of up to pooledBody bytes: a call's body is read into
+// one and, once the call is answered, the buffer serves the next call.
+//
+// NOTE: a steady sync allocates little besides its body and the request decoded from it; the
+// body is garbage as soon as it is decoded (decoding copies what it keeps: strings, base64 data,
+// json.RawMessage), so it is kept for the next call instead of left to the collector.
+var bodyBuffers = gosync.Pool{New: func() any { b := make([]byte, 0, pooledBody); return &b }}
+
+// bodyBuffer is the buffer to read a body of the announced length into: a pooled one (returned
+// with it, to be put back once the call is answered) when the body fits, else one of the
+// announced size (never above the limit).
+func bodyBuffer(length, limit int64) ([]byte, *[]byte) {
+	// NOTE: a buffer of the announced size is read into at once; growing one by doubling, as
+	// io.ReadAll does, allocates about twice a large body.
+	want := min(max(length, 0), limit) + bytes.MinRead
+	if want > pooledBody {
+		return make([]byte, 0, want), nil
+	}
+	pooled := bodyBuffers.Get().(*[]byte)
+	return (*pooled)[:0], pooled
+}
+
+// readBody reads a hook body under the size limit into buf.
+func (s *Server) readBody(c *gin.Context, into []byte) ([]byte, bool) {
+	buf := bytes.NewBuffer(into)
 	_, err := buf.ReadFrom(http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes))
 	body := buf.Bytes()
 	if err != nil {

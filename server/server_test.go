@@ -301,3 +301,29 @@ func TestTooLargeBodyIsLogged(t *testing.T) {
 	assert.Contains(t, logs, `"contentLength":`+strconv.Itoa(len(body)))
 	assert.NotContains(t, logs, "s3cr3t", "no body in the log")
 }
+
+// TestRequestsOutliveTheirBody: a body's buffer serves later calls once its call is answered, so
+// nothing decoded from it may point into it: a request kept from an earlier call still reads as
+// it was sent after later calls were read into the same buffer.
+func TestRequestsOutliveTheirBody(t *testing.T) {
+	var kept []*hook.Request
+	h := newHarness(t, stubReconciler{sync: func(_ context.Context, req *hook.Request) (*hook.SyncResponse, error) {
+		kept = append(kept, req)
+		return &hook.SyncResponse{Children: []any{}}, nil
+	}})
+	for _, name := range []string{"first-object", "second", "a-third-object-with-a-longer-name"} {
+		var req map[string]any
+		require.NoError(t, json.Unmarshal(sampleRequest(t), &req))
+		parent := req["parent"].(map[string]any)
+		parent["metadata"].(map[string]any)["name"] = name
+		parent["spec"].(map[string]any)["flavorref"] = "rds.mysql." + name
+		body, err := json.Marshal(req)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, h.post("/sync", body).Code)
+	}
+	require.Len(t, kept, 3)
+	for i, name := range []string{"first-object", "second", "a-third-object-with-a-longer-name"} {
+		assert.Equal(t, name, kept[i].Parent.Name)
+		assert.Equal(t, "rds.mysql."+name, kept[i].Parent.Spec.Flavorref)
+	}
+}
