@@ -409,15 +409,30 @@ func (s *Server) hookCall(name string, decode func(body []byte) (served, error))
 			c.AbortWithStatusJSON(http.StatusInternalServerError, gin.H{"error": "internal error"})
 			return
 		}
-		out, err := json.Marshal(resp)
-		if err != nil {
+		out := answerBuffers.Get().(*bytes.Buffer)
+		defer putAnswerBuffer(out)
+		if err := json.NewEncoder(out).Encode(resp); err != nil {
 			outcome = "error"
 			log.Error("encode response", "error", err.Error())
 			c.AbortWithStatusJSON(http.StatusInternalServerError, gin.H{"error": "internal error"})
 			return
 		}
 		log.Debug("hook answered", "duration", time.Since(start))
-		c.Data(http.StatusOK, "application/json", out)
+		// Encode ends the JSON with a newline, which json.Marshal does not write.
+		c.Data(http.StatusOK, "application/json", bytes.TrimSuffix(out.Bytes(), []byte("\n")))
+	}
+}
+
+// answerBuffers keep the buffers answers are encoded into: an answer is written to the
+// connection (which copies it) before its buffer serves the next call.
+var answerBuffers = gosync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putAnswerBuffer keeps an answer's buffer for the next call, unless an answer of unusual size
+// made it large.
+func putAnswerBuffer(b *bytes.Buffer) {
+	if b.Cap() <= pooledBody {
+		b.Reset()
+		answerBuffers.Put(b)
 	}
 }
 

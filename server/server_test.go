@@ -327,3 +327,20 @@ func TestRequestsOutliveTheirBody(t *testing.T) {
 		assert.Equal(t, "rds.mysql."+name, kept[i].Parent.Spec.Flavorref)
 	}
 }
+
+// TestAnswerIsJSONMarshal: the answer's bytes are json.Marshal's of the reconciler's response (no
+// trailing newline, HTML characters escaped), also from a buffer that served a larger answer.
+func TestAnswerIsJSONMarshal(t *testing.T) {
+	resp := &hook.SyncResponse{ResyncAfterSeconds: 300, Children: []any{map[string]any{"kind": "Secret", "note": "<a&b>"}}}
+	big := &hook.SyncResponse{Children: []any{map[string]any{"data": strings.Repeat("x", 10000)}}}
+	next := big
+	h := newHarness(t, stubReconciler{sync: func(context.Context, *hook.Request) (*hook.SyncResponse, error) { return next, nil }})
+	require.Equal(t, http.StatusOK, h.post("/sync", sampleRequest(t)).Code)
+	next = resp
+	w := h.post("/sync", sampleRequest(t))
+	require.Equal(t, http.StatusOK, w.Code)
+	want, err := json.Marshal(resp)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), w.Body.String())
+	assert.Equal(t, "application/json", w.Header().Get("Content-Type"))
+}
