@@ -244,7 +244,7 @@ type chosen struct {
 func (f *findings) choose() []chosenCondition {
 	// NOTE: a call tells a handful of conditions: a slice searched from the start costs less than
 	// a map, which every call would make.
-	got := make([]chosenCondition, 0, 4)
+	got := make([]chosenCondition, 0, len(f.told)) // never more conditions than findings
 	for _, t := range f.told {
 		i := slices.IndexFunc(got, func(c chosenCondition) bool { return c.typ == t.cond })
 		if i < 0 {
