@@ -234,13 +234,13 @@ func presented(h string) string {
 // body reads a hook call's body in turn: room for it among MaxInFlightBytes (waiting at most
 // InFlightWait, then 429), then the bytes under BodyTimeout (then 408). The call's deadline,
 // HookTimeout, counts from its arrival: the time spent here is part of it.
-func (s *Server) body(c *gin.Context, hook string, start time.Time) (body []byte, release func(), ok bool) {
+func (s *Server) body(ctx context.Context, c *gin.Context, hook string, start time.Time) (body []byte, release func(), ok bool) {
 	size := c.Request.ContentLength
 	if size < 0 || size > s.opts.MaxBodyBytes {
 		size = s.opts.MaxBodyBytes // unknown, or refused with 413 once read
 	}
 	if !s.bodies.TryAcquire(size) { // NOTE: no timer for a call that need not wait
-		ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.InFlightWait)
+		ctx, cancel := context.WithTimeout(ctx, s.opts.InFlightWait)
 		defer cancel()
 		if err := s.bodies.Acquire(ctx, size); err != nil {
 			closeUnread(c)
@@ -270,10 +270,10 @@ func (s *Server) body(c *gin.Context, hook string, start time.Time) (body []byte
 
 // slot waits for a slot of the namespace's share, at most InFlightWait, then answers 429; at once
 // when the namespace's bodies, served or waiting, would exceed half of MaxInFlightBytes.
-func (s *Server) slot(c *gin.Context, hook, namespace string, size int64, start time.Time) (func(), bool) {
+func (s *Server) slot(ctx context.Context, c *gin.Context, hook, namespace string, size int64, start time.Time) (func(), bool) {
 	release, ok, wait := s.slots.tryAcquire(namespace, size)
 	if wait { // NOTE: no timer for a call that need not wait
-		ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.InFlightWait)
+		ctx, cancel := context.WithTimeout(ctx, s.opts.InFlightWait)
 		defer cancel()
 		release, ok = s.slots.acquire(ctx, namespace, size)
 	}
@@ -358,11 +358,12 @@ func (s *Server) hookCall(name string, decode func(body []byte) (served, error))
 	return func(c *gin.Context) {
 		start := time.Now()
 		outcome := "ok"
+		// NOTE: the call's context is passed down, not set on the request: a copy of the request
+		// per call for a context only this handler reads.
 		call, cancelCall := context.WithTimeout(c.Request.Context(), s.opts.HookTimeout)
 		defer cancelCall()
-		c.Request = c.Request.WithContext(call)
 
-		body, releaseBody, ok := s.body(c, name, start)
+		body, releaseBody, ok := s.body(call, c, name, start)
 		if !ok {
 			if c.Writer.Status() != http.StatusTooManyRequests {
 				s.opts.Metrics.observeHook(name, "bad_request", time.Since(start))
@@ -377,7 +378,7 @@ func (s *Server) hookCall(name string, decode func(body []byte) (served, error))
 			c.AbortWithStatusJSON(http.StatusBadRequest, gin.H{"error": err.Error()})
 			return
 		}
-		releaseSlot, ok := s.slot(c, name, call1.namespace, int64(len(body)), start)
+		releaseSlot, ok := s.slot(call, c, name, call1.namespace, int64(len(body)), start)
 		if !ok {
 			return
 		}
@@ -385,7 +386,7 @@ func (s *Server) hookCall(name string, decode func(body []byte) (served, error))
 		defer func() { s.opts.Metrics.observeHook(name, outcome, time.Since(start)) }()
 
 		log := call1.log
-		ctx := rdssync.WithLogger(c.Request.Context(), log)
+		ctx := rdssync.WithLogger(call, log)
 		resp, err := call1.run(ctx)
 		var throttled *rdssync.ThrottledError
 		switch {
