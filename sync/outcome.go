@@ -13,7 +13,7 @@ import (
 
 // class says what an outcome asks of the next call, and so when it comes. Throttling is not a
 // class: it is answered with 429 (ThrottledError) and Metacontroller keeps the status.
-type class int
+type class uint8
 
 const (
 	// settled: nothing is in flight; the steady resync looks again.
@@ -44,7 +44,7 @@ type outcome struct {
 }
 
 // about is what an outcome reports beyond its status.
-type about int
+type about uint8
 
 const (
 	aboutState    about = iota // what a step found
