@@ -32,8 +32,8 @@ version: ## Print $(VERSION), the version and image tag builds get.
 	@echo $(VERSION)
 
 .PHONY: run
-run: ## Run rds-hooks on $(LISTEN) (plain HTTP, no authentication: a laptop only) against the embedded OTC simulator (DB=HOST:PORT: a real MySQL/MariaDB behind every instance).
-	$(GO) run ./cmd/rds-hooks --cloud sim --insecure-no-auth --listen $(LISTEN)$(if $(DB), --sim-endpoint $(DB))
+run: ## Run rds-hooks on $(LISTEN) (plain HTTP, no authentication: a laptop only) against the embedded OTC simulator (DB=HOST:PORT: a real MySQL/MariaDB behind every instance; DB="HOST:PORT engine:PostgreSQL=HOST:PORT": a PostgreSQL behind the PostgreSQL ones).
+	$(GO) run ./cmd/rds-hooks --cloud sim --insecure-no-auth --listen $(LISTEN)$(foreach d,$(DB), --sim-endpoint $(d))
 
 .PHONY: hook-secrets
 hook-secrets: ## Print new Secrets rds-hooks-tls and rds-hooks-token (make hook-secrets | kubectl create -f -; docs/tenancy.md).
@@ -44,7 +44,7 @@ sim: ## Run the OTC API simulator alone on 127.0.0.1:8790 (prints the OS_* expor
 	$(GO) run ./cmd/otcsim
 
 .PHONY: test
-test: ## Run all tests (starts a throwaway MariaDB and builds and runs the image with podman, installing them if missing).
+test: ## Run all tests (starts a throwaway MariaDB and PostgreSQL and builds and runs the image with podman, installing them if missing).
 	bash test/run.sh
 
 .PHONY: image-test
@@ -52,7 +52,7 @@ image-test: ## Build the image's layout offline and run it with podman as in a p
 	bash test/image.sh
 
 .PHONY: test-short
-test-short: ## Run the tests that need no MariaDB (and not the image test).
+test-short: ## Run the tests that need no MariaDB or PostgreSQL (and not the image test).
 	$(GO) test -short ./...
 
 .PHONY: bench

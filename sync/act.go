@@ -30,6 +30,13 @@ const (
 	actRestoreToNew       actionKind = "RestoreToNew"
 	actCreateBackup       actionKind = "CreateBackup"
 	actDeleteInstance     actionKind = "DeleteInstance"
+	actCreateReplica      actionKind = "CreateReplica"
+	// settings.go
+	actStorageType       actionKind = "ChangeStorageType"
+	actReplicationMode   actionKind = "ChangeReplicationMode"
+	actMaintenanceWindow actionKind = "ChangeMaintenanceWindow"
+	actStop              actionKind = "StopInstance"
+	actStart             actionKind = "StartInstance"
 )
 
 // action is the one change a decision asks of the cloud, as data: which call, on which instance,
@@ -51,6 +58,10 @@ type action struct {
 	from    cloud.RestorePoint        // actRestoreToNew
 	backup  string                    // actCreateBackup: the backup's name
 	about   string                    // actCreateBackup: the backup's description
+	replica *cloud.CreateReplicaOpts  // actCreateReplica
+	storage cloud.Storage             // actStorageType
+	mode    string                    // actReplicationMode
+	window  string                    // actMaintenanceWindow
 
 	// password is the root password SingleToHA needs for SQL Server. It is never compared or
 	// printed (secret.Value), and never part of what a decision is tested on.
@@ -122,6 +133,18 @@ func (c *call) act(ctx context.Context, a action) (res acted, err error) {
 			res.backup, err = c.cloud.CreateBackup(ctx, a.instance, a.backup, a.about)
 		case actDeleteInstance:
 			*jobID, err = c.cloud.DeleteInstance(ctx, a.instance)
+		case actCreateReplica:
+			res.instanceID, *jobID, err = c.cloud.CreateReplica(ctx, *a.replica)
+		case actStorageType:
+			*jobID, err = c.cloud.ChangeStorageType(ctx, a.instance, a.storage)
+		case actReplicationMode:
+			*jobID, err = c.cloud.ChangeReplicationMode(ctx, a.instance, a.mode)
+		case actMaintenanceWindow:
+			err = c.cloud.ChangeMaintenanceWindow(ctx, a.instance, a.window)
+		case actStop:
+			*jobID, err = c.cloud.StopInstance(ctx, a.instance)
+		case actStart:
+			*jobID, err = c.cloud.StartInstance(ctx, a.instance)
 		default:
 			return fmt.Errorf("sync: act: unknown action %q", a.kind) // a programming error, never sent
 		}

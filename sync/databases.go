@@ -17,6 +17,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
+	"github.com/mcsps/rds-lambda-controller/sync/pgusers"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
 
@@ -57,6 +58,7 @@ const (
 	ReasonDatabaseUnreachable       = "DatabaseUnreachable"
 	ReasonDatabaseLoginRefused      = "DatabaseLoginRefused"
 	ReasonStatementRefused          = "StatementRefused"
+	ReasonUserOwnsObjects           = "UserOwnsObjects"
 )
 
 // The backoff of applies that did not reach the database server: the first retry waits
@@ -89,7 +91,7 @@ func nextAttempt(u *v1alpha1.DatabasesUnreachable, fingerprint string, now time.
 	return next, now.Before(next)
 }
 
-// Keys of a user's Secret besides host, port, username and password.
+// Keys of a user's Secret besides host, port, username, password, dsn and uri.
 const KeyDatabase = "database"
 
 // databasesInput is all that the databases decision reads: the spec, what status remembers of
@@ -175,8 +177,7 @@ func planDatabases(in databasesInput) databasesPlan {
 	}
 	layer := sqlLayers[spec.Datastoretype]
 	if layer == nil {
-		p.ready = ptr.To(databasesNotReady(ReasonEngineNotSupported,
-			fmt.Sprintf("Databases and users are not supported yet for %s, only for %s; nothing was applied.", spec.Datastoretype, sqlEngines()), waitsForUser))
+		p.ready = ptr.To(databasesNotReady(ReasonEngineNotSupported, notSupported(spec.Datastoretype), waitsForUser))
 		return p
 	}
 	if problems := validateUsers(spec); len(problems) > 0 {
@@ -363,6 +364,10 @@ func databasesOutcome(err error, next time.Time) outcome {
 	case errors.Is(err, dbusers.ErrUnreachable):
 		return databasesNotReady(ReasonDatabaseUnreachable,
 			"The database server could not be reached in time; the next attempt is at "+at+".", settled)
+	case errors.Is(err, pgusers.ErrOwnsObjects):
+		// Before ErrRefused, which it is too: the user, not the server, must act.
+		return databasesNotReady(ReasonUserOwnsObjects,
+			"A user removed from the spec still owns objects and was not dropped ("+err.Error()+"); the apply will be retried.", settled)
 	case errors.Is(err, dbusers.ErrRefused):
 		return databasesNotReady(ReasonStatementRefused,
 			"The database server refused a change ("+err.Error()+"); the apply will be retried.", settled)
@@ -439,10 +444,16 @@ func userSecret(parent *v1alpha1.Rds, conn connection, name string, u v1alpha1.U
 		KeyUsername: []byte(u.Name),
 		KeyPassword: []byte(pw.Reveal()),
 	}
+	db := ""
 	if layer := sqlLayers[parent.Spec.Datastoretype]; layer != nil {
-		if db := userDatabase(layer, u); db != "" {
+		if db = userDatabase(layer, u); db != "" {
 			data[KeyDatabase] = []byte(db)
 		}
+	}
+	dsn, uri := connectionStrings(parent.Spec.Datastoretype, conn.host, conn.port, u.Name, pw.Reveal(), db)
+	data[KeyDSN], data[KeyURI] = []byte(dsn), []byte(uri)
+	if conn.readers != "" { // replicas.go: OTC replicates the accounts to the read replicas
+		data[KeyReaderHosts] = []byte(conn.readers)
 	}
 	return &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},

@@ -15,6 +15,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
+	"github.com/mcsps/rds-lambda-controller/sync/pgusers"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
 
@@ -74,6 +75,7 @@ func TestPlanDatabases(t *testing.T) {
 	answered := func(res dbusers.Result, err error) func(*databasesInput) {
 		return func(in *databasesInput) { in.answer = &applyAnswer{res: res, err: err} }
 	}
+	postgres := func(in *databasesInput) { spec := pgSpec(); in.spec, in.port = &spec, 5432 }
 	applied := ptr.To(databasesApplied())
 	unreachable := errors.Join(dbusers.ErrUnreachable)
 	refusedLogin := errors.Join(dbusers.ErrUnauthorized)
@@ -106,10 +108,37 @@ func TestPlanDatabases(t *testing.T) {
 			want:   databasesPlan{ready: applied, record: &v1alpha1.DatabasesStatus{Fingerprint: dbusers.Fingerprint(dbusers.Desired{DigestKey: root}), LastApplied: &now}},
 		},
 		{
-			reason: "not MySQL",
-			in:     input(func(in *databasesInput) { in.spec.Datastoretype = v1alpha1.EnginePostgreSQL }),
+			reason: "SQL Server has no SQL layer: the sentence says why",
+			in:     input(func(in *databasesInput) { in.spec.Datastoretype = v1alpha1.EngineSQLServer }),
 			want: databasesPlan{ready: ptr.To(databasesNotReady(ReasonEngineNotSupported,
-				"Databases and users are not supported yet for PostgreSQL, only for MySQL; nothing was applied.", waitsForUser))},
+				"Databases and users are not supported for SQLServer, only for MySQL and PostgreSQL; nothing was applied."+
+					" SQL Server's accounts are logins mapped to a user in each database, which users and grants do not express yet.", waitsForUser))},
+		},
+		{
+			reason: "PostgreSQL: the same plan applies the spec's state through pgusers",
+			in:     input(postgres),
+			want: func() databasesPlan {
+				spec := pgSpec()
+				d, _ := desiredDatabases(pgAccounts{}, &spec, func(i int) secret.Value { return []secret.Value{secret.New("app1-Secret"), stored}[i] })
+				d.DigestKey = root
+				return databasesPlan{apply: &d, accounts: []userAccount{
+					{secret: UserSecretName("my-rds-single", "app1", ""), user: spec.Users[0], password: secret.New("app1-Secret")},
+					{secret: genSecret, user: spec.Users[1], password: stored},
+				}}
+			}(),
+		},
+		{
+			reason: "PostgreSQL refuses GRANT strings, a host and MySQL's privileges before any SQL",
+			in: input(postgres, func(in *databasesInput) {
+				in.spec.Users[0].Host = "10.%"
+				in.spec.Users[1].Privileges = []string{"GRANT SELECT ON project1.* TO gen"}
+				in.spec.Users[1].Grants = []v1alpha1.DatabaseGrant{{Database: "project1", Schema: "public", Table: "*", Privileges: []string{"SHOW VIEW"}}}
+			}),
+			want: databasesPlan{ready: ptr.To(databasesNotReady(ReasonInvalidSpec,
+				`spec.users[1].privileges[0]: invalid grant: GRANT strings are MySQL's format; for PostgreSQL write grants (database, schema, table, privileges). `+
+					`spec.users[0]: host "10.%": PostgreSQL roles have no host (the addresses allowed to connect are the instance's security group's): leave host empty or %. `+
+					`spec.users[1] gen: grants[0] ("every table of project1.public"): unknown privilege "SHOW VIEW": a table takes SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER or ALL.`,
+				waitsForUser))},
 		},
 		{
 			reason: "an invalid GRANT: nothing is generated, stored or executed",
@@ -320,6 +349,13 @@ func TestDatabasesOutcome(t *testing.T) {
 			err:    refused,
 			want: databasesNotReady(ReasonStatementRefused,
 				"The database server refused a change (create database project2: server error 1044: Access denied); the apply will be retried.", settled),
+		},
+		{
+			reason: "a user that owns objects is not dropped: its own reason, which names it",
+			err:    errors.Join(refused, &pgusers.OwnsObjectsError{Role: "old", Databases: []string{"shop"}}),
+			want: databasesNotReady(ReasonUserOwnsObjects,
+				"A user removed from the spec still owns objects and was not dropped (create database project2: server error 1044: Access denied\n"+
+					"user old is not dropped: it owns objects in database shop; drop them or reassign them to another role, and the next apply drops it); the apply will be retried.", settled),
 		},
 		{
 			reason: "anything else: backs off too, with no text of the error",

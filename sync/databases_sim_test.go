@@ -38,20 +38,57 @@ import (
 //
 // NOTE: the checks read the server through the MySQL driver directly, independently of dbusers.
 
-// dbE2E is one Rds object driven the way Metacontroller drives it.
-type dbE2E struct {
+// simRds is one Rds object driven the way Metacontroller drives it, its instance in the
+// simulator backed by the real server at addr, each apply of its SQL layer counted.
+type simRds struct {
 	t     *testing.T
 	clock *otcsim.ManualClock
 	sim   *otcsim.Sim
 	r     *rdssync.Reconciler
 	// mc is the object as Metacontroller and the cluster hold it.
 	mc     *metacontroller.Object
-	admin  *sql.DB
 	addr   string
 	prefix string
 
-	applies int      // calls of dbusers.Apply
+	applies int      // calls of the SQL layer's Apply
 	changes []string // Result.Changes of the last Apply
+}
+
+// newSimRds makes the reconciler over the simulator, with apply (the engine's SQL layer)
+// counted, for an object of spec named shop-db in a namespace of its own.
+func newSimRds(t *testing.T, addr string, apply func(context.Context, dbusers.Conn, dbusers.Desired, dbusers.ManagedState) (dbusers.Result, error), spec v1alpha1.RdsSpec) *simRds {
+	t.Helper()
+	clock := otcsim.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
+	srv := otcsim.NewServer(otcsim.Options{Clock: clock})
+	t.Cleanup(srv.Close)
+	client := testutil.Login(t, srv, nil)
+
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	e := &simRds{t: t, clock: clock, sim: srv.Sim, addr: addr, prefix: "e2e" + hex.EncodeToString(b)}
+	e.r = rdssync.New(rdssync.Config{
+		Cloud: client, Now: clock.Now,
+		Databases: rdssync.DatabasesConfig{DriftCheck: e2eDrift, Apply: func(ctx context.Context, conn dbusers.Conn, d dbusers.Desired, m dbusers.ManagedState) (dbusers.Result, error) {
+			e.applies++
+			res, err := apply(ctx, conn, d, m)
+			e.changes = res.Changes
+			return res, err
+		}},
+	})
+	parent := v1alpha1.Rds{
+		ObjectMeta: metav1.ObjectMeta{Name: "shop-db", Namespace: "team-" + e.prefix, UID: "uid-1", Generation: 1},
+		Spec:       spec,
+	}
+	e.mc = metacontroller.NewRds(parent)
+	require.Empty(t, rdssync.Validate(&parent.Spec),
+		"the test server's root password must also be a valid OTC root password (8-32 characters, three classes); test/mariadb.sh and test/postgres.sh generate such")
+	return e
+}
+
+// dbE2E is simRds on MySQL (MariaDB), with an admin connection to check the server.
+type dbE2E struct {
+	*simRds
+	admin *sql.DB
 }
 
 const e2eDrift = 30 * time.Minute
@@ -68,47 +105,21 @@ func newDBE2E(t *testing.T) *dbE2E {
 	rootUser, rootPassword := os.Getenv("TEST_MYSQL_USER"), os.Getenv("TEST_MYSQL_PASSWORD")
 	require.Contains(t, []string{"", "root"}, rootUser, "the hook logs in as root")
 
-	clock := otcsim.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
-	srv := otcsim.NewServer(otcsim.Options{Clock: clock})
-	t.Cleanup(srv.Close)
-	client := testutil.Login(t, srv, nil)
-
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	e := &dbE2E{
-		t: t, clock: clock, sim: srv.Sim, addr: addr, prefix: "e2e" + hex.EncodeToString(b),
-	}
-	e.r = rdssync.New(rdssync.Config{
-		Cloud: client, Now: clock.Now,
-		Databases: rdssync.DatabasesConfig{DriftCheck: e2eDrift, Apply: func(ctx context.Context, conn dbusers.Conn, d dbusers.Desired, m dbusers.ManagedState) (dbusers.Result, error) {
-			e.applies++
-			res, err := dbusers.Apply(ctx, conn, d, m)
-			e.changes = res.Changes
-			return res, err
-		}},
-	})
+	port := intstr.FromInt32(3306)
+	e := &dbE2E{simRds: newSimRds(t, addr, dbusers.Apply, v1alpha1.RdsSpec{
+		Datastoretype: "MySQL", Datastoreversion: "8.0", Flavorref: "rds.mysql.n1.large.2",
+		Volumetype: "CLOUDSSD", Volumesize: 40, Availabilityzone: "eu-de-01", Region: otcsim.Region,
+		Vpc: "frank-test", Subnet: "frank-test", Securitygroup: "golang", Port: &port,
+		// The instance's root password is the test server's: the hook reaches the MariaDB as root.
+		Password: rootPassword,
+	})}
 	e.admin = e.open("root", rootPassword)
 	t.Cleanup(e.cleanup)
-
-	port := intstr.FromInt32(3306)
-	parent := v1alpha1.Rds{
-		ObjectMeta: metav1.ObjectMeta{Name: "shop-db", Namespace: "team-" + e.prefix, UID: "uid-1", Generation: 1},
-		Spec: v1alpha1.RdsSpec{
-			Datastoretype: "MySQL", Datastoreversion: "8.0", Flavorref: "rds.mysql.n1.large.2",
-			Volumetype: "CLOUDSSD", Volumesize: 40, Availabilityzone: "eu-de-01", Region: otcsim.Region,
-			Vpc: "frank-test", Subnet: "frank-test", Securitygroup: "golang", Port: &port,
-			// The instance's root password is the test server's: the hook reaches the MariaDB as root.
-			Password: rootPassword,
-		},
-	}
-	e.mc = metacontroller.NewRds(parent)
-	require.Empty(t, rdssync.Validate(&parent.Spec),
-		"TEST_MYSQL_PASSWORD must also be a valid OTC root password (8-32 characters, three classes); test/mariadb.sh generates such")
 	return e
 }
 
 // n prefixes a name with the test's prefix.
-func (e *dbE2E) n(name string) string { return e.prefix + name }
+func (e *simRds) n(name string) string { return e.prefix + name }
 
 func (e *dbE2E) open(user, password string) *sql.DB {
 	cfg := mysql.NewConfig()
@@ -148,7 +159,7 @@ func (e *dbE2E) query(ctx context.Context, q string, args ...any) []string {
 }
 
 // sync runs one sync call and feeds its answer back as the next call's observed state.
-func (e *dbE2E) sync() *hook.SyncResponse {
+func (e *simRds) sync() *hook.SyncResponse {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
 	defer cancel()
@@ -158,9 +169,9 @@ func (e *dbE2E) sync() *hook.SyncResponse {
 }
 
 // edit changes the spec as a user would: the generation moves.
-func (e *dbE2E) edit(change func(*v1alpha1.RdsSpec)) { e.mc.EditRds(change) }
+func (e *simRds) edit(change func(*v1alpha1.RdsSpec)) { e.mc.EditRds(change) }
 
-func (e *dbE2E) condition(typ string) v1alpha1.Condition {
+func (e *simRds) condition(typ string) v1alpha1.Condition {
 	e.t.Helper()
 	for _, c := range e.mc.Status().Conditions {
 		if c.Type == typ {
@@ -172,7 +183,7 @@ func (e *dbE2E) condition(typ string) v1alpha1.Condition {
 }
 
 // createInstance drives the object until the instance is ACTIVE, backed by the MariaDB.
-func (e *dbE2E) createInstance() {
+func (e *simRds) createInstance() {
 	e.t.Helper()
 	e.sync() // stores the root password
 	e.sync() // creates the instance
@@ -188,7 +199,7 @@ func (e *dbE2E) createInstance() {
 }
 
 // converge syncs until DatabasesReady is True (at most a few calls).
-func (e *dbE2E) converge() {
+func (e *simRds) converge() {
 	e.t.Helper()
 	for range 4 {
 		e.sync()

@@ -52,6 +52,20 @@ func (a *applyRecorder) apply(_ context.Context, conn dbusers.Conn, d dbusers.De
 	return dbusers.Result{Managed: m, Changes: []string{"created something"}}, nil
 }
 
+// pgSpec is usersSpec for PostgreSQL: no host, no GRANT strings, PostgreSQL's privileges.
+func pgSpec() v1alpha1.RdsSpec {
+	spec := usersSpec()
+	spec.Datastoretype, spec.Datastoreversion, spec.Flavorref, spec.Port = "PostgreSQL", "15", "rds.pg.c2.medium", nil
+	spec.Users = []v1alpha1.User{
+		{Name: "app1", Password: "app1-Secret", Grants: []v1alpha1.DatabaseGrant{{Database: "project1", Privileges: []string{"ALL"}}}},
+		{Name: "gen", Grants: []v1alpha1.DatabaseGrant{
+			{Database: "project1", Schema: "public", Privileges: []string{"USAGE"}},
+			{Database: "project1", Schema: "public", Table: "*", Privileges: []string{"SELECT"}},
+		}},
+	}
+	return spec
+}
+
 func usersSpec() v1alpha1.RdsSpec {
 	spec := sampleSpec()
 	spec.Databases = []string{"project1"}
@@ -199,14 +213,36 @@ func TestDatabasesStep(t *testing.T) {
 			spec:       func(s *v1alpha1.RdsSpec) { s.Databases, s.Users = nil, nil },
 			wantSynced: ReasonReconcileSuccess,
 		},
-		"not MySQL": {
-			reason: "other engines get a clear condition and no action",
+		"SQL Server": {
+			reason: "an engine without a SQL layer gets a clear condition and no action",
 			spec: func(s *v1alpha1.RdsSpec) {
-				s.Datastoretype, s.Datastoreversion, s.Flavorref, s.Port = "PostgreSQL", "15", "rds.pg.c2.medium", nil
+				s.Datastoretype, s.Datastoreversion, s.Flavorref, s.Port = "SQLServer", "2022_SE", "rds.mssql.se.s3.large.4", nil
 			},
-			instance:   postgresInstance("15", "rds.pg.c2.medium"),
+			instance: func(i *cloud.Instance) {
+				i.Engine, i.Version, i.CompleteVersion, i.Flavor, i.Port = "SQLServer", "2022_SE", "2022_SE", "rds.mssql.se.s3.large.4", 1433
+			},
 			wantReason: ReasonEngineNotSupported,
 			wantSynced: ReasonReconcileSuccess,
+		},
+		"PostgreSQL": {
+			reason:   "PostgreSQL's databases and users are applied through the same step",
+			spec:     func(s *v1alpha1.RdsSpec) { *s = pgSpec() },
+			instance: postgresInstance("15", "rds.pg.c2.medium"),
+			secrets: []*corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Name: genSecret},
+				Data: map[string][]byte{KeyPassword: []byte("stored-Gen-pw1")}}},
+			wantApply:  1,
+			wantReason: ReasonApplied,
+			wantSynced: ReasonReconcileSuccess,
+			check: func(t *testing.T, resp *hook.SyncResponse, calls []applyCall) {
+				require.Len(t, calls, 1)
+				assert.Equal(t, "root", calls[0].conn.User, "PostgreSQL's administrator on OTC")
+				assert.Equal(t, 5432, calls[0].conn.Port)
+				s := childSecret(resp, genSecret)
+				require.NotNil(t, s)
+				assert.Equal(t, "project1", string(s.Data[KeyDatabase]))
+				assert.Equal(t, "postgresql://gen:stored-Gen-pw1@192.168.0.10:5432/project1?sslmode=require", string(s.Data[KeyURI]))
+				assert.Equal(t, "host=192.168.0.10 port=5432 user='gen' password='stored-Gen-pw1' dbname='project1' sslmode=require", string(s.Data[KeyDSN]))
+			},
 		},
 		"instance busy": {
 			reason:     "nothing is applied unless the instance is ACTIVE",

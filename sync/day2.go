@@ -41,6 +41,8 @@ var progress = map[string]string{
 	OpStorage:      "Growing the storage to %s",
 	OpMinorUpgrade: "Upgrading the minor version for datastoreversion %s",
 	OpRestart:      "Restarting for restartrequest %q",
+	// replicas.go: the primary takes no change while a read replica is built
+	OpCreateReplica: "Creating the read replica %s",
 }
 
 // change is one difference between the spec and the instance, as data: the action that removes
@@ -54,8 +56,12 @@ type change struct {
 	flavor *flavorNeed
 	// grownFlavor marks a resize that autopilot's growth may make unnecessary (autopilotGrown).
 	grownFlavor bool
-	act         action
-	records     records
+	// whenStopped marks the change a stopped instance takes: its start (settings.go).
+	whenStopped bool
+	// what names the change for messages when its op does not (describe).
+	what    string
+	act     action
+	records records
 }
 
 // flavorNeed is a flavor a change needs: its code, its class and the AZs it must be on sale in.
@@ -71,6 +77,8 @@ type records struct {
 	upgradeRequest string // status.upgradeRequest
 	restartRequest string // status.restartRequest, and this process's ledger
 	autopilot      *autopilotRecord
+	stopped        *v1alpha1.StoppedStatus // status.stopped, of a stop sent
+	backupPolicy   *v1alpha1.BackupPolicy  // status.backupPolicy, of a policy sent
 }
 
 // wontAct is the outcome of a difference the hook will not act on, with the reason that says
@@ -94,6 +102,12 @@ type day2Input struct {
 	sentRestart bool
 	// flavors is OTC's flavor list for the instance's engine and version; nil until read.
 	flavors []cloud.Flavor
+	// policy is OTC's backup policy, with its days of the week; nil until read (settings.go).
+	policy *cloud.BackupStrategy
+	// job is the job of a settled operation in flight (settledOp), or the error reading it; both
+	// nil until read.
+	job    *cloud.Job
+	jobErr error
 }
 
 // day2Plan is the decision of the day-2 step.
@@ -113,14 +127,32 @@ type day2Plan struct {
 	needFlavors bool
 	// grown is a flavor autopilot's growth explains (autopilotGrown): status.autopilot keeps it.
 	grown bool
+
+	// The settings (settings.go): status.stopped and status.backupPolicy as the call reports
+	// them; Ready of a stopped instance; needPolicy and needJob ask for the backup policy and for
+	// the job of a settled operation (a failed read in jobErr); opOver says that operation is
+	// over, failed that its job failed.
+	stopped      *v1alpha1.StoppedStatus
+	backupPolicy *v1alpha1.BackupPolicy
+	ready        *outcome
+	needPolicy   bool
+	needJob      string
+	jobErr       error
+	opOver       bool
+	failed       *outcome
 }
 
-// planDay2 decides at most one day-2 change to a running instance: single to HA, resize, storage
-// growth, minor upgrade, backup policy, tags, restart, in this order. Only fields the spec owns are
-// compared, against what OTC reports now, and only while the instance is ACTIVE with no operation
-// in flight: while a change runs, OTC still reports the old values. It calls nothing.
+// planDay2 decides at most one day-2 change to a running instance: the start of a stopped one,
+// single to HA, resize, storage growth, storage type, replication mode, minor upgrade, backup
+// policy, maintenance window, tags, restart, stop, in this order (settings.go has the settings).
+// Only fields the spec owns are compared, against what OTC reports now, and only while the
+// instance is ACTIVE with no operation in flight (a stopped one takes its start alone): while a
+// change runs, OTC still reports the old values. It calls nothing.
 func planDay2(in day2Input) day2Plan {
 	p := day2Plan{managedTags: trackTags(in.spec, in.st.ManagedTags, in.inst)}
+	if q, ok := planSettings(&in, &p); !ok { // settings.go: what status reports, the reads it needs
+		return q
+	}
 	changes, problems := day2Changes(in, &p)
 	op := in.st.Operation
 	if len(changes) == 0 {
@@ -150,6 +182,11 @@ func planDay2(in day2Input) day2Plan {
 				"The instance is %s in OTC; the pending %s waits until it is ACTIVE again. Grow volumesize to free it.", inst.Status, describe(first)), settled))
 			return p
 		}
+	case inst.Status == cloud.StatusShutdown: // settings.go: only a start, or a wait
+		var ok bool
+		if changes, ok = whileStopped(in, changes, &p); !ok {
+			return p
+		}
 	case terminal(inst.Status):
 		p.outcome = ptr.To(notSynced(ReasonInstanceUnavailable, fmt.Sprintf(
 			"The instance is %s in OTC; the pending %s waits until it is ACTIVE again.", inst.Status, describe(first)), settled))
@@ -171,7 +208,8 @@ func planDay2(in day2Input) day2Plan {
 				// The records found so far stand whatever the list says: a failed read must not
 				// delay the write-ahead of managed tags or a one-shot record.
 				return day2Plan{needFlavors: true, managedTags: p.managedTags,
-					upgradeRequest: p.upgradeRequest, restartRequest: p.restartRequest, pending: p.pending}
+					upgradeRequest: p.upgradeRequest, restartRequest: p.restartRequest, pending: p.pending,
+					stopped: p.stopped, backupPolicy: p.backupPolicy, ready: p.ready, opOver: p.opOver, failed: p.failed}
 			}
 			if ch.grownFlavor && autopilotGrown(in.flavors, inst, in.spec.Flavorref) {
 				p.grown = true
@@ -203,6 +241,7 @@ type day2Step struct {
 	// password is the root password SingleToHA needs for SQL Server (the connection's).
 	password  secret.Value
 	flavorErr error
+	policyErr error
 	sent      *sent
 	p         day2Plan
 }
@@ -227,7 +266,7 @@ func newDay2Step(c *call, inst *cloud.Instance) *day2Step {
 
 func (s *day2Step) plan() head {
 	s.p = planDay2(s.in)
-	h := head{tells: told(s.p.outcome)}
+	h := head{tells: told(s.p.failed, s.p.outcome, s.p.ready)}
 	if s.p.pending {
 		h.ask = ptr.To(inFlight)
 	}
@@ -237,6 +276,18 @@ func (s *day2Step) plan() head {
 		return h
 	case s.p.needFlavors:
 		h.needs = []need{{kind: readFlavors, engine: s.in.inst.Engine, version: s.in.inst.Version}}
+		return h
+	case s.p.needPolicy && s.policyErr != nil:
+		h.err, h.stop = s.policyErr, true
+		return h
+	case s.p.needPolicy:
+		h.needs = []need{{kind: readBackupPolicy, id: s.in.inst.ID}}
+		return h
+	case s.p.jobErr != nil:
+		h.err, h.stop = s.p.jobErr, true
+		return h
+	case s.p.needJob != "":
+		h.needs = []need{{kind: readJob, id: s.p.needJob}}
 		return h
 	case s.p.change == nil:
 		return h
@@ -253,7 +304,20 @@ func (s *day2Step) plan() head {
 	return issuedHead(h, s.in.inst.ID, ch, *s.sent, s.in.generation)
 }
 
-func (s *day2Step) saw(_ need, r seen) {
+func (s *day2Step) saw(n need, r seen) {
+	switch n.kind {
+	case readBackupPolicy:
+		if s.policyErr = r.err; r.err == nil {
+			s.in.policy = &r.policy
+		}
+		return
+	case readJob:
+		s.in.job, s.in.jobErr = r.job, r.err
+		if r.job == nil && r.err == nil {
+			s.in.jobErr = cloud.ErrNotFound
+		}
+		return
+	}
 	s.flavorErr = r.err
 	if r.err == nil {
 		s.in.flavors = r.flavors
@@ -278,6 +342,13 @@ func (s *day2Step) render(a *answer) {
 	}
 	if p.grown {
 		keepGrownFlavor(a, s.in.inst, s.in.spec.Flavorref, s.in.now)
+	}
+	a.st.Stopped = p.stopped // settings.go
+	if p.backupPolicy != nil {
+		a.st.BackupPolicy = p.backupPolicy
+	}
+	if p.opOver {
+		a.st.Operation = nil
 	}
 	if p.change != nil && s.sent != nil {
 		recordSent(a, s.in.uid, s.in.inst, *p.change, *s.sent, s.in.generation)
@@ -322,6 +393,12 @@ func recordSent(a *answer, uid string, inst *cloud.Instance, ch change, s sent, 
 func record(a *answer, uid string, inst *cloud.Instance, r records) {
 	if r.upgradeRequest != "" {
 		a.st.UpgradeRequest = r.upgradeRequest
+	}
+	if r.stopped != nil {
+		a.st.Stopped = r.stopped
+	}
+	if r.backupPolicy != nil {
+		a.st.BackupPolicy = r.backupPolicy
 	}
 	if r.restartRequest != "" {
 		a.st.RestartRequest = r.restartRequest
@@ -369,6 +446,9 @@ func refuse(problems []outcome) *outcome {
 
 // describe names a change for messages.
 func describe(ch change) string {
+	if ch.what != "" {
+		return ch.what
+	}
 	switch ch.op {
 	case OpSingleToHA:
 		return "change to hamode Ha"
@@ -404,13 +484,18 @@ func day2Changes(in day2Input, p *day2Plan) ([]change, []outcome) {
 			problems = append(problems, *pr)
 		}
 	}
+	add(startChange(in)) // settings.go: a stopped instance takes nothing else
 	add(haChange(in))
 	add(flavorChange(in))
 	add(storageChange(in))
+	add(storageTypeChange(in)) // settings.go
+	add(replicationChange(in)) // settings.go
 	add(versionChange(in, p))
 	add(backupChange(in))
+	add(maintenanceChange(in)) // settings.go
 	add(tagChanges(in, p))
 	add(restartChange(in, p))
+	add(stopChange(in)) // settings.go: after everything the running instance can take
 	return changes, problems
 }
 
@@ -610,6 +695,7 @@ func versionParts(v string) []int {
 // window, 0 days) leave OTC's values alone.
 func backupChange(in day2Input) ([]change, *outcome) {
 	have := in.inst.BackupStrategy
+	have.Period, _ = knownPeriod(in) // settings.go: the list lacks the days
 	want := have
 	if in.spec.Backupkeepdays > 0 {
 		want.KeepDays = in.spec.Backupkeepdays
@@ -617,15 +703,30 @@ func backupChange(in day2Input) ([]change, *outcome) {
 	if in.spec.Backupstarttime != "" {
 		want.StartTime = in.spec.Backupstarttime
 	}
+	if in.spec.Backupperiod != "" {
+		want.Period = normalPeriod(in.spec.Backupperiod)
+	}
 	if want == have {
 		return nil, nil
 	}
 	if want.KeepDays == 0 {
-		return nil, wontAct(ReasonInvalidSpec, "backupstarttime needs automated backups, which are off for this instance: set backupkeepdays too.")
+		asked := "backupstarttime needs"
+		switch {
+		case in.spec.Backupperiod != "" && in.spec.Backupstarttime != "":
+			asked = "backupstarttime and backupperiod need"
+		case in.spec.Backupperiod != "":
+			asked = "backupperiod needs"
+		}
+		return nil, wontAct(ReasonInvalidSpec, asked+" automated backups, which are off for this instance: set backupkeepdays too.")
+	}
+	target := fmt.Sprintf("backup policy %s, %d days", want.StartTime, want.KeepDays)
+	if want.Period != have.Period {
+		target += ", days " + want.Period
 	}
 	return []change{{
-		target: fmt.Sprintf("backup policy %s, %d days", want.StartTime, want.KeepDays),
-		act:    action{kind: actBackupPolicy, instance: in.inst.ID, policy: want},
+		target:  target,
+		act:     action{kind: actBackupPolicy, instance: in.inst.ID, policy: want},
+		records: records{backupPolicy: &v1alpha1.BackupPolicy{StartTime: want.StartTime, KeepDays: want.KeepDays, Period: want.Period}},
 	}}, nil
 }
 

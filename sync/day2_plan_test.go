@@ -143,7 +143,8 @@ func TestPlanDay2(t *testing.T) {
 			reason: "the backup policy follows the spec",
 			spec:   func(s *v1alpha1.RdsSpec) { s.Backupkeepdays = 7 },
 			want: day2Plan{change: &change{target: "backup policy 01:00-02:00, 7 days",
-				act: action{kind: actBackupPolicy, instance: "inst-1", policy: cloud.BackupStrategy{StartTime: "01:00-02:00", KeepDays: 7}}}},
+				act:     action{kind: actBackupPolicy, instance: "inst-1", policy: cloud.BackupStrategy{StartTime: "01:00-02:00", KeepDays: 7}},
+				records: records{backupPolicy: &v1alpha1.BackupPolicy{StartTime: "01:00-02:00", KeepDays: 7}}}},
 		},
 		{
 			reason: "a new tag is recorded in status before it is set",

@@ -98,7 +98,7 @@ func tagProblem(tags []v1alpha1.Tag) string {
 		case !tagValuePattern.MatchString(t.Value):
 			return fmt.Sprintf("tags value %q of key %q is not up to 43 letters, digits, '-', '_' or '.'.", t.Value, t.Key)
 		case reservedTag(t.Key):
-			return fmt.Sprintf("tags key %q is reserved for the controller's own tags (rds-owner-*, rds-released*, rds-restart-request, rds-upgrade-request).", t.Key)
+			return fmt.Sprintf("tags key %q is reserved for the controller's own tags (rds-owner-*, rds-released*, rds-restart-request, rds-upgrade-request, rds-replica).", t.Key)
 		case seen[t.Key]:
 			return fmt.Sprintf("tags key %q appears twice.", t.Key)
 		}

@@ -118,6 +118,17 @@ type finalizeInput struct {
 	reported bool
 	// backups is the instance's backup list; nil until read.
 	backups []cloud.Backup
+	// replicas are the instance's read replicas read by id (Retain releases them,
+	// finalize_replicas.go); nil until read.
+	replicas map[string]seen
+	// confirmed is a fresh read by id of a read replica the search found (deleteReplica); nil
+	// until read.
+	confirmed *seen
+	// job is the job of a start sent before the deletion (finalize_stopped.go), or the error
+	// reading it; jobRead says it was read.
+	job     *cloud.Job
+	jobErr  error
+	jobRead bool
 	// answer is what OTC answered to the plan's action; nil until it was made.
 	answer *actAnswer
 }
@@ -133,6 +144,11 @@ type finalizePlan struct {
 	searchOwn   bool // search the controller's project too, with its own login
 	report      bool
 	needBackups bool
+	// needReplicas asks for the instance's read replicas (releaseReplicas).
+	needReplicas bool
+	// confirmReplica asks for a fresh read of the read replica the search found (deleteReplica).
+	confirmReplica bool
+	needJob        string // the job of a start sent before the deletion (finalize_stopped.go)
 	// act is the one change to make; the answer is planned on.
 	act *action
 
@@ -209,13 +225,26 @@ func planFinalize(in finalizeInput) finalizePlan {
 		// released by this object (owns): an earlier call of a Retain deletion wrote the tag
 		return retained(p, inst.ID)
 	case retain:
+		if q, done := releaseReplicas(in, p); !done { // finalize_replicas.go: the read replicas first
+			return q
+		}
 		return release(in, p)
+	case inst.Type == cloud.TypeReplica:
+		return deleteReplica(in, p) // finalize_replicas.go: one OTC still lists once the primary is gone
 	}
 	if !in.reported {
 		return finalizePlan{report: true}
 	}
 	if op := p.operation; op != nil && op.Type == OpDelete {
 		return deleting(p, "The instance is being deleted.")
+	}
+	q, wait := waitForReplicas(in, p) // finalize_replicas.go
+	if wait {
+		return q
+	}
+	p = q
+	if q, wait := startBeforeDeletion(in, p); wait { // finalize_stopped.go
+		return q
 	}
 	// NOTE: a CREATE FAIL instance never held data, and OTC cannot back it up.
 	if !in.spec.Skipfinalbackup && inst.Status != cloud.StatusCreateFail {
@@ -490,6 +519,16 @@ func (s *finalizeStep) plan() head {
 			continue
 		case p.needBackups:
 			return head{needs: []need{{kind: readBackups, id: s.in.inst.ID}}}
+		case p.confirmReplica:
+			return head{needs: []need{{kind: readInstanceByID, id: s.in.inst.ID}}}
+		case p.needReplicas:
+			var needs []need
+			for _, id := range s.in.inst.Replicas {
+				needs = append(needs, need{kind: readInstanceByID, id: id})
+			}
+			return head{needs: needs}
+		case p.needJob != "":
+			return head{needs: []need{{kind: readJob, id: p.needJob}}}
 		}
 		return head{tells: told(s.ready, p.ready, p.synced), act: p.act, err: p.failed, logs: p.events, stop: true}
 	}
@@ -503,6 +542,15 @@ func (s *finalizeStep) saw(n need, r seen) {
 		s.search.saw(n, r)
 	case p.searchOwn:
 		s.inOwn.saw(n, r)
+	case p.confirmReplica:
+		s.in.confirmed = &r
+	case p.needReplicas:
+		if s.in.replicas == nil {
+			s.in.replicas = map[string]seen{}
+		}
+		s.in.replicas[n.id] = r
+	case p.needJob != "":
+		s.in.job, s.in.jobErr, s.in.jobRead = r.job, r.err, true
 	case p.needBackups:
 		if s.failed = r.err; r.err == nil {
 			s.in.backups = r.backups
@@ -642,6 +690,10 @@ func (s *searchOwn) found() (*cloud.Instance, claim, error) {
 		}
 		tagged := slices.DeleteFunc(slices.Clone(r.instances), func(in *cloud.Instance) bool { return in.Tags[TagOwnerUID] != tagValue(s.me.UID) })
 		own = s.owned(tagged)
+	}
+	if slices.ContainsFunc(own, func(in *cloud.Instance) bool { return in.Type != cloud.TypeReplica }) {
+		// finalize_replicas.go: the primary first; a replica of the object once the primary is gone
+		own = slices.DeleteFunc(own, func(in *cloud.Instance) bool { return in.Type == cloud.TypeReplica })
 	}
 	inst, _ := pickInstance(own, "")
 	if inst == nil {

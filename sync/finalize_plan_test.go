@@ -420,6 +420,35 @@ func TestPlanFinalize(t *testing.T) {
 				ready:  ptr.To(notReady(ReasonFinalBackupInProgress, "Waiting for the instance to finish BACKING UP before deleting it.", inFlight)),
 				synced: ptr.To(syncedOK(ReasonReconcileSuccess, "Deletion is in progress.", inFlight))},
 		},
+		"stopped instance: started for its final backup": {
+			reason: "OTC backs up only a running instance: the start comes before the backup list is read",
+			in:     input(inState(cloud.StatusShutdown)),
+			want:   finalizePlan{act: &action{kind: actStart, instance: "inst-1"}},
+		},
+		"stopped instance, start sent: the start is recorded": {
+			reason: "the start is an operation with OTC's job, followed by the next calls",
+			in:     input(inState(cloud.StatusShutdown), answered(actAnswer{jobID: "job-s"})),
+			want: finalizePlan{instanceStatus: cloud.StatusShutdown,
+				operation: &v1alpha1.Operation{Type: OpStart, JobID: "job-s", Generation: generation, Target: cloud.StatusActive},
+				ready:     ptr.To(notReady(ReasonDeleting, "Starting the stopped instance before it is deleted.", inFlight)),
+				synced:    ptr.To(syncedOK(ReasonReconcileSuccess, "Deletion is in progress.", inFlight)),
+				events:    []logLine{{level: slog.LevelInfo, msg: "starting stopped instance before deletion", args: []any{"instance", "inst-1", "job", "job-s"}}}},
+		},
+		"stopped instance, start in flight: its job is read": {
+			reason: "OTC lists the instance SHUTDOWN while it starts",
+			in:     input(inState(cloud.StatusShutdown), withOp(&v1alpha1.Operation{Type: OpStart, JobID: "job-s", Target: cloud.StatusActive})),
+			want:   finalizePlan{needJob: "job-s"},
+		},
+		"stopped MySQL instance with skipfinalbackup: deleted as it is": {
+			reason: "OTC deletes a stopped MySQL instance; no backup needs it running",
+			in:     input(skip, inState(cloud.StatusShutdown)),
+			want:   finalizePlan{act: deleteInstance},
+		},
+		"stopped PostgreSQL instance with skipfinalbackup: started first": {
+			reason: "OTC does not delete a stopped PostgreSQL instance",
+			in:     input(skip, inState(cloud.StatusShutdown), func(in *finalizeInput) { in.inst.Engine = v1alpha1.EnginePostgreSQL }),
+			want:   finalizePlan{act: &action{kind: actStart, instance: "inst-1"}},
+		},
 		"CREATE FAIL: delete without a backup": {
 			reason: "an instance that was never created holds no data, and OTC cannot back it up",
 			in:     input(inState(cloud.StatusCreateFail)),

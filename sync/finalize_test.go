@@ -400,7 +400,59 @@ func TestFinalize(t *testing.T) {
 			wantReason: ReasonDeleting,
 		},
 	}
-	for _, status := range []string{cloud.StatusFailed, cloud.StatusShutdown, cloud.StatusFrozen, cloud.StatusStorageFull} {
+	mssqlStopped := func(context.Context, string) (*cloud.Instance, error) {
+		inst := activeInstance()
+		inst.Status, inst.Engine = cloud.StatusShutdown, v1alpha1.EngineSQLServer
+		return inst, nil
+	}
+	pgStopped := func(context.Context, string) (*cloud.Instance, error) {
+		inst := activeInstance()
+		inst.Status, inst.Engine = cloud.StatusShutdown, v1alpha1.EnginePostgreSQL
+		return inst, nil
+	}
+	started := func(context.Context, string) (string, error) { return "job-s", nil }
+	cases["SHUTDOWN: started for the final backup"] = finalizeCase{
+		reason:     "a stopped MySQL instance is started first: OTC backs up only a running instance",
+		status:     v1alpha1.RdsStatus{ID: "inst-1"},
+		fake:       cloudtest.Fake{GetInstanceFn: inState(cloud.StatusShutdown), SettingsFns: cloudtest.SettingsFns{StartInstanceFn: started}},
+		wantCalls:  []string{"GetInstance", "StartInstance"},
+		wantReason: ReasonDeleting,
+	}
+	startJob := func(status string) func(context.Context, string) (*cloud.Job, error) {
+		return func(context.Context, string) (*cloud.Job, error) { return &cloud.Job{ID: "job-s", Status: status}, nil }
+	}
+	startSent := v1alpha1.RdsStatus{ID: "inst-1", Operation: &v1alpha1.Operation{Type: OpStart, JobID: "job-s", Target: cloud.StatusActive}}
+	cases["SHUTDOWN: a start in flight is waited for"] = finalizeCase{
+		reason:     "the start was sent by an earlier call and its job runs: nothing is sent again while OTC starts it",
+		status:     startSent,
+		fake:       cloudtest.Fake{GetInstanceFn: inState(cloud.StatusShutdown), GetJobFn: startJob(cloud.JobRunning)},
+		wantCalls:  []string{"GetInstance", "GetJob"},
+		wantReason: ReasonDeleting,
+	}
+	cases["SHUTDOWN: a start whose job failed is sent again"] = finalizeCase{
+		reason:     "the instance is still stopped and OTC's start ended: the deletion does not wait for ever",
+		status:     startSent,
+		fake:       cloudtest.Fake{GetInstanceFn: inState(cloud.StatusShutdown), GetJobFn: startJob(cloud.JobFailed), SettingsFns: cloudtest.SettingsFns{StartInstanceFn: started}},
+		wantCalls:  []string{"GetInstance", "GetJob", "StartInstance"},
+		wantReason: ReasonDeleting,
+	}
+	cases["SHUTDOWN PostgreSQL with skipfinalbackup: started, then deleted"] = finalizeCase{
+		reason:     "OTC does not delete a stopped PostgreSQL instance: it is started first, backup or not",
+		spec:       func(s *v1alpha1.RdsSpec) { s.Skipfinalbackup = true },
+		status:     v1alpha1.RdsStatus{ID: "inst-1"},
+		fake:       cloudtest.Fake{GetInstanceFn: pgStopped, SettingsFns: cloudtest.SettingsFns{StartInstanceFn: started}},
+		wantCalls:  []string{"GetInstance", "StartInstance"},
+		wantReason: ReasonDeleting,
+	}
+	cases["SHUTDOWN SQLServer: no backup call, a condition for the user"] = finalizeCase{
+		reason:     "OTC starts no SQL Server instance through its API, and cannot back up a stopped one",
+		status:     v1alpha1.RdsStatus{ID: "inst-1"},
+		fake:       cloudtest.Fake{GetInstanceFn: mssqlStopped, ListBackupsFn: noBackups},
+		wantCalls:  []string{"GetInstance", "ListBackups"},
+		wantReason: ReasonFinalBackupImpossible,
+		wantResync: steady,
+	}
+	for _, status := range []string{cloud.StatusFailed, cloud.StatusFrozen, cloud.StatusStorageFull} {
 		cases[status+": no backup call, a condition for the user"] = finalizeCase{
 			reason:     "OTC cannot back up a " + status + " instance and the state does not pass by itself: waiting silently would wait for ever",
 			status:     v1alpha1.RdsStatus{ID: "inst-1"},
@@ -409,6 +461,8 @@ func TestFinalize(t *testing.T) {
 			wantReason: ReasonFinalBackupImpossible,
 			wantResync: steady,
 		}
+	}
+	for _, status := range []string{cloud.StatusFailed, cloud.StatusShutdown, cloud.StatusFrozen, cloud.StatusStorageFull} {
 		cases[status+" with skipfinalbackup: delete"] = finalizeCase{
 			reason:     "the user chose to delete the " + status + " instance without a backup",
 			spec:       func(s *v1alpha1.RdsSpec) { s.Skipfinalbackup = true },

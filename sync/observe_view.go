@@ -95,6 +95,15 @@ func (readOnly) RestoreInPlace(context.Context, string, time.Time) (string, erro
 func (readOnly) RestoreToNew(context.Context, cloud.RestoreToNewOpts) (string, string, error) {
 	return "", "", errViewStale
 }
+func (readOnly) CreateReplica(context.Context, cloud.CreateReplicaOpts) (string, string, error) {
+	return "", "", errViewStale
+}
+
+// ObserveInstance passes a read of the shared view through: the read replicas of a call that read
+// its instance there are read there too (replicas.go).
+func (r readOnly) ObserveInstance(ctx context.Context, id string, maxAge time.Duration) (*cloud.Instance, error) {
+	return cloud.ObserveInstance(ctx, r.Cloud, id, maxAge)
+}
 
 // InstanceMetrics passes autopilot's fleet-wide reading through: it is a read (sync/autopilot.go).
 func (r readOnly) InstanceMetrics(ctx context.Context, inst *cloud.Instance, window, maxAge time.Duration) (*cloud.InstanceMetrics, error) {
@@ -107,3 +116,13 @@ func (r readOnly) InstanceMetrics(ctx context.Context, inst *cloud.Instance, win
 func (readOnly) SetStorageAutoscaling(context.Context, string, cloud.StorageAutoscaling) error {
 	return errViewStale
 }
+
+func (readOnly) ChangeStorageType(context.Context, string, cloud.Storage) (string, error) {
+	return "", errViewStale
+}
+func (readOnly) ChangeReplicationMode(context.Context, string, string) (string, error) {
+	return "", errViewStale
+}
+func (readOnly) ChangeMaintenanceWindow(context.Context, string, string) error { return errViewStale }
+func (readOnly) StopInstance(context.Context, string) (string, error)          { return "", errViewStale }
+func (readOnly) StartInstance(context.Context, string) (string, error)         { return "", errViewStale }

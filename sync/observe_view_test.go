@@ -94,7 +94,7 @@ func TestReadOnlyRefusesEveryChange(t *testing.T) {
 	reads := map[string]bool{
 		"Region": true, "GetInstance": true, "FindInstancesByName": true, "GetJob": true,
 		"ResolveNetwork": true, "ListBackups": true, "ListFlavors": true, "ListRestoreTimes": true,
-		"ListErrorLogs": true, "ListSlowLogs": true,
+		"ListErrorLogs": true, "ListSlowLogs": true, "GetBackupPolicy": true,
 	}
 	ro := reflect.ValueOf(readOnly{})
 	iface := reflect.TypeFor[cloud.Cloud]()

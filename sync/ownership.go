@@ -28,7 +28,7 @@ const (
 
 // reservedTagPrefixes are the tag keys spec.tags may not name: the managed-tags logic never sets
 // or removes them. Besides the ownership tags, the marks of one-shot requests (oneshot.go).
-var reservedTagPrefixes = []string{"rds-owner-", "rds-released", TagRestartRequest, TagUpgradeRequest}
+var reservedTagPrefixes = []string{"rds-owner-", "rds-released", TagRestartRequest, TagUpgradeRequest, TagReplica}
 
 // reservedTag reports whether key is one of the controller's tags' keys, in any case.
 //

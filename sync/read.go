@@ -27,6 +27,8 @@ const (
 	readRestoreTimes readKind = "ListRestoreTimes"
 	readBackups      readKind = "ListBackups"
 	readMetrics      readKind = "InstanceMetrics"
+	// readBackupPolicy: the backup policy, whose days of the week the instance list lacks.
+	readBackupPolicy readKind = "GetBackupPolicy"
 )
 
 // need is one read a decision asks of the cloud, as data: which read, of what, and with whose
@@ -63,6 +65,7 @@ type seen struct {
 	ranges    []cloud.TimeRange // readRestoreTimes
 	backups   []cloud.Backup    // readBackups
 	metrics   *cloud.InstanceMetrics
+	policy    cloud.BackupStrategy // readBackupPolicy
 	err       error
 }
 
@@ -123,6 +126,8 @@ func (c *call) observe(ctx context.Context, n need) (s seen) {
 			s.ranges, err = client.ListRestoreTimes(ctx, n.id)
 		case readBackups:
 			s.backups, err = client.ListBackups(ctx, n.id)
+		case readBackupPolicy:
+			s.policy, err = client.GetBackupPolicy(ctx, n.id)
 		case readMetrics:
 			reader, ok := client.(cloud.MetricsReader)
 			if !ok {

@@ -399,6 +399,7 @@ func (c *call) sync(ctx context.Context) error {
 	// loop.go): a step that made its change stops the call, so that a call makes at most one.
 	for _, next := range []func(*call, *cloud.Instance) step{
 		func(c *call, inst *cloud.Instance) step { return newRestoreStep(c, inst) },   // restore.go: point-in-time restore in place
+		func(c *call, inst *cloud.Instance) step { return newReplicasStep(c, inst) },  // replicas.go: the read replicas; a replica built holds the next two
 		func(c *call, inst *cloud.Instance) step { return newDay2Step(c, inst) },      // day2.go: changes to the running instance
 		func(c *call, inst *cloud.Instance) step { return newAutopilotStep(c, inst) }, // autopilot.go: growth the metrics ask for
 	} {

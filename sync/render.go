@@ -38,7 +38,9 @@ func (c *call) children() []any {
 	children := []any{}
 	switch observed := c.req.Secrets[c.st.ConnectionSecret]; {
 	case c.conn != nil:
-		children = append(children, connectionSecret(c.parent, *c.conn))
+		conn := *c.conn
+		conn.readers = readerHosts(c.spec, c.st.ReadReplicas) // replicas.go
+		children = append(children, connectionSecret(c.parent, conn))
 	case observed != nil:
 		children = append(children, echoSecret(c.parent, observed))
 	}

@@ -55,7 +55,9 @@ func reported(st v1alpha1.RdsStatus, inst *cloud.Instance) (v1alpha1.RdsStatus, 
 	slices.SortFunc(st.Nodes, func(a, b v1alpha1.Node) int {
 		return cmp.Or(cmp.Compare(a.Role, b.Role), cmp.Compare(a.Name, b.Name))
 	})
-	if op := st.Operation; op != nil && operationDone(op, inst.Status) {
+	st.ReplicationMode, st.MaintenanceWindow = inst.ReplicationMode, inst.MaintenanceWindow
+	st.BackupPolicy = reportedBackupPolicy(st.BackupPolicy, inst.BackupStrategy) // settings.go
+	if op := st.Operation; op != nil && operationDone(op, inst.Status) && settingReached(op, inst) {
 		st.Operation = nil
 	}
 	reason, message, ok := readiness(inst.Status)

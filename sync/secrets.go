@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +22,12 @@ const (
 	KeyEngine   = "engine"
 	KeyDSN      = "dsn"
 	KeyURI      = "uri"
+	// KeyEndpoint is the host again, under the name crossplane-contrib/provider-sql reads a
+	// connection from (with port, username and password): a ProviderConfig can name the Secret
+	// as it is.
+	KeyEndpoint = "endpoint"
+	// KeyReaderHosts: the read replicas' host:port, comma-separated (replicas.go).
+	KeyReaderHosts = "readerhosts"
 )
 
 // Labels on every child.
@@ -44,6 +51,8 @@ type connection struct {
 	host     string
 	port     int
 	password secret.Value
+	// readers are the read replicas' endpoints (readerHosts); "" for none.
+	readers string
 }
 
 // connectionSecret renders the child Secret applications read. Before the instance has an
@@ -52,25 +61,29 @@ type connection struct {
 func connectionSecret(parent *v1alpha1.Rds, c connection) *corev1.Secret {
 	user, password := rootUser(c.engine), c.password.Reveal()
 	var dsn, uri, port string
-	size := len(user) + len(password) + len(c.engine)
+	size := len(user) + len(password) + len(c.engine) + len(c.readers)
 	withAddress := c.host != "" && c.port != 0
 	if withAddress {
 		port = strconv.Itoa(c.port)
-		dsn, uri = connectionStrings(c.engine, c.host, c.port, user, password)
-		size += len(c.host) + len(port) + len(dsn) + len(uri)
+		dsn, uri = connectionStrings(c.engine, c.host, c.port, user, password, "")
+		size += 2*len(c.host) + len(port) + len(dsn) + len(uri)
 	}
 	// NOTE: every call that sees the instance renders this Secret: its values are slices of one
 	// buffer, one allocation instead of one per value.
 	values := valueBuffer(make([]byte, 0, size))
-	data := make(map[string][]byte, 7)
+	data := make(map[string][]byte, 9)
 	data[KeyUsername] = values.add(user)
 	data[KeyPassword] = values.add(password)
 	data[KeyEngine] = values.add(c.engine)
 	if withAddress {
 		data[KeyHost] = values.add(c.host)
+		data[KeyEndpoint] = values.add(c.host)
 		data[KeyPort] = values.add(port)
 		data[KeyDSN] = values.add(dsn)
 		data[KeyURI] = values.add(uri)
+	}
+	if c.readers != "" {
+		data[KeyReaderHosts] = values.add(c.readers)
 	}
 	return &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
@@ -94,23 +107,35 @@ func (b *valueBuffer) add(v string) []byte {
 	return (*b)[start:len(*b):len(*b)]
 }
 
-// connectionStrings returns a driver DSN and a URI for the engine.
-func connectionStrings(engine, host string, port int, user, password string) (dsn, uri string) {
+// connectionStrings returns a driver DSN and a URI for the engine, for database ("": none for
+// MySQL, postgres for PostgreSQL).
+func connectionStrings(engine, host string, port int, user, password, database string) (dsn, uri string) {
 	hostport := net.JoinHostPort(host, strconv.Itoa(port))
 	u := url.URL{Host: hostport, User: url.UserPassword(user, password)}
 	switch engine {
 	case v1alpha1.EngineMySQL:
-		u.Scheme, u.Path = "mysql", "/"
-		// go-sql-driver/mysql format; the password alphabet of generated passwords needs no escaping.
-		dsn = user + ":" + password + "@tcp(" + hostport + ")/"
+		u.Scheme, u.Path = "mysql", "/"+database
+		// go-sql-driver/mysql format: it splits at the first ':' and the last '@' and '/', so a
+		// password needs no escaping.
+		dsn = user + ":" + password + "@tcp(" + hostport + ")/" + database
 	case v1alpha1.EnginePostgreSQL:
-		u.Scheme, u.Path, u.RawQuery = "postgresql", "/postgres", "sslmode=require"
-		dsn = "host=" + host + " port=" + strconv.Itoa(port) + " user=" + user + " password='" + password + "' dbname=postgres sslmode=require"
+		if database == "" {
+			database = "postgres"
+		}
+		u.Scheme, u.Path, u.RawQuery = "postgresql", "/"+database, "sslmode=require"
+		dsn = "host=" + host + " port=" + strconv.Itoa(port) + " user=" + pgValue(user) + " password=" + pgValue(password) +
+			" dbname=" + pgValue(database) + " sslmode=require"
 	case v1alpha1.EngineSQLServer:
 		u.Scheme = "sqlserver"
 		dsn = "server=" + host + ";port=" + strconv.Itoa(port) + ";user id=" + user + ";password=" + password
 	}
 	return dsn, u.String()
+}
+
+// pgValue quotes a value of a libpq keyword=value connection string: in single quotes, with
+// each single quote and backslash escaped by a backslash.
+func pgValue(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
 }
 
 // observedPassword returns the password in the observed connection Secret, if any.

@@ -2,22 +2,23 @@ package sync
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
+	"github.com/mcsps/rds-lambda-controller/sync/pgusers"
 )
 
 // SQLAccounts is the SQL layer of one engine: all that the databases step and the spec's check of
 // spec.databases and spec.users ask of an engine's databases, users and grants. The step decides
 // from the spec and status (planDatabases) and writes no SQL itself.
 //
-// NOTE: dbusers fills it for MySQL (mysqlAccounts). A PostgreSQL implementation fills it too and
-// is added to sqlLayers; the step, its plan and the check then serve PostgreSQL with nothing else
-// changed. The desired state, the connection and the result are dbusers' types for now: they name
-// databases, accounts and privileges, no MySQL syntax, and may move to a package of their own with
-// a second engine.
+// NOTE: dbusers fills it for MySQL (mysqlAccounts), pgusers for PostgreSQL (pgAccounts); the
+// step, its plan and the check serve both alike. The desired state, the connection, the result
+// and the error kinds are dbusers' types: they name databases, accounts and privileges (a grant's
+// schema is PostgreSQL's), no engine's syntax.
 type SQLAccounts interface {
 	// NormalizeHost is the engine's canonical form of an account's host ("" for any).
 	NormalizeHost(host string) string
@@ -32,9 +33,24 @@ type SQLAccounts interface {
 }
 
 // sqlLayers are the engines whose databases and users the hooks manage, each with its SQL layer.
-// Any other engine gets DatabasesReady False, EngineNotSupported.
+// Any other engine (SQL Server) gets DatabasesReady False, EngineNotSupported (notSupported).
 var sqlLayers = map[string]SQLAccounts{
-	v1alpha1.EngineMySQL: mysqlAccounts{},
+	v1alpha1.EngineMySQL:      mysqlAccounts{},
+	v1alpha1.EnginePostgreSQL: pgAccounts{},
+}
+
+// notSupported is EngineNotSupported's sentence for an engine without a SQL layer.
+//
+// NOTE: OTC has no account API for RDS (its database team declined one), so accounts are made in
+// SQL as the instance's administrator. SQL Server's are not: its logins live in master and are
+// mapped to a user in each database, which users and grants (one account, privileges on
+// databases) do not express, and the hooks carry no SQL Server driver.
+func notSupported(engine string) string {
+	why := ""
+	if engine == v1alpha1.EngineSQLServer {
+		why = " SQL Server's accounts are logins mapped to a user in each database, which users and grants do not express yet."
+	}
+	return fmt.Sprintf("Databases and users are not supported for %s, only for %s; nothing was applied.%s", engine, sqlEngines(), why)
 }
 
 // sqlEngines names the engines of sqlLayers, for a message: "MySQL", "MySQL and PostgreSQL".
@@ -72,4 +88,28 @@ func (mysqlAccounts) Validate(d dbusers.Desired) error { return dbusers.Validate
 
 func (mysqlAccounts) Apply(ctx context.Context, conn dbusers.Conn, d dbusers.Desired, managed dbusers.ManagedState) (dbusers.Result, error) {
 	return dbusers.Apply(ctx, conn, d, managed)
+}
+
+// pgAccounts is PostgreSQL's SQL layer: pgusers, over jackc/pgx. Roles have no host: the host
+// is normalized as MySQL's is (so "" and "%" are one account, in Secret names too) and must be
+// "%".
+type pgAccounts struct{}
+
+func (pgAccounts) NormalizeHost(host string) string { return dbusers.NormalizeHost(host) }
+
+func (pgAccounts) ValidateAccount(name, host string) error {
+	if err := pgusers.ValidateRole(name); err != nil {
+		return err
+	}
+	return pgusers.ValidateHost(host)
+}
+
+func (pgAccounts) ParseGrant(stmt, name, host string) (dbusers.Grant, error) {
+	return pgusers.ParseGrant(stmt, name, host)
+}
+
+func (pgAccounts) Validate(d dbusers.Desired) error { return pgusers.Validate(d) }
+
+func (pgAccounts) Apply(ctx context.Context, conn dbusers.Conn, d dbusers.Desired, managed dbusers.ManagedState) (dbusers.Result, error) {
+	return pgusers.Apply(ctx, conn, d, managed)
 }

@@ -51,6 +51,8 @@ func operationDone(op *v1alpha1.Operation, status string) bool {
 	switch op.Type {
 	case OpCreate:
 		return status != cloud.StatusBuild
+	case OpCreateReplica:
+		return false // the replicas step ends it once the replica is built (replicas.go)
 	case OpDelete, OpBackup:
 		// Done only when OTC no longer lists the instance, or when the backup completes.
 		return false

@@ -323,6 +323,9 @@ func TestSyncCreatePath(t *testing.T) {
 				s := secretChild(t, resp.Children)
 				assert.Equal(t, "192.168.0.10", string(s.Data[KeyHost]))
 				assert.Equal(t, "3306", string(s.Data[KeyPort]))
+				// crossplane-contrib/provider-sql's keys: endpoint, port, username, password.
+				assert.Equal(t, "192.168.0.10", string(s.Data[KeyEndpoint]))
+				assert.Equal(t, "root", string(s.Data[KeyUsername]))
 				assert.Equal(t, "root:A12345678+@tcp(192.168.0.10:3306)/", string(s.Data[KeyDSN]))
 				assert.Equal(t, "mysql://root:A12345678+@192.168.0.10:3306/", string(s.Data[KeyURI]))
 				assert.Equal(t, 300.0, resp.ResyncAfterSeconds)

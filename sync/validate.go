@@ -99,6 +99,7 @@ func Validate(spec *v1alpha1.RdsSpec) []string {
 	if spec.Backupkeepdays < 0 || spec.Backupkeepdays > 732 {
 		p.addf("backupkeepdays %d is not between 0 and 732.", spec.Backupkeepdays)
 	}
+	validateSettings(spec, &p) // settings.go
 	if spec.Backuprestoretime != "" {
 		if _, err := time.Parse(time.RFC3339, spec.Backuprestoretime); err != nil {
 			p.addf("backuprestoretime %q is not an RFC3339 time such as 2026-11-22T10:00:00Z.", spec.Backuprestoretime)
@@ -123,13 +124,14 @@ func Validate(spec *v1alpha1.RdsSpec) []string {
 	// NOTE: spec.databases and spec.users are checked by the databases step (validate_users.go):
 	// a bad GRANT added to a running object must not stop the instance from being reported.
 	p = append(p, restoreProblems(spec)...)
+	p = append(p, replicaProblems(spec)...) // validate_replicas.go
 	if spec.Autopilot {
 		_, ap := autopilotSettingsOf(spec) // autopilot_plan.go
 		p = append(p, ap...)
 	}
 	for _, t := range spec.Tags {
 		if reservedTag(t.Key) {
-			p.addf("tags key %q is reserved for the controller's own tags (rds-owner-*, rds-released*, rds-restart-request, rds-upgrade-request).", t.Key)
+			p.addf("tags key %q is reserved for the controller's own tags (rds-owner-*, rds-released*, rds-restart-request, rds-upgrade-request, rds-replica).", t.Key)
 		}
 	}
 	return p

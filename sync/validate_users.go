@@ -10,10 +10,11 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
 
-// validateUsers returns the problems of spec.databases and spec.users. GRANT strings are parsed
-// (never executed) and accepted only for database- or table-level privileges of exactly the
-// user's own account. Engines other than MySQL are not checked here: the databases step reports
-// them as not supported, whatever the lists hold.
+// validateUsers returns the problems of spec.databases and spec.users, by the rules of the engine's
+// SQL layer. GRANT strings are parsed (never executed) and accepted only for MySQL's database- or
+// table-level privileges of exactly the user's own account; PostgreSQL takes none. Engines
+// without a SQL layer are not checked here: the databases step reports them as not supported,
+// whatever the lists hold.
 func validateUsers(spec *v1alpha1.RdsSpec) []string {
 	layer := sqlLayers[spec.Datastoretype]
 	if layer == nil {
@@ -77,7 +78,7 @@ func desiredDatabases(layer SQLAccounts, spec *v1alpha1.RdsSpec, password func(i
 func structuredGrants(u v1alpha1.User) []dbusers.Grant {
 	var out []dbusers.Grant
 	for _, g := range u.Grants {
-		out = append(out, dbusers.Grant{Database: g.Database, Table: g.Table, Privileges: g.Privileges})
+		out = append(out, dbusers.Grant{Database: g.Database, Schema: g.Schema, Table: g.Table, Privileges: g.Privileges})
 	}
 	return out
 }

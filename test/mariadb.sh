@@ -27,10 +27,15 @@ SOCKET=$STATE_DIR/mysqld.sock
 PID_FILE=$STATE_DIR/mysqld.pid
 LOG_FILE=$STATE_DIR/error.log
 ENV_FILE=$STATE_DIR/env
+# OUR_FILES are what this script keeps in STATE_DIR: nothing else is ever deleted with it.
+OUR_FILES=(data mysqld.sock mysqld.sock.lock mysqld.pid error.log install.log env)
 START_TIMEOUT=${MARIADB_TEST_START_TIMEOUT:-60}
 
 log() { printf 'mariadb.sh: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+
+# shellcheck source=test/dbserver.sh
+source "$(dirname "${BASH_SOURCE[0]}")/dbserver.sh"
 
 # find_bin prints the path of the first of the named programs found in PATH or the sbin dirs.
 find_bin() {
@@ -77,51 +82,6 @@ server_pid() {
 	printf '%s\n' "$pid"
 }
 
-# remove_state_dir deletes the state directory, but only if everything in it is ours: a
-# mistyped MARIADB_TEST_DIR must never delete someone's files.
-remove_state_dir() {
-	[[ -e $STATE_DIR ]] || return 0
-	[[ $STATE_DIR == /*/* ]] || die "refusing to delete $STATE_DIR: not an absolute path below /"
-	local foreign
-	foreign=$(find "$STATE_DIR" -mindepth 1 -maxdepth 1 \
-		! -name data ! -name mysqld.sock ! -name mysqld.sock.lock ! -name mysqld.pid \
-		! -name error.log ! -name install.log ! -name env -print -quit)
-	[[ -z $foreign ]] || die "refusing to delete $STATE_DIR: it holds files this script did not make ($foreign)"
-	rm -rf "$STATE_DIR"
-}
-
-port_in_use() {
-	# A successful connect means someone listens there.
-	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-pick_port() {
-	if [[ -n ${MARIADB_TEST_PORT:-} ]]; then
-		port_in_use "$MARIADB_TEST_PORT" && die "port $MARIADB_TEST_PORT is in use by another program"
-		printf '%s\n' "$MARIADB_TEST_PORT"
-		return 0
-	fi
-	local p
-	for ((p = 3307; p < 3407; p++)); do
-		if ! port_in_use "$p"; then
-			printf '%s\n' "$p"
-			return 0
-		fi
-	done
-	die "no free port between 3307 and 3406"
-}
-
-random_password() {
-	# 24 characters from an alphabet that needs no quoting in shells or SQL. The end-to-end tests
-	# use it as an OTC root password too, so it always holds a lower-case letter, an upper-case
-	# letter and a digit (OTC wants three character classes).
-	local pw=""
-	while ((${#pw} < 21)); do
-		pw+=$(head -c 64 /dev/urandom | tr -dc 'A-Za-z0-9' || true)
-	done
-	printf 'a%sZ7\n' "${pw:0:21}"
-}
-
 # sql runs a statement as root over TCP with the password from the env file.
 sql() {
 	# shellcheck disable=SC1090
@@ -164,13 +124,13 @@ start() {
 	client=$(find_bin mariadb mysql)
 	admin=$(find_bin mariadb-admin mysqladmin)
 
-	port=$(pick_port)
+	port=$(pick_port "${MARIADB_TEST_PORT:-}" 3307)
 	password=${MARIADB_TEST_PASSWORD:-$(random_password)}
 	# The password goes into SQL text and shell assignments below: keep it to a safe alphabet.
 	[[ $password =~ ^[A-Za-z0-9._-]{8,64}$ ]] ||
 		die "MARIADB_TEST_PASSWORD must be 8 to 64 characters of A-Z, a-z, 0-9, '.', '_' and '-'"
 
-	remove_state_dir
+	remove_state_dir "${OUR_FILES[@]}"
 	mkdir -p "$DATA_DIR"
 	chmod 0755 "$STATE_DIR"
 	if [[ $(id -u) -eq 0 ]]; then
@@ -255,7 +215,7 @@ stop() {
 	else
 		log "no server running"
 	fi
-	remove_state_dir
+	remove_state_dir "${OUR_FILES[@]}"
 }
 
 case ${1:-start} in

@@ -54,7 +54,7 @@ func (f *faultFlags) Set(v string) error {
 	return nil
 }
 
-// endpointFlags collects repeated --endpoint values: [NAMESPACE/NAME=|NAME=]HOST:PORT.
+// endpointFlags collects repeated --endpoint values: [NAMESPACE/NAME=|NAME=|engine:ENGINE=]HOST:PORT.
 type endpointFlags = otcsim.EndpointFlags
 
 // config is what the flags say.
@@ -90,7 +90,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.opts.UniqueNames, "unique-names", false, "refuse a create whose instance name is taken (409 DBS.200022); OTC itself allows duplicate names")
 	fs.BoolVar(&c.manualClock, "manual-clock", false, "freeze the simulated clock; move it with POST /_sim/clock/advance (needs --control)")
 	endpoints := endpointFlags{}
-	fs.Var(endpoints, "endpoint", "back instances with a real MySQL-compatible server: NAMESPACE/NAME=HOST:PORT for the instance of that Rds object (its owner tags), NAME=HOST:PORT for the OTC instance NAME, HOST:PORT for every other instance (repeatable)")
+	fs.Var(endpoints, "endpoint", "back instances with a real database server: NAMESPACE/NAME=HOST:PORT for the instance of that Rds object (its owner tags), NAME=HOST:PORT for the OTC instance NAME, engine:ENGINE=HOST:PORT for every other instance of that engine (e.g. engine:PostgreSQL), HOST:PORT for every other instance (repeatable)")
 	fs.Var(&c.faults, "fault", "inject a fault, OP:KIND[:key=value,...], e.g. 'CreateInstance:commit-drop:rate=0.5' (repeatable; kinds: status, throttle, latency, hang, commit-drop; keys: rate, count, status, retry-after, delay)")
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log level (DEBUG logs every request)")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")

@@ -100,7 +100,7 @@ func TestParseFlags(t *testing.T) {
 	_, err = parseFlags([]string{"--fault", "Bogus:status"}, io.Discard)
 	require.Error(t, err, "a fault on an operation that does not exist would never fire")
 	assert.Contains(t, err.Error(), `unknown operation "Bogus"`)
-	assert.Contains(t, err.Error(), "CreateInstance, CreateTemporaryCredential", "it names the valid operations")
+	assert.Contains(t, err.Error(), "CreateInstance, CreateReplica, CreateTemporaryCredential", "it names the valid operations")
 	cfg, err = parseFlags([]string{"--fault", "CreateToken:throttle:retry-after=7"}, io.Discard)
 	require.NoError(t, err, "a bare number of seconds, as HTTP's Retry-After")
 	assert.Equal(t, 7*time.Second, cfg.faults[0].RetryAfter)

@@ -163,7 +163,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	c.logLevel = slog.LevelInfo
 	fs.TextVar(&c.logLevel, "log-level", c.logLevel, "log level: DEBUG, INFO, WARN or ERROR")
 	c.simEndpoints = otcsim.EndpointFlags{}
-	fs.Var(fieldsValue{c.simEndpoints}, "sim-endpoint", "with --cloud sim: back instances with a real MySQL-compatible server, [NAMESPACE/NAME=|INSTANCE-NAME=]HOST:PORT (HOST:PORT alone: every instance); repeatable, or space-separated in the variable")
+	fs.Var(fieldsValue{c.simEndpoints}, "sim-endpoint", "with --cloud sim: back instances with a real database server, [NAMESPACE/NAME=|INSTANCE-NAME=|engine:ENGINE=]HOST:PORT (engine:PostgreSQL=HOST:PORT: every PostgreSQL instance; HOST:PORT alone: every instance); repeatable, or space-separated in the variable")
 	fs.BoolVar(&c.version, "version", false, "print the version and exit")
 
 	envErr := applyEnv(fs, getenv)

@@ -26,6 +26,7 @@ import (
 // instance goes ACTIVE and the hooks create the database and the user with its grant in MariaDB.
 // The instance takes the simulator's real-time create duration (20 s).
 func TestRunBackedByMariaDB(t *testing.T) {
+	t.Parallel()
 	addr := os.Getenv("TEST_MYSQL_ADDR")
 	if addr == "" {
 		if testing.Short() {
@@ -53,12 +54,40 @@ func TestRunBackedByMariaDB(t *testing.T) {
 	readJSON(t, filepath.Join(testdata.Dir(), "curl", "users.json"), &spec)
 	spec["password"] = rootPassword
 
+	stdout := runUntilDatabasesReady(t, req, addr)
+
+	// What the walk-through shows: the user and its grant, read straight from MariaDB.
+	var grants []string
+	rows, err := admin.QueryContext(context.Background(), "SHOW GRANTS FOR 'demoapp'@'%'")
+	require.NoError(t, err)
+	for rows.Next() {
+		var g string
+		require.NoError(t, rows.Scan(&g))
+		grants = append(grants, g)
+	}
+	require.NoError(t, rows.Err())
+	rows.Close()
+	assert.Contains(t, grants, "GRANT SELECT, INSERT ON `demoshop`.* TO `demoapp`@`%`")
+
+	app := openMySQL(t, addr, "demoapp", "Demo-App-Passw0rd")
+	_, err = app.ExecContext(context.Background(), "CREATE TABLE demoshop.t (id INT)")
+	assert.Error(t, err, "no CREATE privilege")
+	require.NoError(t, app.PingContext(context.Background()), "the user logs in with its password")
+	assert.NotContains(t, stdout.String(), rootPassword, "no root password in the logs")
+	assert.NotContains(t, stdout.String(), "Demo-App-Passw0rd", "no user password in the logs")
+}
+
+// runUntilDatabasesReady runs the hooks against the embedded simulator with the endpoint given
+// (--sim-endpoint), plays Metacontroller with req (each answer fed back) until DatabasesReady is
+// True, and returns what the hooks logged. The hooks stop when the test ends.
+func runUntilDatabasesReady(t *testing.T, req map[string]any, endpoint string) *testutil.Buffer {
+	t.Helper()
 	listen := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	stdout := &testutil.Buffer{}
 	errc := make(chan error, 1)
 	go func() {
-		errc <- run(ctx, []string{"--cloud", "sim", "--listen", listen, "--logs-listen", freeAddr(t), "--sim-endpoint", addr, "--insecure-no-auth"}, noEnv, stdout, io.Discard)
+		errc <- run(ctx, []string{"--cloud", "sim", "--listen", listen, "--logs-listen", freeAddr(t), "--sim-endpoint", endpoint, "--insecure-no-auth"}, noEnv, stdout, io.Discard)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -86,26 +115,7 @@ func TestRunBackedByMariaDB(t *testing.T) {
 			time.Sleep(time.Second)
 		}
 	}
-
-	// What the walk-through shows: the user and its grant, read straight from MariaDB.
-	var grants []string
-	rows, err := admin.QueryContext(context.Background(), "SHOW GRANTS FOR 'demoapp'@'%'")
-	require.NoError(t, err)
-	for rows.Next() {
-		var g string
-		require.NoError(t, rows.Scan(&g))
-		grants = append(grants, g)
-	}
-	require.NoError(t, rows.Err())
-	rows.Close()
-	assert.Contains(t, grants, "GRANT SELECT, INSERT ON `demoshop`.* TO `demoapp`@`%`")
-
-	app := openMySQL(t, addr, "demoapp", "Demo-App-Passw0rd")
-	_, err = app.ExecContext(context.Background(), "CREATE TABLE demoshop.t (id INT)")
-	assert.Error(t, err, "no CREATE privilege")
-	require.NoError(t, app.PingContext(context.Background()), "the user logs in with its password")
-	assert.NotContains(t, stdout.String(), rootPassword, "no root password in the logs")
-	assert.NotContains(t, stdout.String(), "Demo-App-Passw0rd", "no user password in the logs")
+	return stdout
 }
 
 func openMySQL(t *testing.T, addr, user, password string) *sql.DB {

@@ -249,6 +249,28 @@ func TestOptionsEndpointsByOwnerTags(t *testing.T) {
 	assert.Equal(t, "10.9.0.1:3306", endpoint(other), "unpinned, the options decide again")
 }
 
+// TestOptionsEndpointsByEngine: "engine:ENGINE" backs the instances of that engine that no name
+// or object names, so a MariaDB can back the MySQL instances and a PostgreSQL the PostgreSQL ones.
+func TestOptionsEndpointsByEngine(t *testing.T) {
+	e := newEnv(t, Options{Endpoints: map[string]string{
+		EngineKey("PostgreSQL"): "127.0.0.1:5433", "*": "127.0.0.1:3307", "named-pg": "10.9.0.9:5432",
+	}})
+	endpoint := func(id string) string {
+		in := e.getInstance(t, id)
+		require.Len(t, in.PrivateIps, 1)
+		return fmt.Sprintf("%s:%d", in.PrivateIps[0], in.Port)
+	}
+	pg := func(name string) instances.CreateRdsOpts {
+		o := createOpts(name)
+		o.Datastore = &instances.Datastore{Type: "PostgreSQL", Version: "15"}
+		o.FlavorRef, o.Port = "rds.pg.n1.large.2", ""
+		return o
+	}
+	assert.Equal(t, "127.0.0.1:5433", endpoint(e.createActive(t, pg("any-pg"))), "a PostgreSQL instance: the engine's server")
+	assert.Equal(t, "127.0.0.1:3307", endpoint(e.createActive(t, createOpts("any-mysql"))), "a MySQL instance: *")
+	assert.Equal(t, "10.9.0.9:5432", endpoint(e.createActive(t, pg("named-pg"))), "a name wins over the engine")
+}
+
 func TestEndpointFlags(t *testing.T) {
 	f := EndpointFlags{}
 	for _, v := range []string{"team-a/shop=127.0.0.1:3307", "rds-x=db:3306", "127.0.0.1:3306"} {
@@ -256,7 +278,9 @@ func TestEndpointFlags(t *testing.T) {
 	}
 	assert.Equal(t, EndpointFlags{"team-a/shop": "127.0.0.1:3307", "rds-x": "db:3306", "*": "127.0.0.1:3306"}, f)
 	assert.Equal(t, "*=127.0.0.1:3306 rds-x=db:3306 team-a/shop=127.0.0.1:3307", f.String())
-	for _, bad := range []string{"=h:1", "/shop=h:1", "team-a/=h:1", "a/b/c=h:1", "x=h", "h:70000"} {
+	require.NoError(t, f.Set("engine:postgresql=127.0.0.1:5433"))
+	assert.Equal(t, "127.0.0.1:5433", f[EngineKey("PostgreSQL")], "the engine's name is spelled as OTC spells it")
+	for _, bad := range []string{"=h:1", "/shop=h:1", "team-a/=h:1", "a/b/c=h:1", "x=h", "h:70000", "engine:oracle=h:1"} {
 		assert.Error(t, f.Set(bad), bad)
 	}
 }

@@ -20,6 +20,7 @@ const (
 	OpListInstances        = "ListInstances"
 	OpCreateInstance       = "CreateInstance"
 	OpRestoreToNew         = "RestoreToNew"
+	OpCreateReplica        = "CreateReplica" // POST /instances with replica_of_id
 	OpDeleteInstance       = "DeleteInstance"
 	OpResize               = "Resize"
 	OpEnlargeVolume        = "EnlargeVolume"
@@ -58,6 +59,9 @@ const (
 	OpUpdatePort           = "UpdatePort"
 	OpTagsAction           = "TagsAction"
 	OpGetTags              = "GetTags"
+	OpChangeStorageType    = "ChangeStorageType"  // the change_volume action
+	OpChangeFailoverMode   = "ChangeFailoverMode" // PUT …/failover/mode
+	OpChangeOpsWindow      = "ChangeOpsWindow"    // PUT …/ops-window
 
 	OpListVpcs           = "ListVpcs"
 	OpGetVpc             = "GetVpc"
@@ -85,20 +89,21 @@ const (
 
 // mutatingOps are the operations that change cloud state (counted by MutatingCalls).
 var mutatingOps = map[string]bool{
-	OpCreateInstance: true, OpRestoreToNew: true, OpDeleteInstance: true, OpCreateBackup: true,
+	OpCreateInstance: true, OpRestoreToNew: true, OpCreateReplica: true, OpDeleteInstance: true, OpCreateBackup: true,
 	OpResize: true, OpEnlargeVolume: true, OpRestart: true, OpSingleToHa: true,
 	OpUpgradeDbVersion: true, OpUpgradeMajorVersion: true, OpStartupInstance: true, OpStopInstance: true,
 	OpManageAutoScaling: true, OpUpdateBackupPolicy: true, OpDeleteBackup: true,
 	OpRestorePITR: true, OpUpdateInstanceCfg: true, OpApplyConfiguration: true, OpInstanceAction: true,
 	OpCreateConfiguration: true, OpUpdateConfiguration: true, OpDeleteConfiguration: true,
 	OpUpdatePort: true, OpTagsAction: true, OpCreateTemporaryCredential: true,
+	OpChangeStorageType: true, OpChangeFailoverMode: true, OpChangeOpsWindow: true,
 	OpCreateAlarm: true, OpUpdateAlarmAction: true, OpDeleteAlarm: true,
 }
 
 // Operations returns every operation name a request can be counted under (and a Fault can name),
 // sorted: those of the routes and those a route tells apart by the request body.
 func Operations() []string {
-	seen := map[string]bool{OpRestoreToNew: true}
+	seen := map[string]bool{OpRestoreToNew: true, OpCreateReplica: true}
 	for _, op := range actionOps {
 		seen[op] = true
 	}

@@ -13,7 +13,9 @@ import (
 //  1. "NAMESPACE/NAME": the Kubernetes object that owns the instance, read from the ownership tags
 //     the hooks put on the instance after creating it (OwnerNamespaceTag, OwnerNameTag);
 //  2. "NAME": the OTC instance name (what the Rds status shows);
-//  3. "*": every other instance.
+//  3. "engine:ENGINE": every other instance of that engine (MySQL, PostgreSQL, SQLServer), so that
+//     a MariaDB backs the MySQL instances and a PostgreSQL the PostgreSQL ones;
+//  4. "*": every other instance.
 //
 // NOTE: the simulator sees only OTC calls, so the Rds object's namespace/name is known from the
 // ownership tags alone; the OTC name is derived by the hooks (with a hash, and a cluster id) and is
@@ -26,8 +28,14 @@ const (
 	OwnerNameTag      = "rds-owner-name"
 )
 
+// EngineKey is the Options.Endpoints key of every instance of an engine: "engine:PostgreSQL".
+func EngineKey(engine string) string { return enginePrefix + engine }
+
+const enginePrefix = "engine:"
+
 // EndpointFlags is a flag.Value for repeated endpoint flags, the keys and "host:port" values of
-// Options.Endpoints: "[NAMESPACE/NAME=|NAME=]HOST:PORT" (no key: "*", every instance).
+// Options.Endpoints: "[NAMESPACE/NAME=|NAME=|engine:ENGINE=]HOST:PORT" (no key: "*", every
+// instance).
 type EndpointFlags map[string]string
 
 func (f EndpointFlags) String() string {
@@ -45,7 +53,14 @@ func (f EndpointFlags) Set(v string) error {
 		key, ep = "*", v
 	}
 	if ns, name, isObject := strings.Cut(key, "/"); key == "" || isObject && (ns == "" || name == "" || strings.Contains(name, "/")) {
-		return fmt.Errorf("endpoint %q: want [NAMESPACE/NAME=|INSTANCE-NAME=]HOST:PORT", v)
+		return fmt.Errorf("endpoint %q: want [NAMESPACE/NAME=|INSTANCE-NAME=|engine:ENGINE=]HOST:PORT", v)
+	}
+	if name, ok := strings.CutPrefix(key, enginePrefix); ok {
+		e := findEngine(name)
+		if e == nil {
+			return fmt.Errorf("endpoint %q: no engine %q: want MySQL, PostgreSQL or SQLServer", v, name)
+		}
+		key = EngineKey(e.name)
 	}
 	if _, _, err := ParseEndpoint(ep); err != nil {
 		return err
@@ -65,13 +80,16 @@ func (s *Sim) endpointOf(in *instance) (string, int) {
 			return s.parseEndpointOption(ep)
 		}
 	}
-	return s.endpointFor(in.name)
+	return s.endpointFor(in.name, in.engine.name)
 }
 
-// endpointFor returns the real server Options.Endpoints assigns to an instance name ("*" matches
-// every name without an entry of its own).
-func (s *Sim) endpointFor(name string) (string, int) {
+// endpointFor returns the real server Options.Endpoints assigns to an instance name of an engine
+// ("engine:ENGINE", then "*", match every name without an entry of its own).
+func (s *Sim) endpointFor(name, engine string) (string, int) {
 	ep, ok := s.opts.Endpoints[name]
+	if !ok {
+		ep, ok = s.opts.Endpoints[EngineKey(engine)]
+	}
 	if !ok {
 		ep, ok = s.opts.Endpoints["*"]
 	}

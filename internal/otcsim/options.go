@@ -41,8 +41,8 @@ type Options struct {
 	UniqueNames bool
 	// Endpoints back instances with real database servers: an instance a key matches reports that
 	// "host:port" as its private IP and port once it is ACTIVE (as SetInstanceEndpoint does). Keys
-	// are "NAMESPACE/NAME" (the owner tags), the instance name, or "*" for every other instance
-	// (endpoints.go).
+	// are "NAMESPACE/NAME" (the owner tags), the instance name, "engine:ENGINE" (EngineKey) for
+	// every other instance of an engine, or "*" for every other instance (endpoints.go).
 	Endpoints map[string]string
 	// BaseURL, when set, is used in catalogs instead of "http://" + the request's Host.
 	BaseURL string

@@ -23,6 +23,9 @@ type actionRequest struct {
 		AzCodeNewNode string `json:"az_code_new_node"`
 		Password      string `json:"password"`
 	} `json:"single_to_ha"`
+	ChangeVolume *struct {
+		VolumeCode string `json:"volume_code"`
+	} `json:"change_volume"`
 }
 
 // actionOps maps the body key of POST /instances/{id}/action to an operation name.
@@ -31,6 +34,7 @@ var actionOps = map[string]string{
 	"enlarge_volume": OpEnlargeVolume,
 	"restart":        OpRestart,
 	"single_to_ha":   OpSingleToHa,
+	"change_volume":  OpChangeStorageType,
 }
 
 // bodyKeys returns the top-level keys of a JSON request body and leaves the body readable.
@@ -57,16 +61,21 @@ func actionOp(r *http.Request) string {
 	return OpInstanceAction
 }
 
-// createOp names the operation of POST /instances: a restore_point makes it RestoreToNew.
+// createOp names the operation of POST /instances: a restore_point makes it RestoreToNew, a
+// replica_of_id CreateReplica.
 func createOp(r *http.Request) string {
-	if _, ok := bodyKeys(r)["restore_point"]; ok {
+	keys := bodyKeys(r)
+	if _, ok := keys["replica_of_id"]; ok {
+		return OpCreateReplica
+	}
+	if _, ok := keys["restore_point"]; ok {
 		return OpRestoreToNew
 	}
 	return OpCreateInstance
 }
 
 // handleInstanceAction serves POST /rds/v3/{project}/instances/{id}/action: resize, enlarge volume,
-// restart and single-to-HA. All answer 202 with a job_id.
+// restart, single-to-HA and the storage type change (rds_settings.go). All answer 202 with a job_id.
 func (s *Sim) handleInstanceAction(w http.ResponseWriter, r *http.Request) {
 	var req actionRequest
 	if e := decodeBody(r, &req); e != nil {
@@ -74,13 +83,13 @@ func (s *Sim) handleInstanceAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	set := 0
-	for _, p := range []bool{req.ResizeFlavor != nil, req.EnlargeVolume != nil, req.Restart != nil, req.SingleToHA != nil} {
+	for _, p := range []bool{req.ResizeFlavor != nil, req.EnlargeVolume != nil, req.Restart != nil, req.SingleToHA != nil, req.ChangeVolume != nil} {
 		if p {
 			set++
 		}
 	}
 	if set != 1 {
-		writeError(w, svcRDS, errParam("exactly one of resize_flavor, enlarge_volume, restart and single_to_ha is required"))
+		writeError(w, svcRDS, errParam("exactly one of resize_flavor, enlarge_volume, restart, single_to_ha and change_volume is required"))
 		return
 	}
 	now := s.lockAt()
@@ -100,6 +109,8 @@ func (s *Sim) handleInstanceAction(w http.ResponseWriter, r *http.Request) {
 		j, err = s.enlarge(in, req.EnlargeVolume.Size.Value, now, "Enlarge"+in.engine.jobName+"Volume")
 	case req.Restart != nil:
 		j, err = s.restart(in, now)
+	case req.ChangeVolume != nil:
+		j, err = s.changeStorageType(in, req.ChangeVolume.VolumeCode, now)
 	default:
 		j, err = s.singleToHA(in, req.SingleToHA.AzCodeNewNode, req.SingleToHA.Password, now)
 	}
@@ -120,8 +131,11 @@ func (s *Sim) resize(in *instance, spec string, now time.Time) (*job, *apiError)
 	}
 	f := findFlavor(spec)
 	wantMode := modeSingle
-	if in.typ == TypeHa {
+	switch in.typ {
+	case TypeHa:
 		wantMode = modeHA
+	case TypeReplica:
+		wantMode = modeReplica
 	}
 	if f == nil || f.engine != in.engine || !slices.Contains(f.versions, in.version) {
 		return nil, errorf(http.StatusBadRequest, "DBS.200053", "The specifications %s do not exist for %s %s.", spec, in.engine.name, in.version)
@@ -268,12 +282,14 @@ func (s *Sim) handleUpgradeDbVersion(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]any{"job_id": j.id})
 }
 
-// handleStartup serves POST /instances/{id}/action/startup (200): SHUTDOWN → ACTIVE.
+// handleStartup serves POST /instances/{id}/action/startup (200): SHUTDOWN → ACTIVE. The status
+// stays SHUTDOWN while the job runs ("Only instances in Stopped state can be started").
 func (s *Sim) handleStartup(w http.ResponseWriter, r *http.Request) {
 	s.startStop(w, r, StatusShutdown, StatusActive, "Startup")
 }
 
-// handleShutdown serves POST /instances/{id}/action/shutdown (200): ACTIVE → SHUTDOWN.
+// handleShutdown serves POST /instances/{id}/action/shutdown (200): ACTIVE → SHUTDOWN. The status
+// stays ACTIVE while the job runs; OTC starts it again after seven days (autoStart).
 func (s *Sim) handleShutdown(w http.ResponseWriter, r *http.Request) {
 	s.startStop(w, r, StatusActive, StatusShutdown, "Shutdown")
 }
@@ -285,7 +301,17 @@ func (s *Sim) startStop(w http.ResponseWriter, r *http.Request, from, to, verb s
 	if in == nil {
 		return
 	}
-	if in.op != nil {
+	if in.engine.short == "mssql" {
+		// NOTE: "This API is supported for MySQL and PostgreSQL DB engines" (DOC: stopping and
+		// starting an instance).
+		writeError(w, svcRDS, errParam("%s instances cannot be stopped or started", in.engine.name))
+		return
+	}
+	if in.typ == TypeReplica { // rds_replicas.go: a replica stops and starts with its primary
+		writeError(w, svcRDS, errParam("a read replica is stopped and started with its primary"))
+		return
+	}
+	if in.op != nil || in.replicaBuilding() {
 		writeError(w, svcRDS, errInstanceBusy())
 		return
 	}
@@ -295,7 +321,13 @@ func (s *Sim) startStop(w http.ResponseWriter, r *http.Request, from, to, verb s
 	}
 	d := s.opts.Durations.Restart
 	j := s.newJob(verb+in.engine.jobName+"Instance", in, now, d)
-	in.startOp(opKindStartStop, "", now, d, j, func(in *instance, _ time.Time) { in.status = to })
+	in.startOp(opKindStartStop, "", now, d, j, func(in *instance, at time.Time) {
+		in.status, in.stoppedAt = to, time.Time{}
+		if to == StatusShutdown {
+			in.stoppedAt = at
+		}
+		in.replicasFollow(to)
+	})
 	writeJSON(w, http.StatusOK, map[string]any{"job_id": j.id})
 }
 

@@ -37,6 +37,8 @@ type createRequest struct {
 	} `json:"charge_info"`
 	TimeZone     string        `json:"time_zone"`
 	RestorePoint *restorePoint `json:"restore_point"`
+	// ReplicaOfID makes the request a read replica's (rds_replicas.go).
+	ReplicaOfID string `json:"replica_of_id"`
 }
 
 type datastoreSpec struct {
@@ -165,9 +167,12 @@ func (s *Sim) handleCreateInstance(w http.ResponseWriter, r *http.Request) {
 		j   *job
 		err *apiError
 	)
-	if req.RestorePoint != nil {
+	switch {
+	case req.ReplicaOfID != "":
+		in, j, err = s.createReplica(&req, now)
+	case req.RestorePoint != nil:
 		in, j, err = s.restoreToNew(&req, now)
-	} else {
+	default:
 		in, j, err = s.createInstance(&req, now)
 	}
 	if err != nil {
@@ -315,7 +320,7 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 	if in.privateIP == "" {
 		in.privateIP = sn.allocateIP()
 	}
-	in.endpointHost, in.endpointPort = s.endpointFor(in.name)
+	in.endpointHost, in.endpointPort = s.endpointFor(in.name, in.engine.name)
 	in.nodes = s.newNodes(in)
 	s.instances[in.id] = in
 	return in, nil
@@ -404,7 +409,7 @@ func (in *instance) listJSON() map[string]any {
 		"flavor_ref": in.flavor.spec, "volume": map[string]any{"type": in.volumeType, "size": in.volumeSize},
 		"switch_strategy":    "reliability",
 		"backup_strategy":    map[string]any{"start_time": in.backupStart, "keep_days": in.backupKeepDays},
-		"maintenance_window": "02:00-06:00", "nodes": nodes, "related_instance": []any{},
+		"maintenance_window": in.shownMaintenanceWindow(), "nodes": nodes, "related_instance": in.relatedJSON(),
 		"disk_encryption_id": in.diskEncryption, "time_zone": in.timeZone,
 		"charge_info": map[string]any{"charge_mode": "postPaid"}, "tags": in.tags,
 		"associated_with_ddm": false,
@@ -494,13 +499,19 @@ func (s *Sim) handleDeleteInstance(w http.ResponseWriter, r *http.Request) {
 		writeError(w, svcRDS, errInstanceNotFound(r.PathValue("id")))
 		return
 	}
-	if in.op != nil {
+	if in.op != nil || in.replicaBuilding() {
 		writeError(w, svcRDS, errInstanceBusy())
+		return
+	}
+	if in.status == StatusShutdown && in.engine.short == "pg" {
+		// NOTE: "A stopped PostgreSQL DB instance cannot be deleted" (DOC: stopping an instance).
+		writeError(w, svcRDS, errorf(http.StatusBadRequest, "DBS.200086", "This operation is not allowed by the DB instance status."))
 		return
 	}
 	j := s.newJob("Delete"+in.engine.jobName+"Instance", in, now, s.opts.Durations.Delete)
 	in.startOp(opKindDelete, "", now, s.opts.Durations.Delete, j, func(in *instance, _ time.Time) {
 		delete(s.instances, in.id)
+		s.forget(in) // rds_replicas.go: and a primary's read replicas with it
 		for id, b := range s.backups {
 			if b.instanceID == in.id && b.typ == backupAuto {
 				delete(s.backups, id)

@@ -61,6 +61,10 @@ type instance struct {
 	autoscaling     autoscalingPolicy
 	configValues    map[string]string
 	restartPending  bool
+	// maintenanceWindow is "hh:mm-HH:MM" (UTC); "" is OTC's default (rds_settings.go).
+	maintenanceWindow string
+	// stoppedAt is when a stop finished; OTC starts the instance seven days later (autoStart).
+	stoppedAt time.Time
 
 	status  string      // the settled status; an operation in flight may show another
 	op      *instanceOp // the operation in flight, if any
@@ -75,6 +79,11 @@ type instance struct {
 	endpointPinned bool
 
 	failNextBackup bool
+
+	// replicaOf is a read replica's primary; replicas are a primary's read replicas
+	// (rds_replicas.go).
+	replicaOf *instance
+	replicas  []*instance
 
 	errorLogs []errorLogEntry
 	slowLogs  []SlowLogEntry
@@ -108,6 +117,9 @@ const (
 	opKindRestore    = "restore"
 	opKindPort       = "port"
 	opKindStartStop  = "start-stop"
+	// rds_settings.go
+	opKindStorageType = "storage-type"
+	opKindReplication = "replication-mode"
 )
 
 // instanceOp is an operation in flight on an instance. Its effect is applied by finish at end.
@@ -142,7 +154,7 @@ func (in *instance) startOp(kind, status string, now time.Time, d time.Duration,
 // checkIdle refuses changes unless the instance is available and no operation runs on it.
 func (in *instance) checkIdle() *apiError {
 	switch {
-	case in.op != nil:
+	case in.op != nil, in.replicaBuilding():
 		return errInstanceBusy()
 	case in.status == StatusFrozen:
 		return errorf(400, "DBS.280449", "The DB instance is frozen.")

@@ -68,6 +68,8 @@ func (s *Sim) apiRoutes() []route {
 		api("GET "+inst+"/disk-auto-expansion", OpGetAutoScaling, svcRDS, s.handleGetAutoScaling),
 		api("PUT "+inst+"/disk-auto-expansion", OpManageAutoScaling, svcRDS, s.handleManageAutoScaling),
 		api("PUT "+inst+"/port", OpUpdatePort, svcRDS, s.handleUpdatePort),
+		api("PUT "+inst+"/failover/mode", OpChangeFailoverMode, svcRDS, s.handleChangeFailoverMode),
+		api("PUT "+inst+"/ops-window", OpChangeOpsWindow, svcRDS, s.handleChangeOpsWindow),
 		api("POST "+inst+"/tags/action", OpTagsAction, svcRDS, s.handleTagsAction),
 		api("GET "+inst+"/tags", OpGetTags, svcRDS, s.handleGetTags),
 		api("GET "+rds+"/jobs", OpGetJob, svcRDS, s.handleGetJob),

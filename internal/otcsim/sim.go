@@ -132,6 +132,7 @@ func (s *Sim) advance(now time.Time) {
 		}
 	}
 	s.autoscale(now)
+	s.autoStart(now) // rds_settings.go
 }
 
 // sortedInstances returns all instances, oldest first.

@@ -34,8 +34,12 @@ type InstanceView struct {
 	SecurityGroupID   string            `json:"security_group_id"`
 	BackupStartTime   string            `json:"backup_start_time"`
 	BackupKeepDays    int               `json:"backup_keep_days"`
+	BackupPeriod      string            `json:"backup_period"`
+	MaintenanceWindow string            `json:"maintenance_window"`
 	Tags              map[string]string `json:"tags"`
 	Created           time.Time         `json:"created,omitzero"`
+	// ReplicaOf is a read replica's primary (rds_replicas.go).
+	ReplicaOf string `json:"replica_of,omitempty"`
 }
 
 // BackupView is a read-only snapshot of a backup.
@@ -57,10 +61,14 @@ func (in *instance) view() InstanceView {
 		VolumeSize: in.volumeSize, AvailabilityZones: slices.Clone(in.azs), PrivateIPs: in.privateIPs(),
 		Port: in.shownPort(), VpcID: in.vpcID, SubnetID: in.subnetID, SecurityGroupID: in.secGroupID,
 		BackupStartTime: in.backupStart, BackupKeepDays: in.backupKeepDays, Tags: in.tagMap(),
+		BackupPeriod: in.backupPeriod, MaintenanceWindow: in.shownMaintenanceWindow(),
 		Created: in.created,
 	}
 	if in.op != nil {
 		v.Operation, v.OperationEnds, v.JobID = in.op.kind, in.op.end, in.op.jobID
+	}
+	if in.replicaOf != nil {
+		v.ReplicaOf = in.replicaOf.id
 	}
 	return v
 }

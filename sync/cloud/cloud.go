@@ -63,8 +63,14 @@ type Instance struct {
 	SecurityGroupID string
 	ReplicationMode string
 	BackupStrategy  BackupStrategy
-	Nodes           []Node
-	Tags            map[string]string
+	// MaintenanceWindow is OTC's maintenance window, hh:mm-HH:MM in UTC.
+	MaintenanceWindow string
+	Nodes             []Node
+	Tags              map[string]string
+	// ReplicaOf is the primary's id of a read replica (OTC's related_instance of type
+	// replica_of); Replicas are the ids of a primary's read replicas (of type replica).
+	ReplicaOf string
+	Replicas  []string
 	// Created is when OTC finished creating the instance; zero while it is being created.
 	Created time.Time
 }
@@ -79,6 +85,9 @@ type Volume struct {
 type BackupStrategy struct {
 	StartTime string
 	KeepDays  int
+	// Period is the days of the week backups run, "1,2,3,4,5,6,7" (Monday is 1). OTC's instance
+	// list does not report it: only the policy's own read (GetBackupPolicy) fills it.
+	Period string
 }
 
 // Node is one node of an instance.
@@ -156,8 +165,10 @@ type Flavor struct {
 type Cloud interface {
 	Core
 	Operations // day2.go: changes to a running instance
+	Settings   // settings.go: storage type, replication mode, maintenance window, stop and start
 	Restores   // restore.go: point-in-time restore, restore into a new instance
 	Logs       // logs.go: error and slow logs
+	Replicas   // replicas.go: read replicas
 }
 
 // Core is what creating, observing and deleting an instance needs.

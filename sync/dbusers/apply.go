@@ -37,6 +37,12 @@ type Conn struct {
 // Addr is host:port.
 func (c Conn) Addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
 
+// StatementTimeout is Timeout, or DefaultTimeout when it is zero.
+func (c Conn) StatementTimeout() time.Duration { return c.timeout() }
+
+// LoginTimeout is ConnectTimeout, or StatementTimeout when it is zero.
+func (c Conn) LoginTimeout() time.Duration { return c.connectTimeout() }
+
 func (c Conn) timeout() time.Duration {
 	if c.Timeout <= 0 {
 		return DefaultTimeout
@@ -50,6 +56,10 @@ func (c Conn) connectTimeout() time.Duration {
 	}
 	return c.ConnectTimeout
 }
+
+// Validate checks the connection's host, port and user, for every engine's Apply; a
+// *ValidationError lists the problems.
+func (c Conn) Validate() error { return c.validate() }
 
 func (c Conn) validate() error {
 	var problems []string
@@ -112,33 +122,17 @@ func Apply(ctx context.Context, conn Conn, d Desired, managed ManagedState) (Res
 	steps, state := plan(d, managed, obs)
 	res.Managed = state
 
-	var errs []error
-	failed := map[account]bool{}
-	for _, st := range steps {
-		if st.account != (account{}) && failed[st.account] {
-			continue
+	run := make([]Step, len(steps))
+	for i, st := range steps {
+		run[i] = Step{Change: st.change, Opens: st.createsAccount, Effect: st.effect}
+		if st.account != (account{}) {
+			run[i].Group = st.account.display()
 		}
 		if st.query != "" {
-			if err := s.exec(ctx, st); err != nil {
-				errs = append(errs, err)
-				if !errors.Is(err, ErrRefused) {
-					break // the connection is gone or the time is up
-				}
-				if st.createsAccount {
-					failed[st.account] = true
-				}
-				continue
-			}
-		}
-		if st.change != "" {
-			res.Changes = append(res.Changes, st.done())
-		}
-		if st.effect != nil {
-			st.effect(&res.Managed)
+			run[i].Exec = func(ctx context.Context) error { return s.exec(ctx, st) }
 		}
 	}
-	res.Managed = normalizeManaged(res.Managed)
-	return res, join(errs)
+	return res, RunSteps(ctx, run, &res)
 }
 
 // validateApply checks everything Apply needs before it connects.

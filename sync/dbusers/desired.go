@@ -88,9 +88,9 @@ func Normalize(d Desired) Desired {
 func mergeGrants(gs []Grant) []Grant {
 	var out []Grant
 	for _, g := range gs {
-		i := slices.IndexFunc(out, func(o Grant) bool { return o.Database == g.Database && o.Table == g.Table })
+		i := slices.IndexFunc(out, func(o Grant) bool { return o.Database == g.Database && o.Schema == g.Schema && o.Table == g.Table })
 		if i < 0 {
-			out = append(out, Grant{Database: g.Database, Table: g.Table, Privileges: slices.Clone(g.Privileges)})
+			out = append(out, Grant{Database: g.Database, Schema: g.Schema, Table: g.Table, Privileges: slices.Clone(g.Privileges)})
 			continue
 		}
 		out[i].Privileges = append(out[i].Privileges, g.Privileges...)
@@ -103,7 +103,7 @@ func mergeGrants(gs []Grant) []Grant {
 }
 
 func compareGrants(a, b Grant) int {
-	return cmp.Or(strings.Compare(a.Database, b.Database), strings.Compare(a.Table, b.Table))
+	return cmp.Or(strings.Compare(a.Database, b.Database), strings.Compare(a.Schema, b.Schema), strings.Compare(a.Table, b.Table))
 }
 
 // Validate reports every problem of d at once, in a stable order, as a *ValidationError
@@ -169,6 +169,10 @@ func Validate(d Desired) error {
 	return nil
 }
 
+// ValidatePassword checks a password as every engine needs it: not empty, at most 256 bytes of
+// UTF-8, no NUL.
+func ValidatePassword(pw secret.Value) error { return validatePassword(pw) }
+
 func validatePassword(pw secret.Value) error {
 	s := pw.Reveal()
 	switch {
@@ -184,8 +188,10 @@ func validatePassword(pw secret.Value) error {
 	return nil
 }
 
-// normalizeManaged returns a sorted, de-duplicated copy with normalized hosts. For an account
+// NormalizeManaged returns a sorted, de-duplicated copy with normalized hosts. For an account
 // listed twice, the entry with a digest wins.
+func NormalizeManaged(m ManagedState) ManagedState { return normalizeManaged(m) }
+
 func normalizeManaged(m ManagedState) ManagedState {
 	out := ManagedState{Databases: slices.Clone(m.Databases)}
 	slices.Sort(out.Databases)

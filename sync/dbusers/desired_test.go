@@ -63,6 +63,11 @@ func TestValidate(t *testing.T) {
 				`users[3] 'app'@'%': the same account as users[2]`,
 			},
 		},
+		"schema": {
+			reason: "a grant's schema is PostgreSQL's: MySQL refuses it, rather than ignore it",
+			d:      Desired{Users: []UserSpec{{Name: "a", Password: pw, Grants: []Grant{{Database: "shop", Schema: "public", Privileges: []string{"SELECT"}}}}}},
+			want:   []string{`users[0] 'a'@'%': grants[0] ("shop.*"): schema "public": MySQL has no schemas within a database (a database is a schema): name the database and a table`},
+		},
 		"password NUL": {
 			reason: "a NUL would be cut off by C code on the server",
 			d:      Desired{Users: []UserSpec{{Name: "a", Password: secret.New("a\x00b")}}},

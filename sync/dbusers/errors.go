@@ -52,13 +52,18 @@ func grantErrorf(format string, args ...any) error {
 type StatementError struct {
 	// Change describes the change that failed, e.g. "grant SELECT on shop.orders to 'u'@'%'".
 	Change string
-	// Number is the server's error number, e.g. 1146.
+	// Number is the server's error number, e.g. 1146 (MySQL).
 	Number uint16
+	// Code is the server's SQLSTATE instead of a number, e.g. 42P01 (PostgreSQL); empty for MySQL.
+	Code string
 	// Message is the server's message, or a fixed text for statements that carry a password.
 	Message string
 }
 
 func (e *StatementError) Error() string {
+	if e.Code != "" {
+		return fmt.Sprintf("%s: server error %s: %s", e.Change, e.Code, e.Message)
+	}
 	return fmt.Sprintf("%s: server error %d: %s", e.Change, e.Number, e.Message)
 }
 
@@ -78,6 +83,9 @@ func (es Errors) Error() string {
 
 // Unwrap lets errors.Is and errors.As look at each failure.
 func (es Errors) Unwrap() []error { return es }
+
+// JoinErrors returns nil, the only error, or all of them as Errors: an Apply's failures.
+func JoinErrors(errs []error) error { return join(errs) }
 
 // join returns nil, the only error, or all of them as Errors.
 func join(errs []error) error {

@@ -12,6 +12,9 @@ import (
 // or on one table of it.
 type Grant struct {
 	Database string `json:"database"`
+	// Schema is PostgreSQL's: a schema of the database, or the schema of Table. MySQL has none
+	// (its databases are its schemas) and refuses a grant that names one.
+	Schema string `json:"schema,omitempty"`
 	// Table is empty for a grant on the whole database.
 	Table string `json:"table,omitempty"`
 	// Privileges in upper case, e.g. SELECT, CREATE TEMPORARY TABLES, or PrivilegeAll alone.
@@ -151,6 +154,9 @@ func (g Grant) Statement(user, host string) string {
 func (g Grant) validate() error {
 	if err := ValidateDatabase(g.Database); err != nil {
 		return err
+	}
+	if g.Schema != "" {
+		return fmt.Errorf("schema %s: MySQL has no schemas within a database (a database is a schema): name the database and a table", quoteForMessage(g.Schema))
 	}
 	level, levelName := databasePrivileges, "database"
 	if g.Table != "" {

@@ -176,6 +176,9 @@ func validateNetmaskHost(host string) error {
 	return nil
 }
 
+// QuoteForMessage renders user input for an error message, as quoteForMessage.
+func QuoteForMessage(s string) string { return quoteForMessage(s) }
+
 // quoteForMessage renders user input for an error message: Go-quoted, so control and unicode
 // characters are visible, and cut to a bounded length.
 func quoteForMessage(s string) string {

@@ -203,19 +203,7 @@ func plan(d Desired, managed ManagedState, obs observed) ([]step, ManagedState) 
 	return append(steps, dropDBs...), state
 }
 
-// pastTense turns a step's change into the report of a done change: "grant ..." -> "granted ...".
-var pastTense = map[string]string{
-	"create": "created", "adopt": "adopted", "change": "changed",
-	"grant": "granted", "revoke": "revoked", "drop": "dropped",
-}
-
-func (st step) done() string {
-	verb, rest, _ := strings.Cut(st.change, " ")
-	if past, ok := pastTense[verb]; ok {
-		verb = past
-	}
-	return verb + " " + rest
-}
+func (st step) done() string { return Done(st.change) }
 
 func setManagedUser(m *ManagedState, u ManagedUser) {
 	for i := range m.Users {

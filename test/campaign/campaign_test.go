@@ -94,6 +94,9 @@ type run struct {
 	duplicates, staleCalls, lostAnswers bool
 	logsAsked                           int
 	callNumber                          int
+	// rr: the run declares read replicas (replicas_test.go); rrNext numbers their names.
+	rr     bool
+	rrNext int
 	// start is the run's first moment: autopilot may change the instance once per cooldown.
 	// convergeStart is when converge first asked whether autopilot settled.
 	start, convergeStart time.Time
@@ -112,7 +115,11 @@ func newRun(t *testing.T, seed uint64) *run {
 	r.sk = w.rng.IntN(4) == 0
 	r.duplicates, r.staleCalls, r.lostAnswers = w.rng.IntN(3) == 0, w.rng.IntN(3) == 0, w.rng.IntN(3) == 0
 	generated := w.rng.IntN(3) == 0
+	r.rr = withReplicas(seed)
 	r.m = w.newObject(func(spec map[string]any) {
+		if r.rr {
+			r.initialReplicas(spec)
+		}
 		spec["availabilityzone"] = []string{"eu-de-01", "eu-de-02"}[w.rng.IntN(2)]
 		spec["flavorref"] = onSale[w.rng.IntN(len(onSale))]
 		if r.sk {
@@ -131,8 +138,8 @@ func newRun(t *testing.T, seed uint64) *run {
 			}
 		}
 	})
-	t.Logf("seed=%d: skipfinalbackup=%v generated password=%v duplicates=%v stale calls=%v lost answers=%v autopilot=%v",
-		seed, r.sk, generated, r.duplicates, r.staleCalls, r.lostAnswers, w.autopilot)
+	t.Logf("seed=%d: skipfinalbackup=%v generated password=%v duplicates=%v stale calls=%v lost answers=%v autopilot=%v read replicas=%v",
+		seed, r.sk, generated, r.duplicates, r.staleCalls, r.lostAnswers, w.autopilot, r.rr)
 	return r
 }
 
@@ -211,6 +218,9 @@ func (r *run) injectFaults() {
 	if r.w.autopilot {
 		ops = append(slices.Clone(ops), otcsim.OpManageAutoScaling)
 	}
+	if r.rr {
+		ops = append(slices.Clone(ops), otcsim.OpCreateReplica)
+	}
 	for _, op := range ops {
 		if rng.IntN(2) == 0 {
 			faults = append(faults, otcsim.Fault{Op: op, Kind: otcsim.FaultCommitThenDrop, Rate: 0.2 + 0.3*rng.Float64()})
@@ -227,7 +237,11 @@ func (r *run) userEdit() {
 	rng := r.w.rng
 	spec := r.m.spec()
 	gen := r.m.generation() + 1
-	switch rng.IntN(6) {
+	kinds := 6
+	if r.rr {
+		kinds = 7
+	}
+	switch rng.IntN(kinds) {
 	case 0:
 		flavor := onSale[rng.IntN(len(onSale))]
 		if flavor == spec["flavorref"] {
@@ -264,6 +278,8 @@ func (r *run) userEdit() {
 		r.m.edit(func(spec map[string]any) {
 			spec["logs"] = map[string]any{"request": "logs-" + strconv.Itoa(r.logsAsked), "since": "1h"}
 		})
+	case 6:
+		r.editReplicas() // replicas_test.go
 	}
 }
 
@@ -357,8 +373,12 @@ func (r *run) call(req *request, apply bool) (int, []byte, bool, int) {
 	before, mutBefore := sim.CallCounts(), sim.MutatingCalls()
 	refusedBefore, faultsBefore := r.w.faults.snapshot()
 	markBefore := r.restartMark()
+	_, servedBefore := r.w.faults.served(0)
+	primaryBefore, _ := r.primary()
 
 	code, body := r.w.post(req.path, req.body)
+	served, _ := r.w.faults.served(servedBefore)
+	onReplicas := r.replicaRequests(served, primaryBefore.ID)
 
 	after, mutAfter := sim.CallCounts(), sim.MutatingCalls()
 	refusedAfter, faultsAfter := r.w.faults.snapshot()
@@ -371,16 +391,15 @@ func (r *run) call(req *request, apply bool) (int, []byte, bool, int) {
 		r.fail("%d mutating OTC calls in one hook call: %v", n, diffCounts(before, after))
 	}
 	r.checkInstances()
-	if n := after[otcsim.OpDeleteInstance] - before[otcsim.OpDeleteInstance]; n > 0 && !r.sk {
-		id := ""
-		if in := sim.Instances(); len(in) == 1 {
-			id = in[0].ID
-		}
+	r.checkReplicas()
+	if n := after[otcsim.OpDeleteInstance] - before[otcsim.OpDeleteInstance] - onReplicas["all:"+otcsim.OpDeleteInstance]; n > 0 && !r.sk {
+		id := primaryBefore.ID
 		if r.completedFinalBackup(id) == "" {
 			r.fail("DeleteInstance without a completed final backup of instance %q; backups %+v", id, sim.Backups())
 		}
 	}
-	r.checkDay2(req, before, after, refusedBefore, refusedAfter, marked)
+	r.checkDay2(req, before, after, refusedBefore, refusedAfter, marked, onReplicas)
+	r.checkReplicaChanges(onReplicas)
 	if pw := r.password(); pw != "" && strings.Contains(r.w.logs.String(), pw) {
 		r.fail("the server's logs contain the root password")
 	}
@@ -401,9 +420,10 @@ func (r *run) call(req *request, apply bool) (int, []byte, bool, int) {
 	return code, out, mutAfter > mutBefore, faultsAfter - faultsBefore
 }
 
-// checkInstances: never more than one OTC instance, under the deterministic name.
+// checkInstances: never more than one OTC instance (besides its read replicas, checkReplicas),
+// under the deterministic name.
 func (r *run) checkInstances() {
-	in := r.w.sim.Instances()
+	in := slices.DeleteFunc(r.w.sim.Instances(), func(in otcsim.InstanceView) bool { return in.Type == otcsim.TypeReplica })
 	if len(in) > 1 {
 		r.fail("%d OTC instances for one object: %+v", len(in), in)
 	}
@@ -415,8 +435,8 @@ func (r *run) checkInstances() {
 // restartMark is the instance's rds-restart-request tag, the mark a restart request is written
 // ahead with ("" without instance or tag).
 func (r *run) restartMark() string {
-	if in := r.w.sim.Instances(); len(in) == 1 {
-		return in[0].Tags[rdssync.TagRestartRequest]
+	if in, ok := r.primary(); ok {
+		return in.Tags[rdssync.TagRestartRequest]
 	}
 	return ""
 }
@@ -425,7 +445,7 @@ func (r *run) restartMark() string {
 // injected fault do not count (nothing was done); requests that OTC performed and whose answer was
 // dropped do. A tags call that changed the restart's mark is the mark of the request's
 // restartrequest value, written once ahead of the restart and once sealed after it.
-func (r *run) checkDay2(req *request, before, after, refusedBefore, refusedAfter map[string]int, marked bool) {
+func (r *run) checkDay2(req *request, before, after, refusedBefore, refusedAfter map[string]int, marked bool, onReplicas map[string]int) {
 	var spec struct {
 		Spec v1alpha1.RdsSpec `json:"spec"`
 	}
@@ -435,7 +455,7 @@ func (r *run) checkDay2(req *request, before, after, refusedBefore, refusedAfter
 	require.NoError(r.t, json.Unmarshal(req.body, &envelope))
 	require.NoError(r.t, json.Unmarshal(envelope.Parent, &spec))
 	for op, d := range day2Ops {
-		n := (after[op] - before[op]) - (refusedAfter[op] - refusedBefore[op])
+		n := (after[op] - before[op]) - (refusedAfter[op] - refusedBefore[op]) - onReplicas[op] // the replicas' own: checkReplicaChanges
 		key := fmt.Sprintf("%s@%d", op, r.epoch[d.field])
 		switch {
 		case op == otcsim.OpRestart:
@@ -517,8 +537,12 @@ func (r *run) converge() {
 
 func (r *run) converged(spec v1alpha1.RdsSpec) bool {
 	st := r.status()
-	in := r.w.sim.Instances()
-	if len(in) != 1 || !conditionTrue(st, v1alpha1.ConditionReady) || !conditionTrue(st, v1alpha1.ConditionSynced) {
+	p, ok := r.primary()
+	in := []otcsim.InstanceView{p}
+	if !ok || !conditionTrue(st, v1alpha1.ConditionReady) || !conditionTrue(st, v1alpha1.ConditionSynced) {
+		return false
+	}
+	if r.rr && !r.replicasConverged(spec, st) { // replicas_test.go
 		return false
 	}
 	// The instance carries the spec's tags, this object's ownership tags and the mark of its
@@ -641,10 +665,11 @@ func toInt(v any) int {
 
 // moveMetrics pins one of autopilot's metrics of the instance high or low.
 func (r *run) moveMetrics() {
-	in := r.w.sim.Instances()
-	if len(in) != 1 {
+	p, ok := r.primary()
+	if !ok {
 		return
 	}
+	in := []otcsim.InstanceView{p}
 	rng := r.w.rng
 	m := []string{cloud.MetricCPU, cloud.MetricMem, cloud.MetricDisk}[rng.IntN(3)]
 	v := []float64{20, 95}[rng.IntN(2)]

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	gosync "sync"
 	"testing"
 	"time"
@@ -91,6 +92,23 @@ type faultLog struct {
 	fired     map[string]int // op -> refused requests
 	committed map[string]int // op -> performed, then dropped
 	total     int
+	// requests are the requests the simulator served, in order (replicas_test.go tells a read
+	// replica's resize from the instance's by its path).
+	requests []simRequest
+}
+
+// simRequest is one request the simulator served: its operation, path and HTTP status (0 when its
+// answer was dropped).
+type simRequest struct {
+	op, path string
+	status   int
+}
+
+// served returns the requests served since the first n.
+func (f *faultLog) served(n int) ([]simRequest, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.requests[min(n, len(f.requests)):]), len(f.requests)
 }
 
 func (f *faultLog) Enabled(context.Context, slog.Level) bool { return true }
@@ -98,6 +116,24 @@ func (f *faultLog) WithAttrs([]slog.Attr) slog.Handler       { return f }
 func (f *faultLog) WithGroup(string) slog.Handler            { return f }
 
 func (f *faultLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "otcsim request" {
+		var q simRequest
+		r.Attrs(func(a slog.Attr) bool {
+			switch a.Key {
+			case "op":
+				q.op = a.Value.String()
+			case "path":
+				q.path = a.Value.String()
+			case "status":
+				q.status = int(a.Value.Int64())
+			}
+			return true
+		})
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.requests = append(f.requests, q)
+		return nil
+	}
 	if r.Message != "otcsim fault" {
 		return nil
 	}

@@ -147,11 +147,13 @@ func TestRetainHoldsAGeneratedPassword(t *testing.T) {
 	assert.Equal(t, cloud.StatusActive, w.sim.Instances()[0].Status, "the instance is left alone")
 }
 
-// TestFinalizeBrokenInstance: OTC cannot back up a FAILED, SHUTDOWN, FROZEN or STORAGE FULL
-// instance, and none of these states passes by itself. The deletion stops with a condition and no
-// backup call (it used to wait for ACTIVE for ever); skipfinalbackup deletes the instance.
+// TestFinalizeBrokenInstance: OTC cannot back up a FAILED, FROZEN or STORAGE FULL instance, and
+// none of these states passes by itself. The deletion stops with a condition and no backup call (it
+// used to wait for ACTIVE for ever); skipfinalbackup deletes the instance. A stopped (SHUTDOWN)
+// MySQL or PostgreSQL instance is started for its final backup instead (sync's
+// TestFinalizeStoppedInstanceEndToEnd).
 func TestFinalizeBrokenInstance(t *testing.T) {
-	for _, status := range []string{cloud.StatusFailed, cloud.StatusShutdown, cloud.StatusFrozen, cloud.StatusStorageFull} {
+	for _, status := range []string{cloud.StatusFailed, cloud.StatusFrozen, cloud.StatusStorageFull} {
 		t.Run(status, func(t *testing.T) {
 			w := newWorld(t)
 			mc := w.finalizeActive("uid-1", nil)

@@ -19,6 +19,14 @@ func (s *RdsStatus) DeepCopy() *RdsStatus {
 		b := *s.FinalBackup
 		out.FinalBackup = &b
 	}
+	if s.BackupPolicy != nil {
+		b := *s.BackupPolicy
+		out.BackupPolicy = &b
+	}
+	if s.Stopped != nil {
+		st := *s.Stopped
+		out.Stopped = &st
+	}
 	out.DatabasesAndUsers = s.DatabasesAndUsers.DeepCopy()
 	out.Restore = s.Restore.DeepCopy()
 	out.Logs = s.Logs.DeepCopy()
@@ -26,6 +34,7 @@ func (s *RdsStatus) DeepCopy() *RdsStatus {
 	out.Nodes = append([]Node(nil), s.Nodes...)
 	out.ManagedTags = append([]string(nil), s.ManagedTags...)
 	out.Duplicates = append([]string(nil), s.Duplicates...)
+	out.ReadReplicas = append([]ReadReplicaStatus(nil), s.ReadReplicas...)
 	out.Conditions = append([]Condition(nil), s.Conditions...)
 	return &out
 }

@@ -46,7 +46,8 @@ type RdsSpec struct {
 	Datastoreversion string `json:"datastoreversion"`
 	// Flavorref is the OTC spec code, e.g. rds.mysql.c2.medium (".ha" suffix for HA instances).
 	Flavorref string `json:"flavorref"`
-	// Volumetype is the storage type: COMMON, ULTRAHIGH, CLOUDSSD or ESSD.
+	// Volumetype is the storage type: COMMON, ULTRAHIGH, CLOUDSSD or ESSD. It changes in place
+	// where OTC offers the move (CLOUDSSD and ESSD into each other, settings.go).
 	Volumetype string `json:"volumetype"`
 	// Volumesize is the storage in GB: 40 to 4000, a multiple of 10; it can only grow.
 	Volumesize int `json:"volumesize"`
@@ -71,7 +72,8 @@ type RdsSpec struct {
 	Backuprestoretime string `json:"backuprestoretime,omitempty"`
 	// Hamode is "Single" (default) or "Ha".
 	Hamode string `json:"hamode,omitempty"`
-	// Hareplicationmode is async, semisync or sync, depending on the engine.
+	// Hareplicationmode is async, semisync or sync, depending on the engine. It changes in place
+	// on a primary/standby MySQL or PostgreSQL instance; empty leaves OTC's.
 	Hareplicationmode string `json:"hareplicationmode,omitempty"`
 	// Password is the root password in clear text. Kept for compatibility; prefer
 	// Passwordsecretref or let the controller generate one.
@@ -135,6 +137,22 @@ type RdsSpec struct {
 	// Tags are OTC tags on the instance, kept in sync. Tags set in OTC by others are left alone.
 	Tags []Tag `json:"tags,omitempty"`
 
+	// Settings changed in place (docs/day2.md): the maintenance window, the backup days, stop and
+	// start.
+
+	// Maintenancewindow is the daily window, hh:mm-HH:MM in UTC and four hours long, in which OTC
+	// may interrupt the instance for maintenance (and starts an instance stopped for seven days).
+	// Empty: OTC's window (02:00-06:00 at create) is left as it is.
+	Maintenancewindow string `json:"maintenancewindow,omitempty"`
+	// Backupperiod is the days of the week automated backups run, written as OTC writes them:
+	// 1 (Monday) to 7 (Sunday), comma-separated, e.g. "1,3,5". It needs automated backups
+	// (backupkeepdays). Empty: OTC's days (every day at create) are left as they are.
+	Backupperiod string `json:"backupperiod,omitempty"`
+	// Stopped stops the instance (MySQL and PostgreSQL); false or omitted starts a stopped one.
+	// While it is stopped no other change is made. OTC starts an instance stopped for seven
+	// days by itself; the controller then stops it again, once.
+	Stopped bool `json:"stopped,omitempty"`
+
 	// Databases and users.
 
 	// Prunedatabases drops databases this controller created once they leave Databases. Default
@@ -144,6 +162,9 @@ type RdsSpec struct {
 	// Logs on request.
 	// Logs asks for the error and slow query logs, printed by a Job (see LogsRequest).
 	Logs *LogsRequest `json:"logs,omitempty"`
+
+	// Readreplicas are the instance's read replicas, by name (docs/reference.md#readreplicas).
+	Readreplicas []ReadReplica `json:"readreplicas,omitempty"`
 }
 
 // SecretKeyRef points at one key of a Secret in the Rds object's namespace.
@@ -229,6 +250,17 @@ type RdsStatus struct {
 	// spec.tags is removed in OTC only if it is listed here.
 	ManagedTags []string `json:"managedTags,omitempty"`
 
+	// Settings as OTC reports them (settings.go).
+
+	// ReplicationMode is the replication between primary and standby OTC reports (Ha only).
+	ReplicationMode string `json:"replicationMode,omitempty"`
+	// MaintenanceWindow is the maintenance window OTC reports, hh:mm-HH:MM in UTC.
+	MaintenanceWindow string `json:"maintenanceWindow,omitempty"`
+	// BackupPolicy is the automated backup policy OTC reports.
+	BackupPolicy *BackupPolicy `json:"backupPolicy,omitempty"`
+	// Stopped is set while the instance is stopped: since when, and when OTC starts it again.
+	Stopped *StoppedStatus `json:"stopped,omitempty"`
+
 	// Databases and users: what was last applied.
 	DatabasesAndUsers *DatabasesStatus `json:"databasesAndUsers,omitempty"`
 
@@ -236,6 +268,9 @@ type RdsStatus struct {
 	Logs *LogsStatus `json:"logs,omitempty"`
 	// Autopilot: what autopilot did last and would do next, and what it must remember.
 	Autopilot *AutopilotStatus `json:"autopilot,omitempty"`
+	// ReadReplicas are the instance's read replicas the controller manages, as last observed:
+	// the declared ones in spec order, then those being deleted.
+	ReadReplicas []ReadReplicaStatus `json:"readReplicas,omitempty"`
 	// Conditions: Ready and Synced, and Autopilot while spec.autopilot is on.
 	Conditions []Condition `json:"conditions,omitempty"`
 }

@@ -6,11 +6,15 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // present only when the spec declares databases or users (or the controller still manages some).
 const ConditionDatabasesReady = "DatabasesReady"
 
-// DatabaseGrant is the structured form of a GRANT: privileges on one database (Table empty: all
-// its tables) or on one table of it.
+// DatabaseGrant is the structured form of a GRANT. MySQL: privileges on one database (Table
+// empty: all its tables) or on one table of it. PostgreSQL: on the database itself, on a schema
+// of it (Schema), on one table of a schema (Table; schema public when Schema is empty), or on
+// every table of a schema (Table "*").
 type DatabaseGrant struct {
 	Database string `json:"database"`
-	Table    string `json:"table,omitempty"`
+	// Schema is PostgreSQL's; MySQL refuses it.
+	Schema string `json:"schema,omitempty"`
+	Table  string `json:"table,omitempty"`
 	// Privileges such as SELECT, INSERT or ALL.
 	Privileges []string `json:"privileges"`
 }

@@ -33,7 +33,11 @@ type Fake struct {
 
 	Day2 // fake_day2.go
 
+	SettingsFns // fake_settings.go
+
 	LogsFns // fake_logs.go
+
+	ReplicaFns // fake_replicas.go
 
 	calls []string
 }

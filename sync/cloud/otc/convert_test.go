@@ -63,7 +63,7 @@ func TestToInstance(t *testing.T) {
 		DataStore:  instances.Datastore{Type: "PostgreSQL", Version: "15", CompleteVersion: "15.4"},
 		FlavorRef:  "rds.pg.n1.large.2.ha", Volume: instances.Volume{Type: "CLOUDSSD", Size: 100},
 		VpcId: "v", SubnetId: "s", SecurityGroupId: "g", Ha: instances.Ha{ReplicationMode: "async"},
-		BackupStrategy: instances.BackupStrategy{StartTime: "08:15-09:15", KeepDays: 7},
+		BackupStrategy: instances.BackupStrategy{StartTime: "08:15-09:15", KeepDays: 7}, MaintenanceWindow: "22:00-02:00",
 		Nodes: []instances.Nodes{
 			{Id: "n1no01", Name: "pg_node0", Role: "master", Status: "ACTIVE", AvailabilityZone: "eu-de-01"},
 			{Id: "n2no01", Name: "pg_node1", Role: "slave", Status: "ACTIVE", AvailabilityZone: "eu-de-02"},
@@ -74,7 +74,7 @@ func TestToInstance(t *testing.T) {
 		ID: "i1in01", Name: "pg", Status: "ACTIVE", Type: "Ha", Engine: "PostgreSQL", Version: "15", CompleteVersion: "15.4",
 		Flavor: "rds.pg.n1.large.2.ha", Volume: cloud.Volume{Type: "CLOUDSSD", Size: 100}, PrivateIPs: []string{"192.168.0.142"},
 		Port: 8635, Region: "eu-de", VpcID: "v", SubnetID: "s", SecurityGroupID: "g", ReplicationMode: "async",
-		BackupStrategy: cloud.BackupStrategy{StartTime: "08:15-09:15", KeepDays: 7},
+		BackupStrategy: cloud.BackupStrategy{StartTime: "08:15-09:15", KeepDays: 7}, MaintenanceWindow: "22:00-02:00",
 		Nodes: []cloud.Node{
 			{ID: "n1no01", Name: "pg_node0", Role: "master", Status: "ACTIVE", AvailabilityZone: "eu-de-01"},
 			{ID: "n2no01", Name: "pg_node1", Role: "slave", Status: "ACTIVE", AvailabilityZone: "eu-de-02"},
@@ -163,5 +163,25 @@ func TestCheckFilter(t *testing.T) {
 	for _, bad := range []string{"", "*", "*abc"} {
 		err := checkFilter("Op", "instance id", bad)
 		assert.Equal(t, cloud.KindInvalid, cloud.KindOf(err), "%q would list fuzzily or everything", bad)
+	}
+}
+
+func TestVolumeCode(t *testing.T) {
+	cases := []struct {
+		reason string
+		in     cloud.Storage
+		want   string
+		ok     bool
+	}{
+		{"a primary/standby MySQL instance to ESSD", cloud.Storage{Engine: "MySQL", InstanceType: "Ha", VolumeType: "ESSD"}, "rds.mysql.volume.essd.ha", true},
+		{"a single SQL Server instance to CLOUDSSD", cloud.Storage{Engine: "SQLServer", InstanceType: "Single", VolumeType: "CLOUDSSD"}, "rds.mssql.volume.cloudssd", true},
+		{"a PostgreSQL read replica", cloud.Storage{Engine: "PostgreSQL", InstanceType: "Replica", VolumeType: "ESSD"}, "rds.pg.volume.essd.rr", true},
+		{"an engine OTC has no code for", cloud.Storage{Engine: "Oracle", InstanceType: "Ha", VolumeType: "ESSD"}, "", false},
+		{"no type", cloud.Storage{Engine: "MySQL", InstanceType: "Ha"}, "", false},
+	}
+	for _, tc := range cases {
+		got, ok := volumeCode(tc.in)
+		assert.Equal(t, tc.want, got, tc.reason)
+		assert.Equal(t, tc.ok, ok, tc.reason)
 	}
 }

@@ -83,23 +83,26 @@ func (c *Client) SingleToHA(ctx context.Context, id, standbyAZ string, password 
 	})
 }
 
-// UpdateBackupPolicy sets the backup window and retention and keeps the weekly cycle.
+// UpdateBackupPolicy sets the backup window, retention and weekly cycle; a policy without a cycle
+// keeps OTC's.
 //
 // NOTE: OTC requires the cycle (period) with every enabled policy, and the instance list does not
-// report it: it is read from the policy first, every day of the week if OTC has none.
+// report it: without one it is read from the policy first, every day of the week if OTC has none.
 func (c *Client) UpdateBackupPolicy(ctx context.Context, id string, p cloud.BackupStrategy) error {
 	const op = "UpdateBackupPolicy"
 	if err := checkFilter(op, "instance id", id); err != nil {
 		return err
 	}
 	_, err := call(ctx, c, op, func(s services) (struct{}, error) {
-		cur, err := backups.ShowBackupPolicy(s.rds, id)
-		if err != nil {
-			return struct{}{}, err
-		}
 		opts := backups.UpdateOpts{InstanceId: id, KeepDays: &p.KeepDays}
 		if p.KeepDays > 0 {
-			opts.StartTime = p.StartTime
+			opts.StartTime, opts.Period = p.StartTime, p.Period
+		}
+		if p.KeepDays > 0 && p.Period == "" {
+			cur, err := backups.ShowBackupPolicy(s.rds, id)
+			if err != nil {
+				return struct{}{}, err
+			}
 			opts.Period = firstNonEmpty(cur.Period, allWeekdays)
 		}
 		return struct{}{}, backups.Update(s.rds, opts)

@@ -178,10 +178,13 @@ func toInstance(in instances.InstanceResponse) *cloud.Instance {
 		ReplicationMode: in.Ha.ReplicationMode,
 		BackupStrategy:  cloud.BackupStrategy{StartTime: in.BackupStrategy.StartTime, KeepDays: in.BackupStrategy.KeepDays},
 		Created:         parseTime(in.Created),
+		// MaintenanceWindow: the SDK's doc says "the start time"; OTC answers the window, "02:00-06:00".
+		MaintenanceWindow: in.MaintenanceWindow,
 	}
 	for _, n := range in.Nodes {
 		out.Nodes = append(out.Nodes, cloud.Node{ID: n.Id, Name: n.Name, Role: n.Role, Status: n.Status, AvailabilityZone: n.AvailabilityZone})
 	}
+	related(out, in.RelatedInstance) // replicas.go
 	if len(in.Tags) > 0 {
 		out.Tags = make(map[string]string, len(in.Tags))
 		for _, t := range in.Tags {

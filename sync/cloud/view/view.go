@@ -377,6 +377,7 @@ func clone(in *cloud.Instance) *cloud.Instance {
 	}
 	out := *in
 	out.PrivateIPs = slices.Clone(in.PrivateIPs)
+	out.Replicas = slices.Clone(in.Replicas)
 	out.Nodes = slices.Clone(in.Nodes)
 	out.Tags = maps.Clone(in.Tags)
 	return &out
@@ -450,6 +451,15 @@ func (v *View) RestoreInPlace(ctx context.Context, instanceID string, at time.Ti
 
 func (v *View) RestoreToNew(ctx context.Context, opts cloud.RestoreToNewOpts) (id, jobID string, err error) {
 	id, jobID, err = v.Client.RestoreToNew(ctx, opts)
+	v.touch(id)
+	return id, jobID, err
+}
+
+// CreateReplica marks both the new replica and its primary: OTC lists the replica among the
+// primary's related instances.
+func (v *View) CreateReplica(ctx context.Context, opts cloud.CreateReplicaOpts) (id, jobID string, err error) {
+	defer v.touch(opts.Of)
+	id, jobID, err = v.Client.CreateReplica(ctx, opts)
 	v.touch(id)
 	return id, jobID, err
 }

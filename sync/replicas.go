@@ -1,0 +1,613 @@
+package sync
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/utils/ptr"
+
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+)
+
+// TagReplica names, on a read replica, which of its object's spec.readreplicas it is. With the
+// ownership tags it proves the replica is the object's; the name never does.
+const TagReplica = "rds-replica"
+
+// OpCreateReplica is status.operation while a read replica of the instance is created: OTC copies
+// the primary's data into it and takes no other change of the primary meanwhile, so the day-2
+// changes and autopilot wait for it as for any operation (operationDone keeps it until the
+// replicas step, which runs before them, sees no replica being built).
+const OpCreateReplica = "CreateReplica"
+
+// MaxReadReplicas is how many read replicas OTC lets one MySQL or PostgreSQL instance have
+// (DOC:rds/usermanual/read_write_splitting: "A maximum of five read replicas can be created for
+// each RDS for MySQL or RDS for PostgreSQL DB instance").
+const MaxReadReplicas = 5
+
+// Reasons of the read replicas.
+const (
+	// ReasonReplicaNameTaken: an instance that is not this object's carries a replica's name.
+	ReasonReplicaNameTaken = "ReplicaNameTaken"
+	// ReasonReplicaLimitReached: the instance has as many read replicas as OTC allows.
+	ReasonReplicaLimitReached = "ReplicaLimitReached"
+)
+
+// ReplicaInstanceName is the OTC name of the read replica replica of the Rds object
+// namespace/name in the cluster clusterID: like InstanceName, with the replica's name in the
+// readable part and in the hash, so that every call finds the replica an earlier one created.
+func ReplicaInstanceName(clusterID, namespace, name, replica string) string {
+	return instanceName(clusterID+"/"+namespace+"/"+name+"/readreplicas/"+replica, namespace, name+"-rr-"+replica, nameHashLen)
+}
+
+// replicaTags are the tags of the object's read replica named replica: its ownership tags and
+// TagReplica.
+func (o owner) replicaTags(replica string) map[string]string {
+	t := o.tags()
+	t[TagReplica] = tagValue(replica)
+	return t
+}
+
+// replicasInput is all the read replicas' decision reads: the spec, what the last call said of the
+// replicas, this call's status.operation (the primary's), the primary as observed, the object as
+// ownership tags name it, and what the plan asked to read and OTC answered.
+type replicasInput struct {
+	spec       *v1alpha1.RdsSpec
+	prior      []v1alpha1.ReadReplicaStatus
+	op         *v1alpha1.Operation
+	inst       *cloud.Instance
+	me         owner
+	policy     AdoptionPolicy
+	deleting   bool
+	generation int64
+	// maxAge is how old a replica read from the shared view may be: the primary's (0: fresh).
+	maxAge time.Duration
+
+	// byID are the replicas read by id, byName the declared ones looked for by their name,
+	// jobs the delete jobs read; nil entries are not read yet.
+	byID   map[string]seen
+	byName map[string]seen
+	jobs   map[string]seen
+	// flavors is OTC's flavor list for the instance's engine and version, read before a create or
+	// a resize; nil until read.
+	flavors *seen
+	// sent is the plan's action and OTC's answer to it, once made.
+	sent *replicaSent
+}
+
+// names is the OTC name of the object's read replica replica (ReplicaInstanceName).
+func (in replicasInput) names(replica string) string {
+	return ReplicaInstanceName(in.me.Cluster, in.me.Namespace, in.me.Name, replica)
+}
+
+// replicaSent is a replica change made and OTC's answer to it.
+type replicaSent struct {
+	ch  replicaChange
+	res acted
+	err error
+}
+
+// replicaChange is one change to a read replica: the action, and what it is for messages.
+type replicaChange struct {
+	replica string // the spec's name, "" for a replica of the object that no name declares
+	what    string // "creation of the read replica r1", for sentences
+	act     action
+}
+
+// replicasPlan is the decision of the replicas step.
+type replicasPlan struct {
+	needs  []need
+	change *replicaChange
+	// status is status.readReplicas; op is status.operation (the primary's) when setOp.
+	status []v1alpha1.ReadReplicaStatus
+	op     *v1alpha1.Operation
+	setOp  bool
+	tells  []*outcome
+	err    error
+	logs   []logLine
+}
+
+// observedReplica is one read replica of the primary, judged for this object.
+type observedReplica struct {
+	inst *cloud.Instance
+	cl   claim
+	// key is the spec's name it carries (TagReplica, or its OTC name), "" for none.
+	key string
+	// adoptable: released by an object the adoption policy lets this one take it over from.
+	adoptable bool
+}
+
+// planReplicas decides at most one change to the instance's read replicas: the ownership tags of
+// one just created (its first change), the delete of one that left spec.readreplicas (or a second
+// one of a name), the create of a declared one, its resize or its storage, in this order. A
+// replica is created only of this object's instance, only after its name was looked up, and only
+// while the primary is ACTIVE with no operation in flight; a replica found in OTC is taken over
+// only under the ownership rules of instances (classify). It calls nothing.
+func planReplicas(in replicasInput) replicasPlan {
+	var p replicasPlan
+	if in.deleting {
+		return replicasPlan{status: in.prior} // finalize owns the instance and its replicas now
+	}
+	declared := in.spec.Readreplicas
+	op := in.op
+	if len(declared) == 0 && len(in.inst.Replicas) == 0 && len(in.prior) == 0 && (op == nil || op.Type != OpCreateReplica) {
+		return p // nothing to read: no read replicas, none reported
+	}
+
+	// The primary's replicas by id (the shared view while steady), and the ones status named.
+	ids := slices.Clone(in.inst.Replicas)
+	for _, r := range in.prior {
+		if r.ID != "" && !slices.Contains(ids, r.ID) && len(ids) < 2*MaxReadReplicas {
+			ids = append(ids, r.ID)
+		}
+	}
+	for _, id := range ids {
+		if _, ok := in.byID[id]; !ok {
+			p.needs = append(p.needs, need{kind: readInstance, id: id, maxAge: in.maxAge})
+		}
+	}
+	if len(p.needs) > 0 {
+		return p
+	}
+	priorByName, priorByID := map[string]v1alpha1.ReadReplicaStatus{}, map[string]v1alpha1.ReadReplicaStatus{}
+	otcNames := map[string]string{} // OTC name -> spec name, of the declared and the reported ones
+	for _, r := range in.prior {
+		if _, ok := priorByName[r.Name]; !ok { // the declared one; a second of the name follows it
+			priorByName[r.Name] = r
+		}
+		if r.ID != "" {
+			priorByID[r.ID] = r
+		}
+		if r.Name != "" {
+			otcNames[in.names(r.Name)] = r.Name
+		}
+	}
+	for _, d := range declared {
+		otcNames[in.names(d.Name)] = d.Name
+	}
+
+	var all []observedReplica // every replica of the primary OTC lists
+	for _, id := range ids {
+		r := in.byID[id]
+		switch {
+		case errors.Is(r.err, cloud.ErrNotFound):
+			continue // gone
+		case r.err != nil:
+			return replicasPlan{err: r.err, status: in.prior}
+		case r.inst.ReplicaOf != in.inst.ID:
+			continue // not a replica of this object's instance (status may name anything): never touched
+		}
+		all = append(all, judgeReplica(r.inst, in.me, otcNames, in.policy))
+	}
+	slices.SortFunc(all, func(a, b observedReplica) int { return strings.Compare(a.inst.ID, b.inst.ID) })
+
+	// The declared replicas, each with the one this object keeps, and the further ones of a name.
+	isDeclared := func(name string) bool {
+		return slices.ContainsFunc(declared, func(d v1alpha1.ReadReplica) bool { return d.Name == name })
+	}
+	keep := map[string]*observedReplica{}
+	var surplus []*observedReplica // this object's replicas to delete: left the spec, or a second of a name
+	for _, d := range declared {
+		var mine []*cloud.Instance
+		for i := range all {
+			if o := &all[i]; o.key == d.Name && (o.cl.mine() || o.adoptable) {
+				mine = append(mine, o.inst)
+			}
+		}
+		k, others := pickInstance(mine, priorByName[d.Name].ID)
+		for i := range all {
+			if o := &all[i]; k != nil && o.inst.ID == k.ID {
+				keep[d.Name] = o
+			} else if slices.Contains(others, o.inst.ID) {
+				surplus = append(surplus, o)
+			}
+		}
+	}
+	for i := range all {
+		if o := &all[i]; o.cl.mine() && !isDeclared(o.key) {
+			surplus = append(surplus, o)
+		}
+	}
+
+	// status.operation CreateReplica lasts while a replica of the instance is built, whoever's,
+	// whether or not the call that created it was answered: the instance takes no other change
+	// meanwhile, and the day-2 changes and autopilot, which run after this step, wait for it.
+	b := slices.IndexFunc(all, func(o observedReplica) bool { return o.inst.Status == cloud.StatusBuild })
+	switch {
+	case b >= 0 && op == nil:
+		target := cmp.Or(all[b].key, all[b].inst.Name)
+		op, p.setOp = &v1alpha1.Operation{Type: OpCreateReplica, Generation: in.generation, Target: target}, true
+	case b < 0 && op != nil && op.Type == OpCreateReplica:
+		op, p.setOp = nil, true
+	}
+	primaryIdle := usable(in.inst.Status) && op == nil
+
+	// The change, in order: tags of a replica this object keeps, the delete of one it does not,
+	// the create of a declared one, a resize, the storage.
+	var problems []outcome
+	var underway []string
+	deleting := map[string]bool{} // ids whose delete OTC works on
+	var ch *replicaChange
+	for _, d := range declared {
+		if k := keep[d.Name]; k != nil && ch == nil {
+			ch = replicaClaim(k, d.Name, in.me)
+		}
+	}
+	for _, o := range surplus {
+		prev := priorByID[o.inst.ID]
+		if prev.Status == v1alpha1.ReplicaDeleting && prev.JobID != "" {
+			j, read := in.jobs[prev.JobID]
+			if !read {
+				p.needs = append(p.needs, need{kind: readJob, id: prev.JobID})
+				continue
+			}
+			if j.err != nil || j.job == nil || j.job.Status != cloud.JobFailed {
+				deleting[o.inst.ID] = true // running, done (OTC lists it a little longer), or not known yet
+				underway = append(underway, "the read replica "+o.inst.ID+" is being deleted")
+				continue
+			}
+		}
+		switch {
+		case transitional(o.inst.Status):
+			underway = append(underway, fmt.Sprintf("the read replica %s is %s; it is deleted afterwards", o.inst.ID, o.inst.Status))
+		case ch == nil:
+			ch = &replicaChange{replica: o.key, what: "deletion of the read replica " + o.inst.ID + " (" + surplusWhy(o, isDeclared) + ")",
+				act: action{kind: actDeleteInstance, instance: o.inst.ID}}
+		}
+	}
+	if len(p.needs) > 0 {
+		return replicasPlan{needs: p.needs}
+	}
+	for _, d := range declared {
+		k := keep[d.Name]
+		if k != nil {
+			if transitional(k.inst.Status) && k.inst.Status != cloud.StatusBuild {
+				underway = append(underway, fmt.Sprintf("the read replica %s is %s", d.Name, k.inst.Status))
+			}
+			continue
+		}
+		if ch != nil || !primaryIdle {
+			continue
+		}
+		// NOTE: OTC lets instances share a name: a create whose answer was lost is found by its
+		// name before another is made, as the primary's is (instance.go).
+		name := in.names(d.Name)
+		found, read := in.byName[d.Name]
+		if !read {
+			return replicasPlan{needs: []need{{kind: readInstancesName, name: name}}}
+		}
+		if found.err != nil {
+			return replicasPlan{err: found.err, status: in.prior}
+		}
+		var taken bool
+		for _, f := range found.instances {
+			o := judgeReplica(f, in.me, otcNames, in.policy)
+			switch {
+			case f.ReplicaOf == in.inst.ID && o.cl.mine():
+				// this object's, not yet among the primary's related instances: taken over
+				all = append(all, o)
+				keep[d.Name] = &all[len(all)-1]
+			case !o.cl.mine():
+				taken = true
+			}
+		}
+		switch {
+		case keep[d.Name] != nil:
+			ch = replicaClaim(keep[d.Name], d.Name, in.me)
+		case taken:
+			problems = append(problems, notSynced(ReasonReplicaNameTaken, fmt.Sprintf(
+				"The name of the read replica %s is taken in OTC by an instance that is not this object's, so it is not created. Choose another name for it.", d.Name), settled))
+		case len(all) >= MaxReadReplicas:
+			problems = append(problems, notSynced(ReasonReplicaLimitReached, fmt.Sprintf(
+				"The read replica %s is not created: the instance has %d read replicas, the most OTC allows. Delete one in OTC or leave it out of readreplicas.", d.Name, len(all)), settled))
+		default:
+			if q, problem, wait := flavorFor(in, d.Flavorref, d.Availabilityzone); wait {
+				return q
+			} else if problem != nil {
+				problems = append(problems, *problem)
+				continue
+			}
+			ch = &replicaChange{replica: d.Name, what: "creation of the read replica " + d.Name, act: action{kind: actCreateReplica,
+				instance: in.inst.ID, replica: &cloud.CreateReplicaOpts{Name: name, Of: in.inst.ID, Flavor: d.Flavorref,
+					VolumeType: in.inst.Volume.Type, VolumeSize: replicaVolume(in.spec, d), Region: in.inst.Region, AvailabilityZone: d.Availabilityzone}}}
+		}
+	}
+	for _, d := range declared {
+		k := keep[d.Name]
+		if k == nil {
+			continue
+		}
+		r := k.inst
+		if az := replicaAZ(r); az != "" && az != d.Availabilityzone {
+			problems = append(problems, notSynced(ReasonUnsupportedChange, fmt.Sprintf(
+				"The read replica %s is in %s; OTC cannot move it to %s: rename it to replace it.", d.Name, az, d.Availabilityzone), settled))
+		}
+		size := replicaVolume(in.spec, d)
+		if size < r.Volume.Size {
+			problems = append(problems, notSynced(ReasonUnsupportedChange, fmt.Sprintf(
+				"The read replica %s has %d GB of storage; OTC cannot shrink it to %d GB.", d.Name, r.Volume.Size, size), settled))
+		}
+		if ch != nil || !usable(r.Status) {
+			continue
+		}
+		if r.Flavor != d.Flavorref {
+			q, problem, wait := flavorFor(in, d.Flavorref, replicaAZ(r))
+			switch {
+			case wait:
+				return q
+			case problem == nil:
+				ch = &replicaChange{replica: d.Name, what: "resize of the read replica " + d.Name + " to " + d.Flavorref,
+					act: action{kind: actResize, instance: r.ID, flavor: d.Flavorref}}
+				continue
+			}
+			problems = append(problems, *problem) // its storage may still grow
+		}
+		switch {
+		case size > r.Volume.Size:
+			ch = &replicaChange{replica: d.Name, what: fmt.Sprintf("growth of the read replica %s's storage to %d GB", d.Name, size),
+				act: action{kind: actEnlargeVolume, instance: r.ID, size: size}}
+		}
+	}
+
+	// The answer to the change, and the status.
+	p.change, p.op = ch, op
+	var sentTo *replicaSent
+	if s := in.sent; s != nil && ch != nil {
+		sentTo = s
+		switch err := s.err; {
+		case errors.Is(err, cloud.ErrBusy):
+			p.tells = append(p.tells, ptr.To(syncedOK(ReasonInstanceBusy, "The instance or its read replica is busy; the "+ch.what+" will be made when OTC accepts it.", retry)))
+		case err != nil:
+			p.err = err
+		default:
+			replica := ch.act.instance
+			if ch.act.kind == actCreateReplica {
+				replica = s.res.instanceID
+			}
+			p.logs = append(p.logs, logLine{slog.LevelInfo, "issued read replica change", []any{"instance", in.inst.ID, "replica", replica, "change", ch.what, "job", s.res.jobID}})
+			p.tells = append(p.tells, ptr.To(syncedOK(ReasonReconcileSuccess, "OTC was asked for the "+ch.what+".", inFlight).made()))
+		}
+		if ch.act.kind == actCreateReplica && (s.err == nil || outcomeUnknown(s.err)) {
+			// NOTE: a create whose answer was lost may have been made: the day-2 changes wait for
+			// it, and the next call finds it by its name before making another.
+			p.op, p.setOp = &v1alpha1.Operation{Type: OpCreateReplica, JobID: s.res.jobID, Generation: in.generation, Target: ch.replica}, true
+		}
+	}
+	if len(underway) > 0 && (ch == nil || sentTo == nil) {
+		p.tells = append(p.tells, ptr.To(syncedOK(ReasonChangeInProgress, "Read replicas: "+joinClauses(underway)+".", inFlight).underway()))
+	}
+	for i := range problems {
+		p.tells = append(p.tells, &problems[i])
+	}
+	p.status = replicaStatus(in, declared, keep, all, deleting, sentTo)
+	return p
+}
+
+// flavorFor checks that OTC sells the read replica flavor code for the instance's engine and
+// version in az, as the day-2 resize checks its flavor: a plan that reads the flavor list first
+// (wait), or the refusal; neither when it is on sale.
+func flavorFor(in replicasInput, code, az string) (q replicasPlan, problem *outcome, wait bool) {
+	switch f := in.flavors; {
+	case f == nil:
+		return replicasPlan{needs: []need{{kind: readFlavors, engine: in.inst.Engine, version: in.inst.Version}}}, nil, true
+	case f.err != nil:
+		return replicasPlan{err: f.err, status: in.prior}, nil, true
+	}
+	i := slices.IndexFunc(in.flavors.flavors, func(f cloud.Flavor) bool { return f.SpecCode == code })
+	switch {
+	case i < 0 || !strings.EqualFold(in.flavors.flavors[i].Mode, "replica"):
+		return q, ptr.To(notSynced(ReasonFlavorUnavailable, fmt.Sprintf("The read replica flavor %s is not offered for %s %s.", code, in.inst.Engine, in.inst.Version), settled)), false
+	case in.flavors.flavors[i].AZStatus[az] != "normal":
+		return q, ptr.To(notSynced(ReasonFlavorUnavailable, fmt.Sprintf("The read replica flavor %s is not available in %s.", code, az), settled)), false
+	}
+	return q, nil, false
+}
+
+// judgeReplica judges one read replica of the primary for this object: its claim, the spec name
+// it carries, and whether the adoption policy lets the object take over one an object released.
+func judgeReplica(r *cloud.Instance, me owner, otcNames map[string]string, policy AdoptionPolicy) observedReplica {
+	names := slices.Sorted(maps.Keys(otcNames))
+	o := observedReplica{inst: r, cl: classify(r, me, names...), key: otcNames[r.Name]}
+	if t, ok := r.Tags[TagReplica]; ok {
+		o.key = ""
+		for _, spec := range otcNames {
+			if tagValue(spec) == t {
+				o.key = spec
+			}
+		}
+	}
+	o.adoptable = o.cl.Kind == Released && o.key != "" && adoptionRefusal(policy, o.cl, me) == ""
+	return o
+}
+
+// replicaClaim is the change that makes a kept replica carry this object's tags (its first change
+// after the create), or removes an earlier owner's release tag; nil when its tags are in order.
+func replicaClaim(k *observedReplica, name string, me owner) *replicaChange {
+	switch {
+	case k.cl.Kind == Ours && k.inst.Tags[TagReplica] == tagValue(name) && !k.cl.StaleRelease:
+		return nil
+	case k.cl.Kind == Ours && k.inst.Tags[TagReplica] == tagValue(name):
+		return &replicaChange{replica: name, what: "removal of the earlier owner's release tag from the read replica " + name,
+			act: action{kind: actDeleteTags, instance: k.inst.ID, keys: []string{TagReleasedBy}}}
+	}
+	return &replicaChange{replica: name, what: "write of the read replica " + name + "'s ownership tags",
+		act: action{kind: actSetTags, instance: k.inst.ID, tags: me.replicaTags(name)}}
+}
+
+// surplusWhy says why the object deletes one of its replicas.
+func surplusWhy(o *observedReplica, isDeclared func(string) bool) string {
+	if isDeclared(o.key) {
+		return "a second replica of the name " + o.key
+	}
+	if o.key == "" {
+		return "no longer in readreplicas"
+	}
+	return o.key + " is no longer in readreplicas"
+}
+
+// replicaVolume is the storage a declared replica asks for: its own, else the primary's.
+func replicaVolume(spec *v1alpha1.RdsSpec, d v1alpha1.ReadReplica) int {
+	if d.Volumesize > 0 {
+		return d.Volumesize
+	}
+	return spec.Volumesize
+}
+
+// replicaAZ is the AZ of a replica's one node.
+func replicaAZ(r *cloud.Instance) string {
+	if len(r.Nodes) > 0 {
+		return r.Nodes[0].AvailabilityZone
+	}
+	return ""
+}
+
+// replicaStatus is status.readReplicas: the declared replicas in spec order, then the object's
+// others OTC still lists (being deleted).
+func replicaStatus(in replicasInput, declared []v1alpha1.ReadReplica, keep map[string]*observedReplica, all []observedReplica, deleting map[string]bool, s *replicaSent) []v1alpha1.ReadReplicaStatus {
+	var out []v1alpha1.ReadReplicaStatus
+	sentOK := func(kind actionKind, id string) bool {
+		return s != nil && s.ch.act.kind == kind && (s.ch.act.instance == id || kind == actCreateReplica) && (s.err == nil || outcomeUnknown(s.err))
+	}
+	for _, d := range declared {
+		e := v1alpha1.ReadReplicaStatus{Name: d.Name, InstanceName: in.names(d.Name)}
+		if k := keep[d.Name]; k != nil {
+			e = replicaEntry(e, k.inst)
+		} else if sentOK(actCreateReplica, "") && s.ch.replica == d.Name && s.res.instanceID != "" {
+			e.ID, e.Status = s.res.instanceID, cloud.StatusBuild
+		}
+		out = append(out, e)
+	}
+	kept := func(id string) bool {
+		return slices.ContainsFunc(out, func(e v1alpha1.ReadReplicaStatus) bool { return e.ID == id })
+	}
+	for _, o := range all {
+		if !o.cl.mine() || kept(o.inst.ID) {
+			continue
+		}
+		e := replicaEntry(v1alpha1.ReadReplicaStatus{Name: o.key, InstanceName: o.inst.Name}, o.inst)
+		switch {
+		case sentOK(actDeleteInstance, o.inst.ID):
+			e.Status, e.JobID = v1alpha1.ReplicaDeleting, s.res.jobID
+		case deleting[o.inst.ID]:
+			prev := slices.IndexFunc(in.prior, func(r v1alpha1.ReadReplicaStatus) bool { return r.ID == o.inst.ID })
+			e.Status, e.JobID = v1alpha1.ReplicaDeleting, in.prior[prev].JobID
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// replicaEntry is a replica's status entry with what OTC says of it.
+func replicaEntry(e v1alpha1.ReadReplicaStatus, r *cloud.Instance) v1alpha1.ReadReplicaStatus {
+	e.ID, e.InstanceName, e.Status, e.Flavor, e.Volume, e.Availabilityzone = r.ID, r.Name, r.Status, r.Flavor, r.Volume.Size, replicaAZ(r)
+	if len(r.PrivateIPs) > 0 && r.Port != 0 {
+		e.Endpoint = fmt.Sprintf("%s:%d", r.PrivateIPs[0], r.Port)
+	}
+	return e
+}
+
+// readerHosts is the connection Secret's readerhosts: the endpoints of the declared read replicas
+// that are ACTIVE, in spec order, comma-separated; "" for none.
+func readerHosts(spec *v1alpha1.RdsSpec, st []v1alpha1.ReadReplicaStatus) string {
+	var hosts []string
+	for _, d := range spec.Readreplicas {
+		for _, e := range st {
+			if e.Name == d.Name && e.Status == cloud.StatusActive && e.Endpoint != "" {
+				hosts = append(hosts, e.Endpoint)
+			}
+		}
+	}
+	return strings.Join(hosts, ",")
+}
+
+// joinClauses joins clauses with "; ".
+func joinClauses(cs []string) string { return strings.Join(cs, "; ") }
+
+// replicasStep is the read replicas step as the loop runs it (loop.go): it reads the primary's
+// replicas (the shared view while steady: no OTC call), the name of one it is about to create,
+// a delete job it follows, plans, makes the plan's one change and plans on OTC's answer.
+type replicasStep struct {
+	in replicasInput
+	p  replicasPlan
+}
+
+func newReplicasStep(c *call, inst *cloud.Instance) *replicasStep {
+	// The call's status so far by value: no plan input points into the call.
+	in := replicasInput{
+		spec: c.spec, prior: slices.Clone(c.st.ReadReplicas), inst: inst, me: c.me, policy: c.r.cfg.Adoption,
+		deleting: c.parent.DeletionTimestamp != nil, generation: c.parent.Generation,
+	}
+	if op := c.st.Operation; op != nil {
+		in.op = ptr.To(*op)
+	}
+	if c.viewed {
+		// NOTE: the primary came from the shared view, so the call makes no change (runStep):
+		// its replicas may come from there too. A call that reads fresh reads them fresh.
+		in.maxAge = viewMaxAge(c.parent, c.r.cfg.ResyncSteady)
+	}
+	return &replicasStep{in: in}
+}
+
+func (s *replicasStep) plan() head {
+	s.p = planReplicas(s.in)
+	h := head{needs: s.p.needs, tells: told(s.p.tells...), err: s.p.err, logs: s.p.logs}
+	if ch := s.p.change; ch != nil {
+		h.stop = true
+		if s.in.sent == nil {
+			h.act = &ch.act
+		}
+	}
+	return h
+}
+
+// saw keeps what a read found; the maps are made on the first read (a call of an object without
+// read replicas reads nothing).
+func (s *replicasStep) saw(n need, r seen) {
+	put := func(m *map[string]seen, k string) {
+		if *m == nil {
+			*m = map[string]seen{}
+		}
+		(*m)[k] = r
+	}
+	switch n.kind {
+	case readInstance:
+		put(&s.in.byID, n.id)
+	case readJob:
+		put(&s.in.jobs, n.id)
+	case readFlavors:
+		s.in.flavors = &r
+	case readInstancesName:
+		for _, d := range s.in.spec.Readreplicas {
+			if s.in.names(d.Name) == n.name {
+				put(&s.in.byName, d.Name)
+			}
+		}
+	}
+}
+
+func (s *replicasStep) answered(res acted, err error) {
+	s.in.sent = &replicaSent{ch: *s.p.change, res: res, err: err}
+}
+
+// render writes status.readReplicas and status.operation, and the replicas' endpoints into the
+// connection the user Secrets name (the connection Secret takes them from the status, children).
+func (s *replicasStep) render(a *answer) {
+	if s.p.needs != nil {
+		return
+	}
+	if s.p.err == nil || s.in.sent != nil {
+		a.st.ReadReplicas = s.p.status
+	}
+	if a.conn != nil {
+		a.conn.readers = readerHosts(s.in.spec, a.st.ReadReplicas)
+	}
+	if s.p.setOp {
+		a.st.Operation = s.p.op
+	}
+}
