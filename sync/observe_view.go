@@ -105,6 +105,13 @@ func (r readOnly) ObserveInstance(ctx context.Context, id string, maxAge time.Du
 	return cloud.ObserveInstance(ctx, r.Cloud, id, maxAge)
 }
 
+// ViewedInstance passes the read of the shared view alone through, as ObserveInstance.
+func (r readOnly) ViewedInstance(id string, maxAge time.Duration) *cloud.Instance {
+	return cloud.ViewedInstance(r.Cloud, id, maxAge)
+}
+
+var _ cloud.InstanceObserver = readOnly{}
+
 // InstanceMetrics passes autopilot's fleet-wide reading through: it is a read (sync/autopilot.go).
 func (r readOnly) InstanceMetrics(ctx context.Context, inst *cloud.Instance, window, maxAge time.Duration) (*cloud.InstanceMetrics, error) {
 	if m, ok := r.Cloud.(cloud.MetricsReader); ok {
