@@ -37,6 +37,10 @@ const (
 	actMaintenanceWindow actionKind = "ChangeMaintenanceWindow"
 	actStop              actionKind = "StopInstance"
 	actStart             actionKind = "StartInstance"
+	// parameters.go, parameters_create.go
+	actUpdateParameters actionKind = "UpdateParameters"
+	actCreateTemplate   actionKind = "CreateParameterTemplate"
+	actDeleteTemplate   actionKind = "DeleteParameterTemplate"
 )
 
 // action is the one change a decision asks of the cloud, as data: which call, on which instance,
@@ -62,6 +66,11 @@ type action struct {
 	storage cloud.Storage             // actStorageType
 	mode    string                    // actReplicationMode
 	window  string                    // actMaintenanceWindow
+	values  map[string]string         // actUpdateParameters
+	// template is the parameter template to create (actCreateTemplate); templateID the one to
+	// delete (actDeleteTemplate).
+	template   *cloud.ParameterTemplateOpts
+	templateID string
 
 	// password is the root password SingleToHA needs for SQL Server. It is never compared or
 	// printed (secret.Value), and never part of what a decision is tested on.
@@ -76,6 +85,9 @@ type acted struct {
 	// passwords and applied answer an action outside the cloud (actSQL).
 	passwords map[int]secret.Value
 	applied   *applyAnswer
+	// parameters answers actUpdateParameters; template actCreateTemplate.
+	parameters *cloud.ParametersChange
+	template   *cloud.ParameterTemplate
 }
 
 // actAnswer is OTC's answer to an action, as a plan that is made again on it reads it.
@@ -135,6 +147,14 @@ func (c *call) act(ctx context.Context, a action) (res acted, err error) {
 			*jobID, err = c.cloud.DeleteInstance(ctx, a.instance)
 		case actCreateReplica:
 			res.instanceID, *jobID, err = c.cloud.CreateReplica(ctx, *a.replica)
+		case actUpdateParameters:
+			var ch cloud.ParametersChange
+			ch, err = c.cloud.UpdateParameters(ctx, a.instance, a.values)
+			*jobID, res.parameters = ch.JobID, &ch
+		case actCreateTemplate:
+			res.template, err = c.cloud.CreateParameterTemplate(ctx, *a.template)
+		case actDeleteTemplate:
+			err = c.cloud.DeleteParameterTemplate(ctx, a.templateID)
 		case actStorageType:
 			*jobID, err = c.cloud.ChangeStorageType(ctx, a.instance, a.storage)
 		case actReplicationMode:

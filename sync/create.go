@@ -28,6 +28,8 @@ type createInput struct {
 	// from is the restore point of restorefrom, once read; network the resolved network, once read.
 	from    *cloud.RestorePoint
 	network *cloud.Network
+	// configurationID is the parameter template the instance starts with (parameters_create.go).
+	configurationID string
 }
 
 // createPlan is the decision of a call that finds no instance.
@@ -75,6 +77,7 @@ func planCreate(in createInput) createPlan {
 		return p
 	}
 	opts := createOpts(in.spec, in.name, *in.network, p.password)
+	opts.ConfigurationID = in.configurationID
 	p.create = &action{kind: actCreate, create: &opts}
 	p.op = &v1alpha1.Operation{Type: OpCreate, Generation: in.generation}
 	if in.from != nil {

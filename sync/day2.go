@@ -43,6 +43,8 @@ var progress = map[string]string{
 	OpRestart:      "Restarting for restartrequest %q",
 	// replicas.go: the primary takes no change while a read replica is built
 	OpCreateReplica: "Creating the read replica %s",
+	// parameters.go: parametersrestart Immediate
+	OpParametersRestart: "Restarting to bring the parameters %s into effect",
 }
 
 // change is one difference between the spec and the instance, as data: the action that removes

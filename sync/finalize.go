@@ -433,7 +433,21 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 	}
 	s := newFinalizeStep(c)
 	_, err := c.runStep(ctx, s)
-	return s.p.finalized && err == nil && s.failed == nil, err
+	done := s.p.finalized && err == nil && s.failed == nil
+	if ps := c.st.Parameters; done && ps != nil && ps.Template != "" {
+		// parameters_create.go: the templates made for the create go before the object does,
+		// in a call of their own (at most one change per call).
+		if c.attempted {
+			c.out.askClass(inFlight)
+			return false, nil
+		}
+		t := &templatesGoneStep{me: c.me}
+		if _, err := c.runStep(ctx, t); err != nil {
+			return false, err
+		}
+		return t.p.gone, nil
+	}
+	return done, err
 }
 
 // finalizeStep is the finalize step as the loop runs it (loop.go): it plans, reads what the plan

@@ -112,6 +112,14 @@ func (r readOnly) ViewedInstance(id string, maxAge time.Duration) *cloud.Instanc
 
 var _ cloud.InstanceObserver = readOnly{}
 
+func (readOnly) CreateParameterTemplate(context.Context, cloud.ParameterTemplateOpts) (*cloud.ParameterTemplate, error) {
+	return nil, errViewStale
+}
+func (readOnly) DeleteParameterTemplate(context.Context, string) error { return errViewStale }
+func (readOnly) UpdateParameters(context.Context, string, map[string]string) (cloud.ParametersChange, error) {
+	return cloud.ParametersChange{}, errViewStale
+}
+
 // InstanceMetrics passes autopilot's fleet-wide reading through: it is a read (sync/autopilot.go).
 func (r readOnly) InstanceMetrics(ctx context.Context, inst *cloud.Instance, window, maxAge time.Duration) (*cloud.InstanceMetrics, error) {
 	if m, ok := r.Cloud.(cloud.MetricsReader); ok {

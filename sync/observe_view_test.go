@@ -94,7 +94,8 @@ func TestReadOnlyRefusesEveryChange(t *testing.T) {
 	reads := map[string]bool{
 		"Region": true, "GetInstance": true, "FindInstancesByName": true, "GetJob": true,
 		"ResolveNetwork": true, "ListBackups": true, "ListFlavors": true, "ListRestoreTimes": true,
-		"ListErrorLogs": true, "ListSlowLogs": true, "GetBackupPolicy": true,
+		"ListErrorLogs": true, "ListSlowLogs": true, "GetBackupPolicy": true, "InstanceParameters": true,
+		"ListParameterTemplates": true, "TemplateParameters": true,
 	}
 	ro := reflect.ValueOf(readOnly{})
 	iface := reflect.TypeFor[cloud.Cloud]()

@@ -29,6 +29,11 @@ const (
 	readMetrics      readKind = "InstanceMetrics"
 	// readBackupPolicy: the backup policy, whose days of the week the instance list lacks.
 	readBackupPolicy readKind = "GetBackupPolicy"
+	readParameters   readKind = "InstanceParameters"
+	// readTemplates: the project's parameter templates; readTemplateParameters: one template's
+	// parameters (a default template's: what OTC takes for an engine version).
+	readTemplates          readKind = "ListParameterTemplates"
+	readTemplateParameters readKind = "TemplateParameters"
 )
 
 // need is one read a decision asks of the cloud, as data: which read, of what, and with whose
@@ -57,16 +62,18 @@ type need struct {
 // seen is what a read found, or the read's error. The field its kind fills is set; the others are
 // zero.
 type seen struct {
-	inst      *cloud.Instance   // readInstance, readInstanceByID
-	instances []*cloud.Instance // readInstancesName, readInstancesAll
-	network   cloud.Network     // readNetwork
-	flavors   []cloud.Flavor    // readFlavors
-	job       *cloud.Job        // readJob
-	ranges    []cloud.TimeRange // readRestoreTimes
-	backups   []cloud.Backup    // readBackups
-	metrics   *cloud.InstanceMetrics
-	policy    cloud.BackupStrategy // readBackupPolicy
-	err       error
+	inst       *cloud.Instance   // readInstance, readInstanceByID
+	instances  []*cloud.Instance // readInstancesName, readInstancesAll
+	network    cloud.Network     // readNetwork
+	flavors    []cloud.Flavor    // readFlavors
+	job        *cloud.Job        // readJob
+	ranges     []cloud.TimeRange // readRestoreTimes
+	backups    []cloud.Backup    // readBackups
+	metrics    *cloud.InstanceMetrics
+	policy     cloud.BackupStrategy      // readBackupPolicy
+	parameters []cloud.Parameter         // readParameters, readTemplateParameters
+	templates  []cloud.ParameterTemplate // readTemplates
+	err        error
 }
 
 // errCannotList: the client cannot list its project's instances, so a search by ownership tags
@@ -134,6 +141,12 @@ func (c *call) observe(ctx context.Context, n need) (s seen) {
 				return cloud.ErrMetricsUnavailable
 			}
 			s.metrics, err = reader.InstanceMetrics(ctx, n.of, n.window, n.maxAge)
+		case readParameters:
+			s.parameters, err = client.InstanceParameters(ctx, n.id)
+		case readTemplates:
+			s.templates, err = client.ListParameterTemplates(ctx)
+		case readTemplateParameters:
+			s.parameters, err = client.TemplateParameters(ctx, n.id)
 		default:
 			return fmt.Errorf("sync: observe: unknown read %q", n.kind) // a programming error
 		}

@@ -49,6 +49,9 @@ type Config struct {
 	LockWait time.Duration
 	// Databases configures the databases step (databases.go).
 	Databases DatabasesConfig
+	// ParametersDriftCheck is how often a steady object's engine parameters are read from OTC to
+	// set back a value changed elsewhere (parameters.go). Default 15m.
+	ParametersDriftCheck time.Duration
 
 	// ClusterID names this cluster in the ownership tags and the instance names (--cluster-id):
 	// 1 to 32 of [a-z0-9-], stable for ever. Default "local" (the simulator's).
@@ -82,13 +85,18 @@ const DefaultLogsURL = "http://rds-hooks.rds-system.svc:8081"
 // of one plan, read when the step is made and written only after the call is answered (memo,
 // remember), and none of it decides alone:
 //
-//   - sent, the restarts this process sent (ledger.go): day2Input.sentRestart. OTC keeps no trace
-//     of a finished restart, so a restart whose answer was lost, retried after the reboot, looks
-//     like one still owed; the mark in OTC and status are the record (oneshot.go).
+//   - sent, the restarts this process sent (ledger.go): day2Input.sentRestart and
+//     parametersInput.sentRestart. OTC keeps no trace of a finished restart, so a restart whose
+//     answer was lost, retried after the reboot, looks like one still owed; the mark in OTC and
+//     status are the record (oneshot.go; the parameters' restart has status only, parameters.go).
 //   - autopilot, autopilot's last change per instance and the flavor lists it read
 //     (autopilot.go): autopilotStepInput.remembered and the step's kept list. A call on a stale
 //     status must not start a second change within the cooldown; under sustained pressure every
 //     sync needs the flavor list, which is what OTC sells, not a fact of the object.
+//   - parameters, the values this process set that wait for a restart, per instance
+//     (parameters_memory.go): parametersInput.remembered. OTC shows no pending restart, so a call
+//     on a status from before the change (a lost answer, a duplicate) finds the values set and
+//     would forget the restart they wait for.
 //   - logRequests, the log requests each object and each instance was served in the last hour
 //     (logs_limit.go): logsInput.served and logsInput.servedInstance. It holds the hourly limit
 //     against a status that forgot them or was written to claim one accepted, and against
@@ -110,6 +118,8 @@ type Reconciler struct {
 	logRequests *logRequests
 	// autopilot remembers autopilot's last change per instance, and flavor lists (autopilot.go).
 	autopilot *autopilotMemory
+	// parameters remembers the values set that wait for a restart (parameters_memory.go).
+	parameters *parametersMemory
 }
 
 // New returns a Reconciler with defaults filled in.
@@ -136,6 +146,9 @@ func New(cfg Config) *Reconciler {
 		cfg.LockWait = 2 * time.Second
 	}
 	cfg.Databases = cfg.Databases.withDefaults(cfg.CallTimeout)
+	if cfg.ParametersDriftCheck <= 0 {
+		cfg.ParametersDriftCheck = DefaultParametersDriftCheck
+	}
 	cfg.Credentials = cfg.Credentials.withDefaults()
 	if cfg.ClusterID == "" {
 		cfg.ClusterID = "local"
@@ -165,6 +178,7 @@ func New(cfg Config) *Reconciler {
 	r.reads = newCapabilityReads()
 	r.logRequests = newLogRequests()
 	r.autopilot = newAutopilotMemory(cfg.Now)
+	r.parameters = newParametersMemory(cfg.Now)
 	return r
 }
 
@@ -190,6 +204,8 @@ type memo struct {
 	autopilot map[string]v1alpha1.AutopilotAction // by instance id
 	flavors   map[string][]cloud.Flavor           // by flavorsKey
 	logs      []keptLogRequest
+	// pending is the values set that wait for a restart, by instance id (parameters_memory.go).
+	pending map[string]pendingChange
 }
 
 // keptLogRequest is a log request a call accepted, remembered by the object's uid and by the
@@ -221,6 +237,9 @@ func (r *Reconciler) remember(m memo) {
 	}
 	for _, l := range m.logs {
 		r.logRequests.record(l.uid, l.instance, l.accepted)
+	}
+	for id, c := range m.pending {
+		r.parameters.record(id, c)
 	}
 }
 
@@ -358,10 +377,16 @@ func (c *call) sync(ctx context.Context) error {
 		}
 		obs.claim = classify(inst, c.me)
 	case instanceCreate: // create.go: a new instance, or a restore into one
+		// parameters_create.go: the template that carries spec.parameters into the create
+		t := newTemplateStep(c)
+		if stop, err := c.runStep(ctx, t); stop || err != nil {
+			return err
+		}
 		s, err := newCreateStep(c)
 		if err != nil {
 			return err
 		}
+		s.in.configurationID = t.configurationID()
 		_, err = c.runStep(ctx, s)
 		return err
 	case instanceNotOwned:
@@ -398,10 +423,11 @@ func (c *call) sync(ctx context.Context) error {
 	// The steps on the instance, in their fixed order, each run by the one loop (runStep,
 	// loop.go): a step that made its change stops the call, so that a call makes at most one.
 	for _, next := range []func(*call, *cloud.Instance) step{
-		func(c *call, inst *cloud.Instance) step { return newRestoreStep(c, inst) },   // restore.go: point-in-time restore in place
-		func(c *call, inst *cloud.Instance) step { return newReplicasStep(c, inst) },  // replicas.go: the read replicas; a replica built holds the next two
-		func(c *call, inst *cloud.Instance) step { return newDay2Step(c, inst) },      // day2.go: changes to the running instance
-		func(c *call, inst *cloud.Instance) step { return newAutopilotStep(c, inst) }, // autopilot.go: growth the metrics ask for
+		func(c *call, inst *cloud.Instance) step { return newRestoreStep(c, inst) },    // restore.go: point-in-time restore in place
+		func(c *call, inst *cloud.Instance) step { return newReplicasStep(c, inst) },   // replicas.go: the read replicas; a replica built holds the next three
+		func(c *call, inst *cloud.Instance) step { return newParametersStep(c, inst) }, // parameters.go: engine parameters, before day2's restart
+		func(c *call, inst *cloud.Instance) step { return newDay2Step(c, inst) },       // day2.go: changes to the running instance
+		func(c *call, inst *cloud.Instance) step { return newAutopilotStep(c, inst) },  // autopilot.go: growth the metrics ask for
 	} {
 		if stopped {
 			break

@@ -2,6 +2,8 @@ package sync
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,10 +42,43 @@ const (
 )
 
 // ReplicaInstanceName is the OTC name of the read replica replica of the Rds object
-// namespace/name in the cluster clusterID: like InstanceName, with the replica's name in the
-// readable part and in the hash, so that every call finds the replica an earlier one created.
+// namespace/name in the cluster clusterID: like InstanceName, with the replica's name in the hash
+// and, whole, at the end of the readable part (the namespace and name are cut where the name would
+// be too long), so that every call finds the replica an earlier one created, and knows it by its
+// name alone (replicaNamed) when neither the spec nor the status names it any more.
 func ReplicaInstanceName(clusterID, namespace, name, replica string) string {
-	return instanceName(clusterID+"/"+namespace+"/"+name+"/readreplicas/"+replica, namespace, name+"-rr-"+replica, nameHashLen)
+	sum := sha256.Sum256([]byte(clusterID + "/" + namespace + "/" + name + "/readreplicas/" + replica))
+	suffix := "-rr-" + sanitize(replica) + "-" + hex.EncodeToString(sum[:])[:nameHashLen]
+	readable := sanitize(namespace + "-" + name)
+	if room := maxInstanceName - len(instanceNamePrefix) - len(suffix); len(readable) > room {
+		readable = strings.TrimRight(readable[:room], "-")
+	}
+	return instanceNamePrefix + readable + suffix
+}
+
+// replicaNamed is the spec name of the object's read replica whose OTC name is otcName, if
+// otcName is one (ReplicaInstanceName): the name is read from its end and checked against the
+// hash, so no other object's name passes.
+//
+// NOTE: it is how a replica is found whose create was answered but the answer lost, and whose name
+// then left spec.readreplicas before its tags were written: no status and no spec names it, and
+// without it the replica would stay billed and untracked.
+func (o owner) replicaNamed(otcName string) (string, bool) {
+	const hashPart = 1 + nameHashLen
+	if len(otcName) <= hashPart {
+		return "", false
+	}
+	head := otcName[:len(otcName)-hashPart]
+	for from := 0; ; {
+		i := strings.Index(head[from:], "-rr-")
+		if i < 0 {
+			return "", false
+		}
+		if cand := head[from+i+len("-rr-"):]; cand != "" && ReplicaInstanceName(o.Cluster, o.Namespace, o.Name, cand) == otcName {
+			return cand, true
+		}
+		from += i + 1
+	}
 }
 
 // replicaTags are the tags of the object's read replica named replica: its ownership tags and
@@ -413,7 +448,13 @@ func flavorFor(in replicasInput, code, az string) (q replicasPlan, problem *outc
 // it carries, and whether the adoption policy lets the object take over one an object released.
 func judgeReplica(r *cloud.Instance, me owner, otcNames map[string]string, policy AdoptionPolicy) observedReplica {
 	names := slices.Sorted(maps.Keys(otcNames))
-	o := observedReplica{inst: r, cl: classify(r, me, names...), key: otcNames[r.Name]}
+	key, ok := otcNames[r.Name]
+	if !ok {
+		if key, ok = me.replicaNamed(r.Name); ok {
+			names = append(names, r.Name) // the object's own name for a replica neither spec nor status names
+		}
+	}
+	o := observedReplica{inst: r, cl: classify(r, me, names...), key: key}
 	if t, ok := r.Tags[TagReplica]; ok {
 		o.key = ""
 		for _, spec := range otcNames {

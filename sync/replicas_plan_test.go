@@ -278,6 +278,24 @@ func TestPlanReplicas(t *testing.T) {
 				assert.Equal(t, action{kind: actDeleteInstance, instance: "1"}, p.change.act)
 			},
 		},
+		"untagged, named by nothing, is deleted": {
+			reason: "a create answered but the answer lost, its name then left the spec before its tags were written: " +
+				"known as the object's by its name alone, it is deleted, never left billed and untracked",
+			inst: primary("1"), byID: byID(rrReplica("1", "r1", cloud.StatusActive, false)),
+			want: func(t *testing.T, p replicasPlan) {
+				require.NotNil(t, p.change)
+				assert.Equal(t, action{kind: actDeleteInstance, instance: "1"}, p.change.act)
+			},
+		},
+		"untagged under another object's name is left alone": {
+			reason: "only the object's own name makes an untagged replica its own",
+			inst:   primary("1"), byID: byID(func() *cloud.Instance {
+				r := rrReplica("1", "r1", cloud.StatusActive, false)
+				r.Name = ReplicaInstanceName("local", "team-b", "shop", "r1")
+				return r
+			}()),
+			want: func(t *testing.T, p replicasPlan) { assert.Nil(t, p.change) },
+		},
 		"delete followed by its job": {
 			reason: "a delete in flight is not sent again while its job runs", inst: primary("1"), byID: byID(active),
 			prior: []v1alpha1.ReadReplicaStatus{{Name: "r1", ID: "1", Status: v1alpha1.ReplicaDeleting, JobID: "j1"}},
@@ -321,7 +339,7 @@ func TestPlanReplicas(t *testing.T) {
 				m := map[string]seen{}
 				for _, id := range []string{"a", "b", "c", "d", "e"} {
 					r := rrReplica(id, "x"+id, cloud.StatusActive, false)
-					r.Tags = map[string]string{"team": "other"}
+					r.Name, r.Tags = "made-in-the-console-"+id, map[string]string{"team": "other"}
 					m[id] = seen{inst: r}
 				}
 				return m
@@ -456,6 +474,32 @@ func TestReplicaProblems(t *testing.T) {
 			for i, w := range tc.want {
 				assert.Contains(t, got[i], w, tc.reason)
 			}
+		})
+	}
+}
+
+func TestReplicaNamed(t *testing.T) {
+	long := owner{Cluster: "local", Namespace: strings.Repeat("n", 63), Name: strings.Repeat("o", 253)}
+	cases := map[string]struct {
+		reason  string
+		me      owner
+		otcName string
+		want    string
+	}{
+		"short":              {reason: "the replica's name is read back from the object's own name", me: rrMe, otcName: rrNameOf("r1"), want: "r1"},
+		"with rr inside":     {reason: "a replica's name may hold -rr- itself", me: rrMe, otcName: rrNameOf("a-rr-b"), want: "a-rr-b"},
+		"long object":        {reason: "a long namespace and name are cut, never the replica's name", me: long, otcName: ReplicaInstanceName("local", long.Namespace, long.Name, "abcdefghijklmnop"), want: "abcdefghijklmnop"},
+		"another object's":   {reason: "the hash proves the name is this object's: another object's replica of the same name is not", me: rrMe, otcName: ReplicaInstanceName("local", "team-b", "shop", "r1")},
+		"another cluster's":  {reason: "the cluster is in the hash", me: rrMe, otcName: ReplicaInstanceName("other", "team-a", "shop", "r1")},
+		"the primary's name": {reason: "the instance's own name names no replica", me: rrMe, otcName: InstanceName("local", "team-a", "shop")},
+		"forged":             {reason: "a name shaped like the object's with another hash is not its", me: rrMe, otcName: rrNameOf("r1")[:len(rrNameOf("r1"))-1] + "x"},
+		"short string":       {reason: "a name shorter than the hash is none", me: rrMe, otcName: "rds-x"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, ok := tc.me.replicaNamed(tc.otcName)
+			assert.Equal(t, tc.want, got, tc.reason)
+			assert.Equal(t, tc.want != "", ok, tc.reason)
 		})
 	}
 }

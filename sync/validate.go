@@ -129,6 +129,7 @@ func Validate(spec *v1alpha1.RdsSpec) []string {
 		_, ap := autopilotSettingsOf(spec) // autopilot_plan.go
 		p = append(p, ap...)
 	}
+	p = append(p, parametersProblems(spec)...) // parameters.go
 	for _, t := range spec.Tags {
 		if reservedTag(t.Key) {
 			p.addf("tags key %q is reserved for the controller's own tags (rds-owner-*, rds-released*, rds-restart-request, rds-upgrade-request, rds-replica).", t.Key)

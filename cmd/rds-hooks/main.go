@@ -78,6 +78,7 @@ type config struct {
 	logsURL       string
 	logsTTL       time.Duration
 	sqlDrift      time.Duration
+	paramsDrift   time.Duration
 	passwordKey   string
 	version       bool
 	maxInFlight   int
@@ -147,6 +148,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	dur(&c.resyncSteady, "resync-steady", 5*time.Minute, "how soon to look again when nothing is in flight")
 	dur(&c.viewMaxAge, "view-max-age", view.DefaultMaxAge, "bound on the staleness of the shared view of all instances that steady syncs read (docs/view.md); 0 reads every instance fresh")
 	dur(&c.sqlDrift, "sql-drift-check", time.Hour, "how often databases, users and grants are applied again to repair changes made behind the controller's back")
+	dur(&c.paramsDrift, "parameters-drift-check", rdssync.DefaultParametersDriftCheck, "how often a steady object's engine parameters are read from OTC to set back a value changed elsewhere (docs/parameters.md)")
 	dur(&c.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight calls may finish after SIGTERM")
 	str(&c.nsCredentials, "namespace-credentials", rdssync.CredentialsOptional,
 		"OTC logins from the objects' namespaces: Optional (a namespace's Secret when there is one, else the controller's own login) or Required (the controller's own login serves no Rds)")
@@ -402,8 +404,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ResyncPending: cfg.resyncPending,
 		ResyncSteady:  cfg.resyncSteady,
 		Databases:     rdssync.DatabasesConfig{DriftCheck: cfg.sqlDrift},
-		JobImage:      cfg.jobImage,
-		LogsURL:       cfg.logsURL,
+
+		ParametersDriftCheck: cfg.paramsDrift,
+		JobImage:             cfg.jobImage,
+		LogsURL:              cfg.logsURL,
 
 		LogsCapabilityTTL: cfg.logsTTL,
 		ClusterID:         cfg.clusterID,

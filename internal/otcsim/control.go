@@ -21,6 +21,8 @@ import (
 //	POST   /_sim/instances/{id}/status          {"status":"FAILED"}
 //	POST   /_sim/instances/{id}/endpoint        {"host":"127.0.0.1","port":3307}
 //	POST   /_sim/instances/{id}/fail-next-backup
+//	GET    /_sim/instances/{id}/parameters      {"values":{name:value},"pending_restart":[names]}
+//	POST   /_sim/instances/{id}/parameters      {"values":{name:value}}: a change made in the console
 //	POST   /_sim/alarms/{id}/state              {"state":"alarm"}
 //	POST   /_sim/metrics                        {"instance_id":"…","metric":"rds001_cpu_util","value":93.5}
 func (s *Sim) controlRoutes(mux *http.ServeMux) {
@@ -49,6 +51,8 @@ func (s *Sim) controlRoutes(mux *http.ServeMux) {
 		s.FailNextBackup(r.PathValue("id"))
 		writeEmpty(w, http.StatusNoContent)
 	})
+	mux.HandleFunc("GET /_sim/instances/{id}/parameters", s.ctlGetParameters)
+	mux.HandleFunc("POST /_sim/instances/{id}/parameters", s.ctlSetParameters)
 	mux.HandleFunc("POST /_sim/alarms/{id}/state", s.ctlSetAlarmState)
 	mux.HandleFunc("POST /_sim/metrics", s.ctlSetMetric)
 }

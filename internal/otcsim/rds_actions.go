@@ -201,7 +201,7 @@ func (s *Sim) restart(in *instance, now time.Time) (*job, *apiError) {
 	j := s.newJob("Restart"+in.engine.jobName+"Instance", in, now, d)
 	in.startOp(opKindRestart, StatusRebooting, now, d, j, func(in *instance, at time.Time) {
 		in.status = StatusActive
-		in.restartPending = false
+		clear(in.pendingRestart)
 		in.logError(at, "NOTE", "Shutdown complete; the instance was restarted.")
 	})
 	return j, nil

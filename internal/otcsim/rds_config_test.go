@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/common/tags"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/configurations"
@@ -34,7 +35,7 @@ func TestInstanceConfiguration(t *testing.T) {
 	assert.Empty(t, c.ID)
 	p, ok := paramValue(c, "max_connections")
 	require.True(t, ok)
-	assert.Equal(t, "2500", p.Value)
+	assert.Equal(t, "1500", p.Value, "the default of a 2 GB flavor")
 	assert.Equal(t, "integer", p.Type)
 
 	res, err := configurations.UpdateInstanceConfiguration(e.rds, configurations.UpdateInstanceConfigurationOpts{
@@ -136,4 +137,110 @@ func TestTags(t *testing.T) {
 	status, _ := rdsErrorCode(t, err)
 	assert.Equal(t, http.StatusBadRequest, status)
 	assert.Equal(t, 4, e.sim.Calls(OpTagsAction))
+}
+
+// TestInstanceParametersCatalog: what an instance reports depends on its engine version (MySQL
+// 5.7's query cache is gone in 8.0) and on its flavor's memory (the buffer pool, the connection
+// limit); a template, which has no flavor, shows the plain default.
+func TestInstanceParametersCatalog(t *testing.T) {
+	e := newEnv(t, Options{})
+	small := e.createActive(t, createOpts("catalog-small")) // rds.mysql.c2.medium: 2 GB
+	bigOpts := createOpts("catalog-big")
+	bigOpts.FlavorRef = "rds.mysql.n1.xlarge.4" // 16 GB
+	big := e.createActive(t, bigOpts)
+	old := createOpts("catalog-57")
+	old.Datastore.Version = "5.7"
+	v57 := e.createActive(t, old)
+
+	value := func(id, name string) (string, bool) {
+		c, err := configurations.GetForInstance(e.rds, id)
+		require.NoError(t, err)
+		p, ok := paramValue(c, name)
+		return p.Value, ok
+	}
+	smallPool, _ := value(small, "innodb_buffer_pool_size")
+	bigPool, _ := value(big, "innodb_buffer_pool_size")
+	assert.Equal(t, "1073741824", smallPool, "half of 2 GB")
+	assert.Equal(t, "12884901888", bigPool, "three quarters of 16 GB")
+	conns, _ := value(big, "max_connections")
+	assert.Equal(t, "10000", conns)
+	_, ok := value(small, "query_cache_type")
+	assert.False(t, ok, "MySQL 8.0 has no query cache")
+	qc, ok := value(v57, "query_cache_type")
+	assert.True(t, ok)
+	assert.Equal(t, "OFF", qc)
+
+	// Setting query_cache_type on 8.0: OTC ignores a name it does not know for the version.
+	res, err := configurations.UpdateInstanceConfiguration(e.rds, configurations.UpdateInstanceConfigurationOpts{
+		InstanceId: small, Values: map[string]any{"query_cache_type": "ON"},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"query_cache_type"}, res.IgnoredParams)
+	assert.False(t, res.RestartRequired)
+
+	for name, tc := range map[string]struct {
+		value string
+		ok    bool
+	}{
+		"empty":           {"", false},
+		"list ok":         {"STRICT_TRANS_TABLES,ANSI_QUOTES", true},
+		"list bad":        {"STRICT_TRANS_TABLES,NO_SUCH_MODE", false},
+		"boolean ok":      {"false", true},
+		"boolean bad":     {"yes", false},
+		"integer as real": {"10.5", false},
+	} {
+		param := map[string]string{"list ok": "sql_mode", "list bad": "sql_mode", "boolean ok": "explicit_defaults_for_timestamp", "boolean bad": "explicit_defaults_for_timestamp"}[name]
+		if param == "" {
+			param = "max_connections"
+		}
+		_, err := configurations.UpdateInstanceConfiguration(e.rds, configurations.UpdateInstanceConfigurationOpts{
+			InstanceId: small, Values: map[string]any{param: tc.value},
+		})
+		if tc.ok {
+			assert.NoError(t, err, name)
+			continue
+		}
+		status, code := rdsErrorCode(t, err)
+		assert.Equal(t, http.StatusBadRequest, status, name)
+		assert.Equal(t, "DBS.212002", code, name)
+	}
+}
+
+// TestParametersPendingUntilRestart: a value that needs a restart is reported set at once (the API
+// shows no pending state), is pending in the simulator's control view, and stops being pending
+// with the next restart; a console change (the control API) is the same change behind the API's
+// back; a busy instance refuses a change.
+func TestParametersPendingUntilRestart(t *testing.T) {
+	e := newEnv(t, Options{EnableControl: true})
+	id := e.createActive(t, createOpts("pending-01"))
+
+	res, err := configurations.UpdateInstanceConfiguration(e.rds, configurations.UpdateInstanceConfigurationOpts{
+		InstanceId: id, Values: map[string]any{"innodb_buffer_pool_size": "2147483648", "long_query_time": "2"},
+	})
+	require.NoError(t, err)
+	assert.True(t, res.RestartRequired)
+	v, ok := e.sim.InstanceParameters(id)
+	require.True(t, ok)
+	assert.Equal(t, "2147483648", v.Values["innodb_buffer_pool_size"], "shown set at once")
+	assert.Equal(t, []string{"innodb_buffer_pool_size"}, v.PendingRestart)
+
+	restart, ignored, err := e.sim.SetInstanceParameters(id, map[string]string{"max_connections": "300", "no_such": "1"})
+	require.NoError(t, err)
+	assert.False(t, restart)
+	assert.Equal(t, []string{"no_such"}, ignored)
+	c, err := configurations.GetForInstance(e.rds, id)
+	require.NoError(t, err)
+	p, _ := paramValue(c, "max_connections")
+	assert.Equal(t, "300", p.Value, "the console's change shows in the API")
+
+	_, err = instances.Restart(e.rds, instances.RestartOpts{InstanceId: id})
+	require.NoError(t, err)
+	_, err = configurations.UpdateInstanceConfiguration(e.rds, configurations.UpdateInstanceConfigurationOpts{
+		InstanceId: id, Values: map[string]any{"max_connections": "400"},
+	})
+	status, _ := rdsErrorCode(t, err)
+	assert.Equal(t, http.StatusConflict, status, "no change while the instance restarts")
+	e.clock.Advance(10 * time.Minute)
+	v, _ = e.sim.InstanceParameters(id)
+	assert.Empty(t, v.PendingRestart, "the restart brought the value into effect")
 }

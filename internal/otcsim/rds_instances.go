@@ -1,6 +1,7 @@
 package otcsim
 
 import (
+	"maps"
 	"net"
 	"net/http"
 	"regexp"
@@ -294,8 +295,18 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 		}
 		backupStart, keepDays = bs.StartTime, bs.KeepDays.Value
 	}
-	if req.ConfigurationID != "" && s.configurations[req.ConfigurationID] == nil {
-		return nil, errorf(http.StatusNotFound, "DBS.212001", "The parameter template does not exist.")
+	var startValues map[string]string
+	if req.ConfigurationID != "" {
+		c := s.configurations[req.ConfigurationID]
+		if c == nil {
+			return nil, errorf(http.StatusNotFound, "DBS.212001", "The parameter template does not exist.")
+		}
+		if c.engine != e || c.version != version {
+			return nil, errorf(http.StatusBadRequest, "DBS.212004", "The parameter template is for %s %s, not %s %s.", c.engine.name, c.version, e.name, version)
+		}
+		// NOTE: the instance starts with a copy of the template's values, in effect from the
+		// start; the template can be deleted afterwards.
+		startValues = maps.Clone(c.values)
 	}
 	if req.ChargeInfo != nil && req.ChargeInfo.ChargeMode != "" && req.ChargeInfo.ChargeMode != "postPaid" {
 		return nil, errParam("the simulator supports charge_mode postPaid only")
@@ -314,7 +325,10 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 		secGroupID: req.SecurityGroupID, port: port, backupStart: backupStart, backupKeepDays: keepDays,
 		backupPeriod: "1,2,3,4,5,6,7", configurationID: req.ConfigurationID,
 		diskEncryption: req.DiskEncryptionID, timeZone: req.TimeZone, dataVIP: req.DataVIP,
-		tags: []tag{}, configValues: map[string]string{}, status: StatusBuild, ordered: now,
+		tags: []tag{}, configValues: startValues, pendingRestart: map[string]bool{}, status: StatusBuild, ordered: now,
+	}
+	if in.configValues == nil {
+		in.configValues = map[string]string{}
 	}
 	in.privateIP = req.DataVIP
 	if in.privateIP == "" {

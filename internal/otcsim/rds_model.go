@@ -60,7 +60,8 @@ type instance struct {
 	tags            []tag
 	autoscaling     autoscalingPolicy
 	configValues    map[string]string
-	restartPending  bool
+	// pendingRestart are the parameters set whose values take effect at the next restart.
+	pendingRestart map[string]bool
 	// maintenanceWindow is "hh:mm-HH:MM" (UTC); "" is OTC's default (rds_settings.go).
 	maintenanceWindow string
 	// stoppedAt is when a stop finished; OTC starts the instance seven days later (autoStart).

@@ -117,6 +117,8 @@ type CreateInstanceOpts struct {
 	BackupStrategy    *BackupStrategy
 	HAMode            string // "" for single, "ha" for primary/standby
 	ReplicationMode   string
+	// ConfigurationID is the parameter template the instance starts with; empty: the engine's default.
+	ConfigurationID string
 }
 
 // Job is an asynchronous OTC task.
@@ -164,11 +166,13 @@ type Flavor struct {
 // It is split by area, one interface per file, so that each feature's calls live beside it.
 type Cloud interface {
 	Core
-	Operations // day2.go: changes to a running instance
-	Settings   // settings.go: storage type, replication mode, maintenance window, stop and start
-	Restores   // restore.go: point-in-time restore, restore into a new instance
-	Logs       // logs.go: error and slow logs
-	Replicas   // replicas.go: read replicas
+	Operations         // day2.go: changes to a running instance
+	Settings           // settings.go: storage type, replication mode, maintenance window, stop and start
+	Restores           // restore.go: point-in-time restore, restore into a new instance
+	Logs               // logs.go: error and slow logs
+	Replicas           // replicas.go: read replicas
+	Parameters         // parameters.go: engine parameters
+	ParameterTemplates // parameters.go: the templates a create names
 }
 
 // Core is what creating, observing and deleting an instance needs.

@@ -57,12 +57,14 @@ var day2Ops = map[string]struct {
 	otcsim.OpTagsAction:         {"tags", 2},
 	otcsim.OpRestart:            {"restartrequest", 1},
 	otcsim.OpCreateBackup:       {"finalbackup", 1},
+	otcsim.OpUpdateInstanceCfg:  {"parameters", 1},
 }
 
 // mutatingOps are the operations a run's commit-then-drop faults hit.
 var mutatingOps = []string{
 	otcsim.OpCreateInstance, otcsim.OpResize, otcsim.OpEnlargeVolume, otcsim.OpUpdateBackupPolicy,
 	otcsim.OpTagsAction, otcsim.OpRestart, otcsim.OpCreateBackup, otcsim.OpDeleteInstance,
+	otcsim.OpUpdateInstanceCfg,
 }
 
 func TestCampaign(t *testing.T) {
@@ -237,9 +239,9 @@ func (r *run) userEdit() {
 	rng := r.w.rng
 	spec := r.m.spec()
 	gen := r.m.generation() + 1
-	kinds := 6
+	kinds := 7
 	if r.rr {
-		kinds = 7
+		kinds = 8
 	}
 	switch rng.IntN(kinds) {
 	case 0:
@@ -273,12 +275,21 @@ func (r *run) userEdit() {
 	case 4:
 		r.restarts++
 		r.m.edit(func(spec map[string]any) { spec["restartrequest"] = "restart-" + strconv.Itoa(r.restarts) })
+	case 6:
+		// engine parameters (sync/parameters.go): set in one change per value, none needing a
+		// restart, so that restarts stay the restartrequest's
+		params := map[string]any{"max_connections": strconv.Itoa(100 * (1 + rng.IntN(20)))}
+		if rng.IntN(2) == 0 {
+			params["long_query_time"] = strconv.Itoa(1 + rng.IntN(5))
+		}
+		r.m.edit(func(spec map[string]any) { spec["parameters"] = params })
+		r.epoch["parameters"] = gen
 	case 5:
 		r.logsAsked++
 		r.m.edit(func(spec map[string]any) {
 			spec["logs"] = map[string]any{"request": "logs-" + strconv.Itoa(r.logsAsked), "since": "1h"}
 		})
-	case 6:
+	case 7:
 		r.editReplicas() // replicas_test.go
 	}
 }
@@ -566,7 +577,15 @@ func (r *run) converged(spec v1alpha1.RdsSpec) bool {
 	if r.w.autopilot && !r.autopilotSettled(&st) {
 		return false
 	}
-	return st.Operation == nil && flavor && volume &&
+	params := true
+	if len(spec.Parameters) > 0 {
+		v, ok := r.w.sim.InstanceParameters(in[0].ID)
+		for name, want := range spec.Parameters {
+			params = params && ok && v.Values[name] == want
+		}
+		params = params && conditionTrue(st, v1alpha1.ConditionParameters)
+	}
+	return st.Operation == nil && flavor && volume && params &&
 		st.RestartRequest == spec.Restartrequest &&
 		in[0].Flavor == st.Flavor && st.Volume != nil && in[0].VolumeSize == st.Volume.Size &&
 		in[0].BackupKeepDays == spec.Backupkeepdays && in[0].BackupStartTime == spec.Backupstarttime &&

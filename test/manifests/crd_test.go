@@ -301,6 +301,11 @@ func TestCreateValidation(t *testing.T) {
 		"DuplicateUser":         {reason: "a user is name and host", change: set("users", []any{map[string]any{"name": "app", "host": "%"}, map[string]any{"name": "app", "host": "%"}}), want: "each user (name and host) may appear only once"},
 		"DeletionPolicy":        {reason: "Delete or Retain", change: set("deletionpolicy", "Orphan"), want: `spec.deletionpolicy: Unsupported value: "Orphan"`},
 		"VolumeSizeAsString":    {reason: "volumesize is an integer", change: set("volumesize", "40"), want: `spec.volumesize: Invalid value: "string": spec.volumesize in body must be of type integer`},
+		"Parameters": {reason: "engine parameters, SQL Server's names with spaces and parentheses too", change: set(
+			"parameters", map[string]any{"max_connections": "300", "max server memory (MB)": "4096"}, "parametersrestart", "Immediate")},
+		"ParameterNumber":   {reason: "values are strings, as OTC takes them", change: set("parameters", map[string]any{"max_connections": 300}), want: "must be of type string"},
+		"ParameterName":     {reason: "a name OTC could never have", change: set("parameters", map[string]any{"max_connections;drop": "1"}), want: "a parameter name is 1 to 64 letters"},
+		"ParametersRestart": {reason: "Manual or Immediate", change: set("parametersrestart", "Sometimes"), want: `spec.parametersrestart: Unsupported value: "Sometimes"`},
 	}
 	v := newCRDValidator(t, loadCRD(t), v1alpha1.Version)
 	for name, tc := range cases {

@@ -98,6 +98,16 @@ func compareSchema(t *testing.T, path string, typ reflect.Type, s apiextensionsv
 			item.Description = s.Description // items inherit the list's description
 		}
 		compareSchema(t, path+"[]", typ.Elem(), item)
+	case reflect.Map:
+		require.Equal(t, "object", s.Type, path)
+		require.Equal(t, reflect.String, typ.Key().Kind(), "%s: map keys are strings", path)
+		require.NotNil(t, s.AdditionalProperties, "%s: additionalProperties", path)
+		require.NotNil(t, s.AdditionalProperties.Schema, "%s: additionalProperties", path)
+		value := *s.AdditionalProperties.Schema
+		if value.Description == "" {
+			value.Description = s.Description // values inherit the map's description
+		}
+		compareSchema(t, path+"{}", typ.Elem(), value)
 	case reflect.Struct:
 		require.Equal(t, "object", s.Type, path)
 		assert.False(t, ptrTrue(s.XPreserveUnknownFields), "%s: fields are typed, not preserved", path)
@@ -169,6 +179,11 @@ func fill(v reflect.Value) {
 	case reflect.Slice:
 		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
 		fill(v.Index(0))
+	case reflect.Map:
+		elem := reflect.New(v.Type().Elem()).Elem()
+		fill(elem)
+		v.Set(reflect.MakeMap(v.Type()))
+		v.SetMapIndex(reflect.ValueOf("max_connections").Convert(v.Type().Key()), elem)
 	case reflect.Struct:
 		for i := range v.NumField() {
 			if v.Type().Field(i).IsExported() {

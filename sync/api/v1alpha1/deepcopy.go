@@ -31,6 +31,7 @@ func (s *RdsStatus) DeepCopy() *RdsStatus {
 	out.Restore = s.Restore.DeepCopy()
 	out.Logs = s.Logs.DeepCopy()
 	out.Autopilot = s.Autopilot.DeepCopy()
+	out.Parameters = s.Parameters.DeepCopy()
 	out.Nodes = append([]Node(nil), s.Nodes...)
 	out.ManagedTags = append([]string(nil), s.ManagedTags...)
 	out.Duplicates = append([]string(nil), s.Duplicates...)

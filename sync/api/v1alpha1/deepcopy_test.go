@@ -19,12 +19,13 @@ import (
 // field added to a type and forgotten in its hand-written DeepCopy fails here.
 func TestDeepCopyCopiesEveryField(t *testing.T) {
 	copiers := map[string]func(seed *int) (orig, copied any){
-		"RdsStatus":       copyOf[RdsStatus](func(s *RdsStatus) *RdsStatus { return s.DeepCopy() }),
-		"AutopilotStatus": copyOf[AutopilotStatus](func(s *AutopilotStatus) *AutopilotStatus { return s.DeepCopy() }),
-		"LogsRequest":     copyOf[LogsRequest](func(s *LogsRequest) *LogsRequest { return s.DeepCopy() }),
-		"LogsStatus":      copyOf[LogsStatus](func(s *LogsStatus) *LogsStatus { return s.DeepCopy() }),
-		"RestoreStatus":   copyOf[RestoreStatus](func(s *RestoreStatus) *RestoreStatus { return s.DeepCopy() }),
-		"DatabasesStatus": copyOf[DatabasesStatus](func(s *DatabasesStatus) *DatabasesStatus { return s.DeepCopy() }),
+		"RdsStatus":        copyOf[RdsStatus](func(s *RdsStatus) *RdsStatus { return s.DeepCopy() }),
+		"AutopilotStatus":  copyOf[AutopilotStatus](func(s *AutopilotStatus) *AutopilotStatus { return s.DeepCopy() }),
+		"LogsRequest":      copyOf[LogsRequest](func(s *LogsRequest) *LogsRequest { return s.DeepCopy() }),
+		"LogsStatus":       copyOf[LogsStatus](func(s *LogsStatus) *LogsStatus { return s.DeepCopy() }),
+		"RestoreStatus":    copyOf[RestoreStatus](func(s *RestoreStatus) *RestoreStatus { return s.DeepCopy() }),
+		"DatabasesStatus":  copyOf[DatabasesStatus](func(s *DatabasesStatus) *DatabasesStatus { return s.DeepCopy() }),
+		"ParametersStatus": copyOf[ParametersStatus](func(s *ParametersStatus) *ParametersStatus { return s.DeepCopy() }),
 	}
 	for _, name := range typesWithDeepCopy(t) {
 		assert.Contains(t, copiers, name, "%s has a DeepCopy this test does not check: add it above", name)

@@ -159,6 +159,16 @@ type RdsSpec struct {
 	// false: a database removed from the list is left in place with its data.
 	Prunedatabases bool `json:"prunedatabases,omitempty"`
 
+	// Engine parameters (docs/parameters.md).
+
+	// Parameters are engine parameters by name (e.g. max_connections), values as OTC takes them
+	// (strings). The differences are set on the instance in one change; a value changed elsewhere
+	// is set back at the next drift check; parameters not named are left alone.
+	Parameters map[string]string `json:"parameters,omitempty"`
+	// Parametersrestart says who restarts the instance when a value set needs a restart: Manual
+	// (default: reported, restarted only by restartrequest), Immediate, or InMaintenanceWindow.
+	Parametersrestart string `json:"parametersrestart,omitempty"`
+
 	// Logs on request.
 	// Logs asks for the error and slow query logs, printed by a Job (see LogsRequest).
 	Logs *LogsRequest `json:"logs,omitempty"`
@@ -271,7 +281,10 @@ type RdsStatus struct {
 	// ReadReplicas are the instance's read replicas the controller manages, as last observed:
 	// the declared ones in spec order, then those being deleted.
 	ReadReplicas []ReadReplicaStatus `json:"readReplicas,omitempty"`
-	// Conditions: Ready and Synced, and Autopilot while spec.autopilot is on.
+	// Parameters: spec.parameters as last read or set, and those waiting for a restart.
+	Parameters *ParametersStatus `json:"parameters,omitempty"`
+	// Conditions: Ready and Synced, Autopilot while spec.autopilot is on, Parameters while
+	// spec.parameters names any.
 	Conditions []Condition `json:"conditions,omitempty"`
 }
 

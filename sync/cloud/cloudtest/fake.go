@@ -37,7 +37,8 @@ type Fake struct {
 
 	LogsFns // fake_logs.go
 
-	ReplicaFns // fake_replicas.go
+	ReplicaFns    // fake_replicas.go
+	ParametersFns // fake_parameters.go
 
 	calls []string
 }

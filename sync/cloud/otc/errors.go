@@ -85,6 +85,7 @@ var codes = map[string]codeInfo{
 	// The name is taken.
 	"DBS.200022": {cloud.KindConflict, "an instance of this name exists already"},
 	"DBS.201204": {cloud.KindConflict, "a backup of this name exists already"},
+	"DBS.212012": {cloud.KindConflict, "a parameter template of this name exists already"},
 
 	// Another operation is running, or the instance's state refuses this one: try again later.
 	"DBS.200019": {cloud.KindBusy, ""},

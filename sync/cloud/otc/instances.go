@@ -127,6 +127,7 @@ func createOpts(o cloud.CreateInstanceOpts, defaultRegion string) instances.Crea
 		SubnetId:         o.SubnetID,
 		SecurityGroupId:  o.SecurityGroupID,
 		Password:         o.Password.Reveal(),
+		ConfigurationId:  o.ConfigurationID,
 	}
 	if o.Port > 0 {
 		// NOTE: Create takes the port as a string; List reports it as a number.

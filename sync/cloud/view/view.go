@@ -464,6 +464,22 @@ func (v *View) CreateReplica(ctx context.Context, opts cloud.CreateReplicaOpts) 
 	return id, jobID, err
 }
 
+// UpdateParameters passes through; the instance's listing shows nothing of it, so it is not
+// touched: its status does not change (the restart it may need is the user's call).
+func (v *View) UpdateParameters(ctx context.Context, id string, values map[string]string) (cloud.ParametersChange, error) {
+	return v.Client.UpdateParameters(ctx, id, values)
+}
+
+// The parameter templates pass through: no instance's listing shows them.
+
+func (v *View) CreateParameterTemplate(ctx context.Context, opts cloud.ParameterTemplateOpts) (*cloud.ParameterTemplate, error) {
+	return v.Client.CreateParameterTemplate(ctx, opts)
+}
+
+func (v *View) DeleteParameterTemplate(ctx context.Context, id string) error {
+	return v.Client.DeleteParameterTemplate(ctx, id)
+}
+
 var (
 	_ cloud.Cloud            = (*View)(nil)
 	_ cloud.InstanceObserver = (*View)(nil)
