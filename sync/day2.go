@@ -687,8 +687,8 @@ func minorUpgradeAsked(engine, asked, running string) (bool, *outcome) {
 
 // versionParts splits "8.0.28" into [8 0 28]; nil if it is not dotted numbers.
 func versionParts(v string) []int {
-	var out []int
-	for _, p := range strings.Split(v, ".") {
+	out := make([]int, 0, strings.Count(v, ".")+1)
+	for p := range strings.SplitSeq(v, ".") {
 		n := 0
 		if p == "" || len(p) > 6 {
 			return nil

@@ -110,6 +110,13 @@ func (r readOnly) ObserveInstance(ctx context.Context, id string, maxAge time.Du
 	return cloud.ObserveInstance(ctx, r.Cloud, id, maxAge)
 }
 
+// ViewedInstance passes the read of the shared view alone through, as ObserveInstance.
+func (r readOnly) ViewedInstance(id string, maxAge time.Duration) *cloud.Instance {
+	return cloud.ViewedInstance(r.Cloud, id, maxAge)
+}
+
+var _ cloud.InstanceObserver = readOnly{}
+
 func (readOnly) CreateParameterTemplate(context.Context, cloud.ParameterTemplateOpts) (*cloud.ParameterTemplate, error) {
 	return nil, errViewStale
 }

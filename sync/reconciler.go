@@ -443,7 +443,9 @@ func (c *call) sync(ctx context.Context) error {
 		}
 	}
 	// The log Job and its capability change nothing on the instance: they follow every call that
-	// sees it, whichever step stopped (logs.go).
-	c.logs(inst)
-	return nil
+	// sees it, whichever step stopped (logs.go). Only such a call renders the capability, for the
+	// instance it saw (logsInstance).
+	c.logsInstance = inst.ID
+	_, err = c.runStep(ctx, newLogsStep(c, inst.Engine, false))
+	return err
 }

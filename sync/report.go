@@ -2,8 +2,8 @@ package sync
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
+	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -41,10 +41,13 @@ func reported(st v1alpha1.RdsStatus, inst *cloud.Instance) (v1alpha1.RdsStatus, 
 	if len(inst.PrivateIPs) > 0 {
 		st.IP = inst.PrivateIPs[0]
 		if inst.Port != 0 {
-			st.Endpoint = fmt.Sprintf("%s:%d", st.IP, inst.Port)
+			st.Endpoint = st.IP + ":" + strconv.Itoa(inst.Port)
 		}
 	}
 	st.Nodes = nil
+	if len(inst.Nodes) > 0 {
+		st.Nodes = make([]v1alpha1.Node, 0, len(inst.Nodes))
+	}
 	for _, n := range inst.Nodes {
 		st.Nodes = append(st.Nodes, v1alpha1.Node{Name: n.Name, Role: n.Role, Status: n.Status, Availabilityzone: n.AvailabilityZone})
 	}
