@@ -246,7 +246,10 @@ func planParameterValues(in parametersInput) parametersPlan {
 	}
 	inst, op := in.inst, in.st.Operation
 	idle := op == nil && usable(inst.Status)
-	due := ps.Generation != in.generation || ps.Checked == nil || in.now.Sub(ps.Checked.Time) >= in.drift
+	// NOTE: a resize moves the defaults OTC derives from the flavor's memory (max_connections,
+	// the buffer pool): a value the spec names that only equalled one is checked again at once.
+	due := ps.Generation != in.generation || ps.Checked == nil || in.now.Sub(ps.Checked.Time) >= in.drift ||
+		ps.Flavor != "" && ps.Flavor != inst.Flavor
 	if !due || !idle {
 		creating := inst.Status == cloud.StatusBuild || op != nil && op.Type == OpCreate
 		if due && ps.Generation != in.generation && !creating { // a create says what it does itself
@@ -268,7 +271,7 @@ func planParameterValues(in parametersInput) parametersPlan {
 	if problems := checkParameters(in.spec.Parameters, catalog, inst); len(problems) > 0 {
 		// Nothing is set while one value is wrong; the spec's next generation is checked again.
 		msg := joinSentences(problems)
-		ps.Generation, ps.Checked = in.generation, &in.now
+		ps.Generation, ps.Checked, ps.Flavor = in.generation, &in.now, inst.Flavor
 		p.condition = ptr.To(parametersCondition(metav1.ConditionFalse, ReasonInvalidParameters, msg))
 		p.synced = wontAct(ReasonInvalidParameters, msg)
 		return p
@@ -281,7 +284,7 @@ func planParameterValues(in parametersInput) parametersPlan {
 	}
 	if len(changes) == 0 {
 		ps.Applied = maps.Clone(in.spec.Parameters)
-		ps.Generation, ps.Checked = in.generation, &in.now
+		ps.Generation, ps.Checked, ps.Flavor = in.generation, &in.now, inst.Flavor
 		return planPendingRestart(in, p)
 	}
 	if in.answer == nil {
@@ -301,6 +304,9 @@ func planParameterValues(in parametersInput) parametersPlan {
 		unknown.change = cloud.ParametersChange{RestartRequired: restart}
 		in.answer = &unknown
 		p = planParametersSet(in, p, catalog, changes)
+		// The next call reads them again, whatever the drift check's time: that read tells
+		// whether OTC set them, and sends them again if it did not.
+		p.status.Checked = nil
 		p.synced, p.failed = nil, err
 		return p
 	case err != nil:
@@ -348,7 +354,7 @@ func planParametersSet(in parametersInput, p parametersPlan, catalog map[string]
 		ps.PendingRestart = slices.Compact(slices.Sorted(slices.Values(append(ps.PendingRestart, restart...))))
 		ps.RestartRequest = in.st.RestartRequest
 	}
-	ps.Generation, ps.Checked, ps.Changed = in.generation, &in.now, &in.now
+	ps.Generation, ps.Checked, ps.Changed, ps.Flavor = in.generation, &in.now, &in.now, in.inst.Flavor
 	p.logs = []logLine{{slog.LevelInfo, "set engine parameters", []any{"instance", in.inst.ID, "parameters", strings.Join(set, ","), "restartRequired", answer.RestartRequired, "job", answer.JobID}}}
 	p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, fmt.Sprintf("The parameters %s were set in OTC.", strings.Join(set, ", ")), inFlight).made())
 	if len(set) == 0 {
