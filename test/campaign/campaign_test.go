@@ -412,6 +412,7 @@ func (r *run) call(req *request, apply bool) (int, []byte, bool, int) {
 	r.t.Helper()
 	r.callNumber++
 	sim := r.w.sim
+	r.w.settle() // what came before the call is in the log before the call's snapshots
 	before, mutBefore := sim.CallCounts(), sim.MutatingCalls()
 	refusedBefore, faultsBefore := r.w.faults.snapshot()
 	markBefore := r.restartMark()
@@ -419,6 +420,7 @@ func (r *run) call(req *request, apply bool) (int, []byte, bool, int) {
 	primaryBefore, _ := r.primary()
 
 	code, body := r.w.post(req.path, req.body)
+	r.w.settle() // the records of the call's requests, before they are read (world.settle)
 	served, _ := r.w.faults.served(servedBefore)
 	onReplicas := r.replicaRequests(served, primaryBefore.ID)
 
