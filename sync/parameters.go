@@ -177,7 +177,11 @@ type parametersPlan struct {
 // the create used. It calls nothing.
 func planParameters(in parametersInput) parametersPlan {
 	p := planParameterValues(in)
-	if p.action != nil || p.needRead || p.failed != nil || p.stop || p.status == nil || p.status.Template == "" ||
+	// The first check of the values also looks for the object's templates: the answer that
+	// named the create's in status.parameters.template may have been lost (found in review, #20).
+	first := (in.st.Parameters == nil || in.st.Parameters.Generation == 0) && p.status != nil && p.status.Generation != 0 &&
+		(p.condition == nil || p.condition.reason != ReasonInvalidParameters)
+	if p.action != nil || p.needRead || p.failed != nil || p.stop || p.status == nil || p.status.Template == "" && !first ||
 		in.deleting || in.st.Operation != nil || !usable(in.inst.Status) {
 		return p
 	}
@@ -209,8 +213,9 @@ func planTemplateCleanup(in parametersInput, p parametersPlan) parametersPlan {
 		p.failed = err
 		return p
 	}
-	if len(owned) == 1 {
-		ps.Template = ""
+	ps.Template = ""
+	if len(owned) > 1 {
+		ps.Template = owned[1].Name // the next call deletes it
 	}
 	p.logs = append(p.logs, logLine{slog.LevelInfo, "deleted parameter template", []any{"template", owned[0].Name, "instance", in.inst.ID}})
 	p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, fmt.Sprintf("The parameter template %s the instance was created with was deleted.", owned[0].Name), inFlight).made())

@@ -125,6 +125,9 @@ type templatePlan struct {
 	action        *action
 	// template is the object's template the create names; nil: none.
 	template *cloud.ParameterTemplate
+	// made is the name of the template the plan's action creates, recorded whatever the answer:
+	// an object deleted before its create goes only once it is gone (templatesGoneStep).
+	made string
 	tells    []*outcome
 	failed   error
 	stop     bool
@@ -184,7 +187,7 @@ func planTemplate(in templateInput) templatePlan {
 	if in.answer == nil {
 		return templatePlan{action: &action{kind: actCreateTemplate, template: &opts}, stop: true}
 	}
-	p := templatePlan{stop: true}
+	p := templatePlan{stop: true, made: name}
 	switch err := in.answer.err; {
 	case cloud.KindOf(err) == cloud.KindConflict:
 		// The name exists: an earlier create went through after all. The next call finds it.
@@ -279,11 +282,15 @@ func (s *templateStep) answered(res acted, err error) {
 // render records the template the create names: the parameters step deletes it once the
 // instance is ACTIVE.
 func (s *templateStep) render(a *answer) {
-	if s.p.template == nil {
+	name := s.p.made
+	if s.p.template != nil {
+		name = s.p.template.Name
+	}
+	if name == "" {
 		return
 	}
 	ps := parametersStatusOf(a.st)
-	ps.Template = s.p.template.Name
+	ps.Template = name
 	a.st.Parameters = ps
 }
 

@@ -92,7 +92,7 @@ func TestPlanTemplate(t *testing.T) {
 			templates: &templatesRead{list: []cloud.ParameterTemplate{def}},
 			catalog:   &parametersRead{list: catalog},
 			answer:    &templateAnswer{made: &ours},
-			want: templatePlan{stop: true, tells: []*outcome{creating,
+			want: templatePlan{stop: true, made: name, tells: []*outcome{creating,
 				ptr.To(syncedOK(ReasonReconcileSuccess, "The parameter template "+name+" holds the parameters the instance is created with.", inFlight).made())}},
 		},
 		{
@@ -100,7 +100,7 @@ func TestPlanTemplate(t *testing.T) {
 			templates: &templatesRead{list: []cloud.ParameterTemplate{def}},
 			catalog:   &parametersRead{list: catalog},
 			answer:    &templateAnswer{err: &cloud.Error{Kind: cloud.KindConflict, Op: "CreateParameterTemplate"}},
-			want:      templatePlan{stop: true, tells: []*outcome{creating}},
+			want:      templatePlan{stop: true, made: name, tells: []*outcome{creating}},
 		},
 		{
 			reason:    "an out-of-range value: nothing is made or created",

@@ -1,0 +1,90 @@
+package sync_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
+	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
+)
+
+// userTemplates are the project's templates that are not OTC's defaults.
+func (w *day2World) userTemplates() []string {
+	w.t.Helper()
+	list, err := w.client.ListParameterTemplates(context.Background())
+	require.NoError(w.t, err)
+	var names []string
+	for _, t := range list {
+		if t.UserDefined {
+			names = append(names, t.Name)
+		}
+	}
+	return names
+}
+
+// TestParametersTemplateGoneDeletedBeforeCreate (review #20): an object deleted after the call that
+// made its template and before the create that would name it leaves no template behind: that call
+// records the template in status.parameters.template, which the finalize call goes by.
+func TestParametersTemplateGoneDeletedBeforeCreate(t *testing.T) {
+	w := newCreateWorld(t, func(s *v1alpha1.RdsSpec) {
+		s.Parameters = map[string]string{"max_connections": "300"}
+		s.Skipfinalbackup = true
+	})
+	w.sync()
+	require.Equal(t, 1, w.sim.Calls(otcsim.OpCreateConfiguration), "the template first")
+	require.Empty(t, w.status().ID, "no instance yet")
+	require.Len(t, w.userTemplates(), 1)
+
+	w.finalizeAll()
+	assert.Empty(t, w.userTemplates(), "the template made for the create is deleted with the object")
+	assert.Empty(t, w.sim.Instances())
+}
+
+// TestParametersTemplateGoneStatusLost (review #20): the status that named the create's template
+// is lost (the create call's answer, or a tenant's status write): the template is still deleted,
+// at the latest with the object, since the spec names parameters.
+func TestParametersTemplateGoneStatusLost(t *testing.T) {
+	w := newCreateWorld(t, func(s *v1alpha1.RdsSpec) {
+		s.Parameters = map[string]string{"max_connections": "300"}
+		s.Skipfinalbackup = true
+	})
+	for range 4 {
+		w.sync()
+		if w.status().ID != "" {
+			break
+		}
+	}
+	require.NotEmpty(t, w.status().Parameters.Template)
+	st := w.status()
+	st.Parameters = nil
+	w.mc.SetStatus(st)
+
+	w.finalizeAll()
+	assert.Empty(t, w.userTemplates(), "the template made for the create is deleted with the object")
+	assert.Empty(t, w.sim.Instances())
+}
+
+// TestParametersTemplateGoneActiveStatusLost (review #20): the answer that named the create's
+// template in status is lost; the instance becomes ACTIVE all the same. The first check of its
+// parameters looks for the object's templates and deletes them: none is left for the object's
+// lifetime.
+func TestParametersTemplateGoneActiveStatusLost(t *testing.T) {
+	w := newCreateWorld(t, func(s *v1alpha1.RdsSpec) { s.Parameters = map[string]string{"max_connections": "300"} })
+	for range 4 {
+		w.sync()
+		if w.status().ID != "" {
+			break
+		}
+	}
+	require.NotEmpty(t, w.status().Parameters.Template)
+	st := w.status()
+	st.Parameters = nil
+	w.mc.SetStatus(st)
+	w.untilActive(6)
+	w.settle(4)
+	assert.Empty(t, w.userTemplates(), "the template made for the create is deleted once the instance is ACTIVE")
+	assert.Equal(t, "300", w.simParameters().Values["max_connections"])
+}
