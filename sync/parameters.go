@@ -297,7 +297,8 @@ func planParameterValues(in parametersInput) parametersPlan {
 	case err != nil && outcomeUnknown(err):
 		// No answer: OTC may have set them. They are recorded as set, with the restart the
 		// catalog says they need, so that a later read that finds them set does not forget the
-		// restart; a later read that does not sends them again (the same values change nothing).
+		// restart; the next call's read that does not sends them again (the same values change
+		// nothing).
 		restart := false
 		for name := range changes {
 			restart = restart || catalog[name].RestartRequired
@@ -306,6 +307,11 @@ func planParameterValues(in parametersInput) parametersPlan {
 		unknown.change = cloud.ParametersChange{RestartRequired: restart}
 		in.answer = &unknown
 		p = planParametersSet(in, p, catalog, changes)
+		// Not checked, though: the next call reads before anything else, so that the restart
+		// Immediate makes follows values read set, never values OTC did not take (found in
+		// review, #20: a 503 left them unset, restarted the instance, and the drift check set
+		// them and restarted it again).
+		p.status.Checked = nil
 		p.synced, p.failed = nil, err
 		return p
 	case err != nil:

@@ -105,12 +105,12 @@ func TestPlanParameters(t *testing.T) {
 			},
 		},
 		{
-			reason: "no answer to the change: recorded as set, with the restart the catalog says it needs, and the error told",
+			reason: "no answer to the change: recorded as set, with the restart the catalog says it needs, the error told, and read again by the next call",
 			read:   &parametersRead{list: catalog},
 			answer: &parametersAnswer{kind: actUpdateParameters, err: unavailable},
 			want: parametersPlan{
 				status: &v1alpha1.ParametersStatus{Applied: three, PendingRestart: []string{"innodb_buffer_pool_size"},
-					RestartRequest: "r0", Generation: 2, Checked: &now, Changed: &now},
+					RestartRequest: "r0", Generation: 2, Changed: &now},
 				condition: pendingManual, failed: unavailable, stop: true,
 			},
 		},

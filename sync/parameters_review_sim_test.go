@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
+	"github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 )
 
@@ -87,4 +88,34 @@ func TestParametersTemplateGoneActiveStatusLost(t *testing.T) {
 	w.settle(4)
 	assert.Empty(t, w.userTemplates(), "the template made for the create is deleted once the instance is ACTIVE")
 	assert.Equal(t, "300", w.simParameters().Values["max_connections"])
+}
+
+// TestParametersImmediateAfterFailedChange (review #20): OTC fails the change without setting it
+// (a 503: no answer to tell). The restart parametersrestart Immediate makes comes only once the
+// values are read set: a restart for values never set would be followed by a second one when
+// the drift check sets them.
+func TestParametersImmediateAfterFailedChange(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	fault, err := otcsim.ParseFault(otcsim.OpUpdateInstanceCfg + ":status:status=503,count=1")
+	require.NoError(t, err)
+	w.sim.AddFault(fault)
+	w.edit(func(s *v1alpha1.RdsSpec) {
+		s.Parameters = map[string]string{"innodb_buffer_pool_size": "3221225472"}
+		s.Parametersrestart = v1alpha1.ParametersRestartImmediate
+	})
+	w.sync()
+	require.Equal(t, 1, w.sim.Calls(otcsim.OpUpdateInstanceCfg))
+	require.NotEqual(t, "3221225472", w.simParameters().Values["innodb_buffer_pool_size"], "OTC set nothing")
+	for range 4 {
+		w.sync()
+		w.clock.Advance(otcsim.DefaultDurations().Restart)
+	}
+	assert.Equal(t, "3221225472", w.simParameters().Values["innodb_buffer_pool_size"], "set")
+	assert.Empty(t, w.simParameters().PendingRestart, "and in effect")
+	w.clock.Advance(sync.DefaultParametersDriftCheck)
+	w.settle(4)
+	w.clock.Advance(otcsim.DefaultDurations().Restart)
+	w.settle(4)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "one restart")
+	assert.Equal(t, sync.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
 }
