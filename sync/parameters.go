@@ -405,6 +405,10 @@ func planPendingRestart(in parametersInput, p parametersPlan) parametersPlan {
 		return p
 	case in.st.Operation != nil || !usable(in.inst.Status) || in.deleting:
 		return p
+	case in.spec.Restartrequest != "" && in.spec.Restartrequest != in.st.RestartRequest:
+		// A restartrequest not yet handled: its restart (day2.go) brings the values in; a restart
+		// of its own would be a second one (found in review, #20).
+		return p
 	case in.answer == nil:
 		return parametersPlan{action: &action{kind: actRestart, instance: in.inst.ID}}
 	}

@@ -119,3 +119,24 @@ func TestParametersImmediateAfterFailedChange(t *testing.T) {
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "one restart")
 	assert.Equal(t, sync.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
 }
+
+// TestParametersImmediateWithRestartRequest (review #20): parameters that need a restart and a
+// restartrequest in the same edit, with parametersrestart Immediate: the values go first, and the
+// one restart asked for brings them into effect; the instance is not restarted twice.
+func TestParametersImmediateWithRestartRequest(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	w.edit(func(s *v1alpha1.RdsSpec) {
+		s.Parameters = map[string]string{"innodb_buffer_pool_size": "3221225472"}
+		s.Parametersrestart = v1alpha1.ParametersRestartImmediate
+		s.Restartrequest = "2026-05-01"
+	})
+	for range 8 {
+		w.sync()
+		w.clock.Advance(otcsim.DefaultDurations().Restart)
+	}
+	w.settle(4)
+	assert.Equal(t, "3221225472", w.simParameters().Values["innodb_buffer_pool_size"])
+	assert.Empty(t, w.simParameters().PendingRestart, "in effect")
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "one restart")
+	assert.Equal(t, sync.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
+}
