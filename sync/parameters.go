@@ -522,7 +522,8 @@ func checkParameters(want map[string]string, catalog map[string]cloud.Parameter,
 // valueProblem says why value is not one parameter c takes, or "".
 //
 // NOTE: OTC reports ranges as "lo-hi" for integer and float parameters (lo may be negative:
-// "-1-2147483647"), and as the allowed values, comma-separated, for the others; a list parameter
+// "-1-2147483647"), as "true|false" or "on|off" for booleans, and as the allowed values,
+// comma-separated, for the others; a list parameter
 // (MySQL's sql_mode) takes several of them, comma-separated. A range of another shape is not
 // checked here: OTC checks it.
 func valueProblem(c cloud.Parameter, value string) string {
@@ -562,12 +563,16 @@ func numericRange(r string) (lo, hi *big.Float, ok bool) {
 	return lo, hi, ok1 && ok2
 }
 
-// rangeValues are the allowed values of a range "a,b,c"; nil when it names none.
+// rangeValues are the allowed values of a range "a,b,c", or of a boolean's "true|false" (OTC
+// reports booleans so); nil when it names none.
 func rangeValues(r string) []string {
-	if !strings.Contains(r, ",") {
-		return nil
+	switch {
+	case strings.Contains(r, ","):
+		return strings.Split(r, ",")
+	case strings.Contains(r, "|"):
+		return strings.Split(r, "|")
 	}
-	return strings.Split(r, ",")
+	return nil
 }
 
 // sameValue reports whether OTC's value have is the value want: numbers by value ("1.0" is

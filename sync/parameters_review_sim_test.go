@@ -140,3 +140,26 @@ func TestParametersImmediateWithRestartRequest(t *testing.T) {
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "one restart")
 	assert.Equal(t, sync.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
 }
+
+// TestParametersBooleanChecked (review #20): a boolean parameter's allowed values ("on|off", as
+// OTC reports them) are checked like any other's: a value OTC would refuse gets InvalidParameters
+// naming the parameter, and no call.
+func TestParametersBooleanChecked(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	w.edit(func(s *v1alpha1.RdsSpec) {
+		s.Parameters = map[string]string{"explicit_defaults_for_timestamp": "maybe", "max_connections": "300"}
+	})
+	w.sync()
+	assert.Zero(t, w.sim.Calls(otcsim.OpUpdateInstanceCfg), "no call")
+	cond := w.condition(v1alpha1.ConditionParameters)
+	assert.Equal(t, sync.ReasonInvalidParameters, cond.Reason)
+	assert.Contains(t, cond.Message, "explicit_defaults_for_timestamp")
+
+	w.edit(func(s *v1alpha1.RdsSpec) {
+		s.Parameters = map[string]string{"explicit_defaults_for_timestamp": "false", "max_connections": "300"}
+	})
+	w.settle(3)
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpUpdateInstanceCfg))
+	assert.Equal(t, "false", w.simParameters().Values["explicit_defaults_for_timestamp"])
+	assert.Equal(t, sync.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
+}
