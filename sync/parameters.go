@@ -316,6 +316,14 @@ func planParameterValues(in parametersInput) parametersPlan {
 		return p
 	case err != nil:
 		p.failed = err // refused: nothing was set
+		if cloud.KindOf(err) == cloud.KindInvalid {
+			// OTC refused values the check passed (a rule of its own): told like values the check
+			// refuses, and tried again at the spec's next generation or the drift check, not with
+			// a read and a refused call at every steady sync (found in review, #20).
+			msg := asCloudError(err).Refusal()
+			ps.Generation, ps.Checked = in.generation, &in.now
+			p.condition = ptr.To(parametersCondition(metav1.ConditionFalse, ReasonInvalidParameters, msg))
+		}
 		return p
 	}
 	return planParametersSet(in, p, catalog, changes)

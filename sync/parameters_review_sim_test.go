@@ -3,9 +3,11 @@ package sync_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/sync"
@@ -162,4 +164,30 @@ func TestParametersBooleanChecked(t *testing.T) {
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpUpdateInstanceCfg))
 	assert.Equal(t, "false", w.simParameters().Values["explicit_defaults_for_timestamp"])
 	assert.Equal(t, sync.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
+}
+
+// TestParametersRefusedNotEverySync (review #20): OTC refuses a change the check passed (a rule
+// of its own). The refusal is told in the Parameters condition, and the change is tried again at
+// the spec's next generation or the drift check, not with a read and a refused call at every
+// steady sync.
+func TestParametersRefusedNotEverySync(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	fault, err := otcsim.ParseFault(otcsim.OpUpdateInstanceCfg + ":status:status=400")
+	require.NoError(t, err)
+	w.sim.AddFault(fault)
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Parameters = map[string]string{"max_connections": "300"} })
+	w.sync()
+	require.Equal(t, 1, w.sim.Calls(otcsim.OpUpdateInstanceCfg))
+	for range 2 {
+		w.clock.Advance(5 * time.Minute)
+		w.sync()
+	}
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpGetInstanceConfig), "no read between two drift checks")
+	assert.Equal(t, 1, w.sim.Calls(otcsim.OpUpdateInstanceCfg), "no refused call at every sync")
+	assert.Equal(t, sync.ReasonInvalidParameters, w.condition(v1alpha1.ConditionParameters).Reason)
+	assert.Equal(t, metav1.ConditionFalse, w.condition(v1alpha1.ConditionSynced).Status)
+
+	w.clock.Advance(sync.DefaultParametersDriftCheck)
+	w.sync()
+	assert.Equal(t, 2, w.sim.Calls(otcsim.OpUpdateInstanceCfg), "tried again at the drift check")
 }
