@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"maps"
 	"math/big"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -538,7 +539,7 @@ func valueProblem(c cloud.Parameter, value string) string {
 	switch c.Type {
 	case "integer", "float":
 		x, ok := new(big.Float).SetString(value)
-		if !ok || c.Type == "integer" && strings.ContainsAny(value, ".eE") {
+		if !ok || c.Type == "integer" && !decimalInteger.MatchString(value) || c.Type == "float" && !decimalFloat.MatchString(value) {
 			return fmt.Sprintf("%q is not a number of type %s.", value, c.Type)
 		}
 		lo, hi, ok := numericRange(c.ValueRange)
@@ -559,6 +560,13 @@ func valueProblem(c cloud.Parameter, value string) string {
 	}
 	return ""
 }
+
+// decimalInteger and decimalFloat are numbers as OTC and the engines take them: in decimal (Go's
+// parser alone also takes 0x10, 0b101, 1_000, +5 and Inf).
+var (
+	decimalInteger = regexp.MustCompile(`^-?[0-9]+$`)
+	decimalFloat   = regexp.MustCompile(`^-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?$`)
+)
 
 // numericRange parses "lo-hi" (lo may be negative).
 func numericRange(r string) (lo, hi *big.Float, ok bool) {

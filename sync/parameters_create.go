@@ -127,11 +127,11 @@ type templatePlan struct {
 	template *cloud.ParameterTemplate
 	// made is the name of the template the plan's action creates, recorded whatever the answer:
 	// an object deleted before its create goes only once it is gone (templatesGoneStep).
-	made string
-	tells    []*outcome
-	failed   error
-	stop     bool
-	logs     []logLine
+	made   string
+	tells  []*outcome
+	failed error
+	stop   bool
+	logs   []logLine
 }
 
 // planTemplate decides the template a create names. It calls nothing.
