@@ -252,7 +252,9 @@ func planParameterValues(in parametersInput) parametersPlan {
 	}
 	inst, op := in.inst, in.st.Operation
 	idle := op == nil && usable(inst.Status)
-	due := ps.Generation != in.generation || ps.Checked == nil || in.now.Sub(ps.Checked.Time) >= in.drift
+	// A check recorded later than now (a replica's clock ahead, a status written by hand) is no
+	// check: it would put the drift check off until then (found in review, #20).
+	due := ps.Generation != in.generation || ps.Checked == nil || ps.Checked.After(in.now.Time) || in.now.Sub(ps.Checked.Time) >= in.drift
 	if !due || !idle {
 		creating := inst.Status == cloud.StatusBuild || op != nil && op.Type == OpCreate
 		if due && ps.Generation != in.generation && !creating { // a create says what it does itself

@@ -191,3 +191,22 @@ func TestParametersRefusedNotEverySync(t *testing.T) {
 	w.sync()
 	assert.Equal(t, 2, w.sim.Calls(otcsim.OpUpdateInstanceCfg), "tried again at the drift check")
 }
+
+// TestParametersCheckedInTheFuture (review #20): a status.parameters.checked later than now (a
+// hooks replica whose clock runs ahead, a status written by hand) does not put the drift check
+// off: a console change is set back at the next call.
+func TestParametersCheckedInTheFuture(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Parameters = map[string]string{"max_connections": "300"} })
+	w.settle(2)
+	require.Equal(t, "300", w.simParameters().Values["max_connections"])
+	st := w.status()
+	future := metav1.NewTime(w.clock.Now().Add(365 * 24 * time.Hour))
+	st.Parameters.Checked = &future
+	w.mc.SetStatus(st)
+	_, _, err := w.sim.SetInstanceParameters(st.ID, map[string]string{"max_connections": "999"})
+	require.NoError(t, err)
+	w.sync()
+	assert.Equal(t, "300", w.simParameters().Values["max_connections"], "set back")
+	assert.False(t, w.status().Parameters.Checked.After(w.clock.Now()), "checked now")
+}
