@@ -444,7 +444,7 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 			c.out.askClass(inFlight)
 			return false, nil
 		}
-		t := &templatesGoneStep{me: c.me}
+		t := &templatesGoneStep{me: c.me, named: ps != nil && ps.Template != ""}
 		if _, err := c.runStep(ctx, t); err != nil {
 			return false, err
 		}

@@ -329,10 +329,16 @@ type templatesGonePlan struct {
 // planTemplatesGone deletes the object's parameter templates, one per call, when it is deleted
 // while status.parameters.template says one may remain (its instance never became ACTIVE, or was
 // deleted before the parameters step deleted them). It calls nothing.
-func planTemplatesGone(templates *templatesRead, deleted *templateAnswer, me owner) templatesGonePlan {
+//
+// named says status.parameters.template names one. Without it the listing only makes sure (the
+// name may have been lost): a login OTC does not let list templates made none, and the object
+// goes.
+func planTemplatesGone(templates *templatesRead, deleted *templateAnswer, me owner, named bool) templatesGonePlan {
 	switch {
 	case templates == nil:
 		return templatesGonePlan{needTemplates: true}
+	case templates.err != nil && !named && cloud.KindOf(templates.err) == cloud.KindUnauthorized:
+		return templatesGonePlan{gone: true, logs: []logLine{{slog.LevelWarn, "could not list parameter templates", []any{"error", templates.err}}}}
 	case templates.err != nil:
 		return templatesGonePlan{failed: templates.err}
 	}
@@ -357,13 +363,14 @@ func planTemplatesGone(templates *templatesRead, deleted *templateAnswer, me own
 // (finalize.go).
 type templatesGoneStep struct {
 	me        owner
+	named     bool
 	templates *templatesRead
 	deleted   *templateAnswer
 	p         templatesGonePlan
 }
 
 func (s *templatesGoneStep) plan() head {
-	s.p = planTemplatesGone(s.templates, s.deleted, s.me)
+	s.p = planTemplatesGone(s.templates, s.deleted, s.me, s.named)
 	h := head{tells: told(s.p.tells...), logs: s.p.logs, err: s.p.failed, stop: true}
 	switch {
 	case s.p.needTemplates:
