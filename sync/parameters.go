@@ -281,19 +281,35 @@ func planParameterValues(in parametersInput) parametersPlan {
 		p.synced = wontAct(ReasonInvalidParameters, msg)
 		return p
 	}
+	// The parameters OTC ignored for this generation are not sent again: it would ignore them
+	// again at every drift check, each time in a change of its own (found in review, #20).
+	ignored := ignoredBefore(in.st, ps, in.spec.Parameters, in.generation)
 	changes := map[string]string{}
 	for name, want := range in.spec.Parameters {
-		if c := catalog[name]; !sameValue(c.Type, want, c.Value) {
+		if c := catalog[name]; !slices.Contains(ignored, name) && !sameValue(c.Type, want, c.Value) {
 			changes[name] = want
 		}
 	}
 	if len(changes) == 0 {
 		ps.Applied = maps.Clone(in.spec.Parameters)
+		for _, name := range ignored {
+			delete(ps.Applied, name)
+		}
 		ps.Generation, ps.Checked = in.generation, &in.now
 		return planPendingRestart(in, p)
 	}
 	if in.answer == nil {
-		return parametersPlan{action: &action{kind: actUpdateParameters, instance: inst.ID, values: pinned(in.spec.Parameters, catalog, changes)}}
+		values := pinned(in.spec.Parameters, catalog, changes)
+		for _, name := range ignored {
+			delete(values, name)
+		}
+		return parametersPlan{action: &action{kind: actUpdateParameters, instance: inst.ID, values: values}}
+	}
+	if len(ignored) > 0 {
+		// still ignored: the answer's condition names them with what OTC ignored this time
+		answer := *in.answer
+		answer.change.Ignored = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(answer.change.Ignored), ignored...))))
+		in.answer = &answer
 	}
 	p.stop = true
 	switch err := in.answer.err; {
@@ -307,7 +323,7 @@ func planParameterValues(in parametersInput) parametersPlan {
 			restart = restart || catalog[name].RestartRequired
 		}
 		unknown := *in.answer
-		unknown.change = cloud.ParametersChange{RestartRequired: restart}
+		unknown.change = cloud.ParametersChange{RestartRequired: restart, Ignored: in.answer.change.Ignored}
 		in.answer = &unknown
 		p = planParametersSet(in, p, catalog, changes)
 		// Not checked, though: the next call reads before anything else, so that the restart
@@ -330,6 +346,22 @@ func planParameterValues(in parametersInput) parametersPlan {
 		return p
 	}
 	return planParametersSet(in, p, catalog, changes)
+}
+
+// ignoredBefore are the parameters of spec OTC ignored for this generation: the Parameters
+// condition says ParametersIgnored, and status.parameters.applied leaves them out.
+func ignoredBefore(st v1alpha1.RdsStatus, ps *v1alpha1.ParametersStatus, spec map[string]string, generation int64) []string {
+	cond := getCondition(&st, v1alpha1.ConditionParameters)
+	if cond == nil || cond.Reason != ReasonParametersIgnored || ps.Generation != generation {
+		return nil
+	}
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(spec)) {
+		if _, ok := ps.Applied[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // pinned are the values a change sends: those that differ, and with them every other value the
