@@ -234,13 +234,13 @@ func presented(h string) string {
 // body reads a hook call's body in turn: room for it among MaxInFlightBytes (waiting at most
 // InFlightWait, then 429), then the bytes under BodyTimeout (then 408). The call's deadline,
 // HookTimeout, counts from its arrival: the time spent here is part of it.
-func (s *Server) body(c *gin.Context, hook string, start time.Time) (body []byte, release func(), ok bool) {
+func (s *Server) body(ctx context.Context, c *gin.Context, hook string, start time.Time) (body []byte, release func(), ok bool) {
 	size := c.Request.ContentLength
 	if size < 0 || size > s.opts.MaxBodyBytes {
 		size = s.opts.MaxBodyBytes // unknown, or refused with 413 once read
 	}
 	if !s.bodies.TryAcquire(size) { // NOTE: no timer for a call that need not wait
-		ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.InFlightWait)
+		ctx, cancel := context.WithTimeout(ctx, s.opts.InFlightWait)
 		defer cancel()
 		if err := s.bodies.Acquire(ctx, size); err != nil {
 			closeUnread(c)
@@ -248,13 +248,19 @@ func (s *Server) body(c *gin.Context, hook string, start time.Time) (body []byte
 			return nil, nil, false
 		}
 	}
-	release = func() { s.bodies.Release(size) }
+	buf, pooled := bodyBuffer(c.Request.ContentLength, s.opts.MaxBodyBytes)
+	release = func() {
+		if pooled != nil {
+			bodyBuffers.Put(pooled)
+		}
+		s.bodies.Release(size)
+	}
 	rc := http.NewResponseController(c.Writer)
 	// NOTE: a server that cannot set deadlines (httptest's recorder) still has its ReadTimeout.
 	if rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout)) == nil {
 		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	}
-	body, ok = s.readBody(c)
+	body, ok = s.readBody(c, buf)
 	if !ok {
 		release()
 		return nil, nil, false
@@ -264,10 +270,10 @@ func (s *Server) body(c *gin.Context, hook string, start time.Time) (body []byte
 
 // slot waits for a slot of the namespace's share, at most InFlightWait, then answers 429; at once
 // when the namespace's bodies, served or waiting, would exceed half of MaxInFlightBytes.
-func (s *Server) slot(c *gin.Context, hook, namespace string, size int64, start time.Time) (func(), bool) {
+func (s *Server) slot(ctx context.Context, c *gin.Context, hook, namespace string, size int64, start time.Time) (func(), bool) {
 	release, ok, wait := s.slots.tryAcquire(namespace, size)
 	if wait { // NOTE: no timer for a call that need not wait
-		ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.InFlightWait)
+		ctx, cancel := context.WithTimeout(ctx, s.opts.InFlightWait)
 		defer cancel()
 		release, ok = s.slots.acquire(ctx, namespace, size)
 	}
@@ -285,11 +291,34 @@ func (s *Server) busy(c *gin.Context, hook string, waited time.Duration) {
 	c.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{"error": "too many calls in flight"})
 }
 
-// readBody reads a hook body under the size limit.
-func (s *Server) readBody(c *gin.Context) ([]byte, bool) {
-	// NOTE: a buffer of the announced size (never above the limit) is read into at once; growing
-	// one by doubling, as io.ReadAll does, allocates about twice a large body.
-	buf := bytes.NewBuffer(make([]byte, 0, min(max(c.Request.ContentLength, 0), s.opts.MaxBodyBytes)+bytes.MinRead))
+// pooledBody is the capacity of the body buffers kept for the next calls (bodyBuffers).
+const pooledBody = 64 << 10
+
+// bodyBuffers keep the buffers of bodies of up to pooledBody bytes: a call's body is read into
+// one and, once the call is answered, the buffer serves the next call.
+//
+// NOTE: a steady sync allocates little besides its body and the request decoded from it; the
+// body is garbage as soon as it is decoded (decoding copies what it keeps: strings, base64 data,
+// json.RawMessage), so it is kept for the next call instead of left to the collector.
+var bodyBuffers = gosync.Pool{New: func() any { b := make([]byte, 0, pooledBody); return &b }}
+
+// bodyBuffer is the buffer to read a body of the announced length into: a pooled one (returned
+// with it, to be put back once the call is answered) when the body fits, else one of the
+// announced size (never above the limit).
+func bodyBuffer(length, limit int64) ([]byte, *[]byte) {
+	// NOTE: a buffer of the announced size is read into at once; growing one by doubling, as
+	// io.ReadAll does, allocates about twice a large body.
+	want := min(max(length, 0), limit) + bytes.MinRead
+	if want > pooledBody {
+		return make([]byte, 0, want), nil
+	}
+	pooled := bodyBuffers.Get().(*[]byte)
+	return (*pooled)[:0], pooled
+}
+
+// readBody reads a hook body under the size limit into buf.
+func (s *Server) readBody(c *gin.Context, into []byte) ([]byte, bool) {
+	buf := bytes.NewBuffer(into)
 	_, err := buf.ReadFrom(http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes))
 	body := buf.Bytes()
 	if err != nil {
@@ -329,11 +358,12 @@ func (s *Server) hookCall(name string, decode func(body []byte) (served, error))
 	return func(c *gin.Context) {
 		start := time.Now()
 		outcome := "ok"
+		// NOTE: the call's context is passed down, not set on the request: a copy of the request
+		// per call for a context only this handler reads.
 		call, cancelCall := context.WithTimeout(c.Request.Context(), s.opts.HookTimeout)
 		defer cancelCall()
-		c.Request = c.Request.WithContext(call)
 
-		body, releaseBody, ok := s.body(c, name, start)
+		body, releaseBody, ok := s.body(call, c, name, start)
 		if !ok {
 			if c.Writer.Status() != http.StatusTooManyRequests {
 				s.opts.Metrics.observeHook(name, "bad_request", time.Since(start))
@@ -348,7 +378,7 @@ func (s *Server) hookCall(name string, decode func(body []byte) (served, error))
 			c.AbortWithStatusJSON(http.StatusBadRequest, gin.H{"error": err.Error()})
 			return
 		}
-		releaseSlot, ok := s.slot(c, name, call1.namespace, int64(len(body)), start)
+		releaseSlot, ok := s.slot(call, c, name, call1.namespace, int64(len(body)), start)
 		if !ok {
 			return
 		}
@@ -356,7 +386,7 @@ func (s *Server) hookCall(name string, decode func(body []byte) (served, error))
 		defer func() { s.opts.Metrics.observeHook(name, outcome, time.Since(start)) }()
 
 		log := call1.log
-		ctx := rdssync.WithLogger(c.Request.Context(), log)
+		ctx := rdssync.WithLogger(call, log)
 		resp, err := call1.run(ctx)
 		var throttled *rdssync.ThrottledError
 		switch {
@@ -380,15 +410,30 @@ func (s *Server) hookCall(name string, decode func(body []byte) (served, error))
 			c.AbortWithStatusJSON(http.StatusInternalServerError, gin.H{"error": "internal error"})
 			return
 		}
-		out, err := json.Marshal(resp)
-		if err != nil {
+		out := answerBuffers.Get().(*bytes.Buffer)
+		defer putAnswerBuffer(out)
+		if err := json.NewEncoder(out).Encode(resp); err != nil {
 			outcome = "error"
 			log.Error("encode response", "error", err.Error())
 			c.AbortWithStatusJSON(http.StatusInternalServerError, gin.H{"error": "internal error"})
 			return
 		}
 		log.Debug("hook answered", "duration", time.Since(start))
-		c.Data(http.StatusOK, "application/json", out)
+		// Encode ends the JSON with a newline, which json.Marshal does not write.
+		c.Data(http.StatusOK, "application/json", bytes.TrimSuffix(out.Bytes(), []byte("\n")))
+	}
+}
+
+// answerBuffers keep the buffers answers are encoded into: an answer is written to the
+// connection (which copies it) before its buffer serves the next call.
+var answerBuffers = gosync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putAnswerBuffer keeps an answer's buffer for the next call, unless an answer of unusual size
+// made it large.
+func putAnswerBuffer(b *bytes.Buffer) {
+	if b.Cap() <= pooledBody {
+		b.Reset()
+		answerBuffers.Put(b)
 	}
 }
 
@@ -400,7 +445,8 @@ func (s *Server) parentCall(name string, run func(ctx context.Context, req *hook
 			return served{}, err
 		}
 		p := &req.Parent
-		log := s.opts.Logger.With("hook", name, "rds", p.Namespace+"/"+p.Name, "uid", string(p.UID), "generation", p.Generation)
+		log := callLogger(s.opts.Logger, slog.String("hook", name), slog.String("rds", p.Namespace+"/"+p.Name),
+			slog.String("uid", string(p.UID)), slog.Int64("generation", p.Generation))
 		return served{namespace: p.Namespace, log: log, run: func(ctx context.Context) (any, error) { return run(ctx, req) }}, nil
 	})
 }
@@ -428,7 +474,7 @@ func (s *Server) customize() gin.HandlerFunc {
 			answer = cz.Customize
 		}
 		p := &req.Parent
-		log := s.opts.Logger.With("hook", "customize", "rds", p.Namespace+"/"+p.Name, "uid", string(p.UID))
+		log := callLogger(s.opts.Logger, slog.String("hook", "customize"), slog.String("rds", p.Namespace+"/"+p.Name), slog.String("uid", string(p.UID)))
 		return served{namespace: p.Namespace, log: log, run: func(context.Context) (any, error) {
 			// An invalid spec is reported by the sync call; here it asks only for what its valid
 			// references name, which the finalize call may still need (customize.go in this package).

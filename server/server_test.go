@@ -301,3 +301,46 @@ func TestTooLargeBodyIsLogged(t *testing.T) {
 	assert.Contains(t, logs, `"contentLength":`+strconv.Itoa(len(body)))
 	assert.NotContains(t, logs, "s3cr3t", "no body in the log")
 }
+
+// TestRequestsOutliveTheirBody: a body's buffer serves later calls once its call is answered, so
+// nothing decoded from it may point into it: a request kept from an earlier call still reads as
+// it was sent after later calls were read into the same buffer.
+func TestRequestsOutliveTheirBody(t *testing.T) {
+	var kept []*hook.Request
+	h := newHarness(t, stubReconciler{sync: func(_ context.Context, req *hook.Request) (*hook.SyncResponse, error) {
+		kept = append(kept, req)
+		return &hook.SyncResponse{Children: []any{}}, nil
+	}})
+	for _, name := range []string{"first-object", "second", "a-third-object-with-a-longer-name"} {
+		var req map[string]any
+		require.NoError(t, json.Unmarshal(sampleRequest(t), &req))
+		parent := req["parent"].(map[string]any)
+		parent["metadata"].(map[string]any)["name"] = name
+		parent["spec"].(map[string]any)["flavorref"] = "rds.mysql." + name
+		body, err := json.Marshal(req)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, h.post("/sync", body).Code)
+	}
+	require.Len(t, kept, 3)
+	for i, name := range []string{"first-object", "second", "a-third-object-with-a-longer-name"} {
+		assert.Equal(t, name, kept[i].Parent.Name)
+		assert.Equal(t, "rds.mysql."+name, kept[i].Parent.Spec.Flavorref)
+	}
+}
+
+// TestAnswerIsJSONMarshal: the answer's bytes are json.Marshal's of the reconciler's response (no
+// trailing newline, HTML characters escaped), also from a buffer that served a larger answer.
+func TestAnswerIsJSONMarshal(t *testing.T) {
+	resp := &hook.SyncResponse{ResyncAfterSeconds: 300, Children: []any{map[string]any{"kind": "Secret", "note": "<a&b>"}}}
+	big := &hook.SyncResponse{Children: []any{map[string]any{"data": strings.Repeat("x", 10000)}}}
+	next := big
+	h := newHarness(t, stubReconciler{sync: func(context.Context, *hook.Request) (*hook.SyncResponse, error) { return next, nil }})
+	require.Equal(t, http.StatusOK, h.post("/sync", sampleRequest(t)).Code)
+	next = resp
+	w := h.post("/sync", sampleRequest(t))
+	require.Equal(t, http.StatusOK, w.Code)
+	want, err := json.Marshal(resp)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), w.Body.String())
+	assert.Equal(t, "application/json", w.Header().Get("Content-Type"))
+}

@@ -24,6 +24,9 @@ const (
 	actBackupPolicy       actionKind = "UpdateBackupPolicy"
 	actSetTags            actionKind = "SetTags"
 	actDeleteTags         actionKind = "DeleteTags"
+	actSecurityGroup      actionKind = "SetSecurityGroup"
+	actUpdatePort         actionKind = "UpdatePort"
+	actSwitchSSL          actionKind = "SwitchSSL"
 	actRestoreInPlace     actionKind = "RestoreInPlace"
 	actStorageAutoscaling actionKind = "SetStorageAutoscaling"
 	actCreate             actionKind = "CreateInstance"
@@ -56,6 +59,9 @@ type action struct {
 	policy  cloud.BackupStrategy      // actBackupPolicy
 	tags    map[string]string         // actSetTags
 	keys    []string                  // actDeleteTags
+	group   string                    // actSecurityGroup: the security group's id
+	port    int                       // actUpdatePort
+	ssl     bool                      // actSwitchSSL
 	at      time.Time                 // actRestoreInPlace
 	scaling cloud.StorageAutoscaling  // actStorageAutoscaling
 	create  *cloud.CreateInstanceOpts // actCreate, actRestoreToNew (its Password is a secret.Value)
@@ -129,6 +135,12 @@ func (c *call) act(ctx context.Context, a action) (res acted, err error) {
 			err = c.cloud.SetTags(ctx, a.instance, a.tags)
 		case actDeleteTags:
 			err = c.cloud.DeleteTags(ctx, a.instance, a.keys)
+		case actSecurityGroup:
+			*jobID, err = c.cloud.SetSecurityGroup(ctx, a.instance, a.group)
+		case actUpdatePort:
+			*jobID, err = c.cloud.UpdatePort(ctx, a.instance, a.port)
+		case actSwitchSSL:
+			err = c.cloud.SwitchSSL(ctx, a.instance, a.ssl)
 		case actRestoreInPlace:
 			*jobID, err = c.cloud.RestoreInPlace(ctx, a.instance, a.at)
 		case actStorageAutoscaling:
@@ -197,6 +209,7 @@ type sqlAction struct {
 	conn    dbusers.Conn         // sqlApply: host, port, root and its password
 	desired dbusers.Desired      // sqlApply
 	managed dbusers.ManagedState // sqlApply: what was applied before
+	tls     bool                 // sqlApply: the session is TLS, the server verified with Config.Databases.CA
 }
 
 // actSQL makes an action outside the cloud. Generated passwords come from the Reconciler's
@@ -217,6 +230,9 @@ func (c *call) actSQL(ctx context.Context, a sqlAction) (res acted, err error) {
 		cfg := c.r.cfg.Databases
 		conn := a.conn
 		conn.Timeout, conn.ConnectTimeout = c.r.cfg.CallTimeout, cfg.ConnectTimeout
+		if a.tls {
+			conn.TLS = dbusers.VerifyCA(cfg.CA)
+		}
 		actx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 		defer cancel()
 		apply := sqlLayers[a.engine].Apply // planned only for an engine with a SQL layer

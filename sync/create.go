@@ -214,6 +214,7 @@ func (s *createStep) render(a *answer) {
 	a.st.Status = cloud.StatusBuild
 	a.st.Operation = &op
 	a.st.Restore = restoreBaseline(s.in.spec)
+	recordCreated(&a.st, *p.create.create, s.in.spec)
 }
 
 // createFailed is what a failed create says besides the failure (cloudError): when OTC refused it
@@ -257,6 +258,10 @@ func createOpts(spec *v1alpha1.RdsSpec, name string, network cloud.Network, pw s
 	}
 	if spec.Backupkeepdays > 0 || spec.Backupstarttime != "" {
 		opts.BackupStrategy = &cloud.BackupStrategy{StartTime: spec.Backupstarttime, KeepDays: spec.Backupkeepdays}
+	}
+	opts.TimeZone, opts.DiskEncryptionID = spec.Timezone, spec.Diskencryptionid
+	if n := spec.Lowercasetablenames; n != nil {
+		opts.LowerCaseTableNames = ptr.To(*n)
 	}
 	if IsHA(spec) {
 		opts.HAMode = "ha"

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,6 +32,10 @@ type DatabasesConfig struct {
 	// ConnectTimeout bounds connecting and logging in, so that a server that cannot be reached
 	// holds a hook call for little time. Default 2s.
 	ConnectTimeout time.Duration
+	// CA holds the certificates that sign OTC's database server certificates (the CA bundle OTC
+	// offers for download, --db-ca-file). A session to an instance with SSL on is TLS, and the
+	// server's certificate must chain to one of them (VERIFY_CA); nil: the system's roots.
+	CA *x509.CertPool
 	// Apply, when set, makes the server match the desired state in place of the engine's SQL
 	// layer (sqlLayers): tests wrap it. Default nil.
 	Apply func(ctx context.Context, conn dbusers.Conn, d dbusers.Desired, managed dbusers.ManagedState) (dbusers.Result, error)
@@ -58,7 +63,10 @@ const (
 	ReasonDatabaseUnreachable       = "DatabaseUnreachable"
 	ReasonDatabaseLoginRefused      = "DatabaseLoginRefused"
 	ReasonStatementRefused          = "StatementRefused"
-	ReasonUserOwnsObjects           = "UserOwnsObjects"
+	// ReasonDatabaseCertificateUntrusted: with SSL on, the server's certificate does not chain to
+	// the CAs of --db-ca-file (docs/reference.md#ssl).
+	ReasonDatabaseCertificateUntrusted = "DatabaseCertificateUntrusted"
+	ReasonUserOwnsObjects              = "UserOwnsObjects"
 )
 
 // The backoff of applies that did not reach the database server: the first retry waits
@@ -110,6 +118,8 @@ type databasesInput struct {
 	host         string
 	port         int
 	rootPassword secret.Value
+	// ssl says OTC reports SSL on for the instance: the session is TLS, the server verified.
+	ssl bool
 	// related holds the Secrets the users' passwordsecretref name; secrets the observed children.
 	related map[string]*corev1.Secret
 	secrets map[string]*corev1.Secret
@@ -277,6 +287,8 @@ func newDatabasesStep(c *call, inst *cloud.Instance) *databasesStep {
 	if c.conn != nil {
 		s.in.host, s.in.port, s.in.rootPassword = c.conn.host, c.conn.port, c.conn.password
 	}
+	// NOTE: spec.ssl is MySQL's (OTC switches SSL for MySQL alone); pgusers chooses its own TLS.
+	s.in.ssl = c.spec.Datastoretype == v1alpha1.EngineMySQL && inst.SSL != nil && *inst.SSL
 	return s
 }
 
@@ -298,7 +310,8 @@ func (s *databasesStep) plan() head {
 		h.sql = &a
 	case p.apply != nil:
 		h.sql = &sqlAction{kind: sqlApply, engine: spec.Datastoretype, desired: *p.apply, managed: managedState(s.in.rec),
-			conn: dbusers.Conn{Host: s.in.host, Port: s.in.port, User: rootUser(spec.Datastoretype), Password: s.in.rootPassword}}
+			conn: dbusers.Conn{Host: s.in.host, Port: s.in.port, User: rootUser(spec.Datastoretype), Password: s.in.rootPassword},
+			tls:  s.in.ssl}
 	}
 	return h
 }
@@ -361,6 +374,9 @@ func databasesOutcome(err error, next time.Time) outcome {
 	case errors.Is(err, dbusers.ErrUnauthorized):
 		return databasesNotReady(ReasonDatabaseLoginRefused,
 			"The database server refused the root login with the password of the connection Secret; the apply will be retried.", settled)
+	case errors.Is(err, dbusers.ErrUntrusted):
+		return databasesNotReady(ReasonDatabaseCertificateUntrusted,
+			"SSL is on, and the database server's certificate is not signed by a CA the controller trusts: its operator must set --db-ca-file to OTC's CA bundle; the next attempt is at "+at+".", settled)
 	case errors.Is(err, dbusers.ErrUnreachable):
 		return databasesNotReady(ReasonDatabaseUnreachable,
 			"The database server could not be reached in time; the next attempt is at "+at+".", settled)

@@ -41,6 +41,10 @@ var progress = map[string]string{
 	OpStorage:      "Growing the storage to %s",
 	OpMinorUpgrade: "Upgrading the minor version for datastoreversion %s",
 	OpRestart:      "Restarting for restartrequest %q",
+	// day2_network.go
+	OpSecurityGroup: "Moving the instance to the security group %s",
+	OpPort:          "Moving the database to port %s",
+	OpSSL:           "Turning SSL %s",
 	// replicas.go: the primary takes no change while a read replica is built
 	OpCreateReplica: "Creating the read replica %s",
 	// parameters.go: parametersrestart Immediate
@@ -462,6 +466,12 @@ func describe(ch change) string {
 		return "minor version upgrade to " + ch.target
 	case OpRestart:
 		return "restart"
+	case OpSecurityGroup:
+		return "move to the security group " + ch.target
+	case OpPort:
+		return "move to port " + ch.target
+	case OpSSL:
+		return "switch of SSL " + ch.target
 	}
 	return ch.target
 }
@@ -494,6 +504,7 @@ func day2Changes(in day2Input, p *day2Plan) ([]change, []outcome) {
 	add(replicationChange(in)) // settings.go
 	add(versionChange(in, p))
 	add(backupChange(in))
+	add(networkChanges(in))    // day2_network.go: security group, port, SSL
 	add(maintenanceChange(in)) // settings.go
 	add(tagChanges(in, p))
 	add(restartChange(in, p))
@@ -676,8 +687,8 @@ func minorUpgradeAsked(engine, asked, running string) (bool, *outcome) {
 
 // versionParts splits "8.0.28" into [8 0 28]; nil if it is not dotted numbers.
 func versionParts(v string) []int {
-	var out []int
-	for _, p := range strings.Split(v, ".") {
+	out := make([]int, 0, strings.Count(v, ".")+1)
+	for p := range strings.SplitSeq(v, ".") {
 		n := 0
 		if p == "" || len(p) > 6 {
 			return nil

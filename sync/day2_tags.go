@@ -3,7 +3,6 @@ package sync
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -13,12 +12,8 @@ import (
 
 // OTC's tag rules: keys of 1 to 36 and values of up to 43 letters, digits, '-', '_' or '.'; at most
 // 20 tags on an instance, of which the controller's own take up to 7: the ownership tags, up to 5
-// (ownership.go), and the marks of one-shot requests, 2 (oneshot.go).
-var (
-	tagKeyPattern   = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,36}$`)
-	tagValuePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{0,43}$`)
-)
-
+// (ownership.go), and the marks of one-shot requests, 2 (oneshot.go). The key's and the value's
+// patterns are tagKeyPattern and tagValuePattern (patterns.go).
 const maxTags = 20 - 7
 
 // trackTags is status.managedTags: the keys in spec.tags, and the keys this object managed before

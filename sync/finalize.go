@@ -63,7 +63,9 @@ func (r *Reconciler) Finalize(ctx context.Context, req *hook.Request) (*hook.Fin
 	// NOTE: children() echoes the connection Secret and the user Secrets while the deletion
 	// waits: a child left out is deleted at once, and a generated password with it.
 	// The log Job and its Secret are kept too, and followed to their end (logs.go).
-	c.finalizeLogs()
+	if _, err := c.runStep(ctx, newLogsStep(c, "", true)); err != nil {
+		return nil, err
+	}
 	r.remember(c.keep)
 	children := append(c.children(), c.logChildren()...)
 	c.st.Conditions = c.out.render(c.now)

@@ -1,7 +1,6 @@
 package sync
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
-	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/logsapi"
 )
 
@@ -38,7 +36,7 @@ import (
 //
 // The Job holds no OTC credential: its capability reads one instance's logs through the hooks'
 // logs port (ReadLogs, docs/logs.md). The logs step runs on every sync call that sees the
-// instance, whichever step stopped before it (logsStep). The rendering of the children
+// instance, whichever step stopped before it, and finalize (logsStep). The rendering of the children
 // (logChildren) reads only status.logs and the observed children, so every call returns them,
 // even one that failed to observe the instance, and finalize.
 // ReasonLogsUnavailable: the controller cannot run log Jobs.
@@ -254,29 +252,45 @@ func (p *logsPlan) priorAccepted() []metav1.Time {
 	return p.logs.Accepted
 }
 
-// logs is the logs step: it starts a new log request and follows the Job of the latest one. It runs
-// after the instance steps, whether or not one of them stopped the call: it needs no root
-// password, makes no cloud call and changes nothing on the instance, so a restore or a day-2
-// change that holds the other steps for a long time, or an adopted instance whose password is
-// unknown, does not hold a log request. An earlier step's resync survives.
-func (c *call) logs(inst *cloud.Instance) {
-	c.logsInstance = inst.ID
+// logsStep is the logs step, as the loop runs it (loop.go): it starts a new log request and follows
+// the Job of the latest one. It runs after the instance steps, whether or not one of them stopped
+// the call: it needs no read, no root password, makes no cloud call and changes nothing on the
+// instance, so a restore or a day-2 change that holds the other steps for a long time, or an
+// adopted instance whose password is unknown, does not hold a log request. An earlier step's
+// resync survives. Finalize runs it too (deleting): a running Job is followed to its end and kept
+// for its retention (logChildren returns it), but no Job starts and no capability is issued.
+type logsStep struct {
+	in logsInput
+	p  logsPlan
+}
+
+// newLogsStep is the logs step of this call: on the instance it observed (engine), or while the
+// object is being deleted.
+func newLogsStep(c *call, engine string, deleting bool) *logsStep {
 	in := c.logsInput()
-	in.engine = inst.Engine
-	c.applyLogs(planLogs(in))
+	in.engine, in.deleting = engine, deleting
+	return &logsStep{in: in}
+}
+
+func (s *logsStep) plan() head {
+	s.p = planLogs(s.in)
+	return head{tells: told(s.p.synced), logs: s.p.events, ask: s.p.ask, within: s.p.within}
+}
+
+func (s *logsStep) saw(need, seen)        {}
+func (s *logsStep) answered(acted, error) {}
+
+// render writes status.logs and a request the plan accepted, for the process to remember;
+// logChildren renders the log children from status.logs.
+func (s *logsStep) render(a *answer) {
+	a.st.Logs = s.p.logs
+	if s.p.accepted != nil {
+		a.keep.logs = append(a.keep.logs, keptLogRequest{uid: s.in.uid, instance: s.in.instance, accepted: *s.p.accepted})
+	}
 }
 
 // msgNoLogsKey: without a stable secret the replicas share no key to seal capabilities with.
 const msgNoLogsKey = "The controller has no stable key to seal log Job capabilities with (a token login); its operator must set --password-key."
-
-// finalizeLogs keeps status.logs true while the object is being deleted: a running Job is followed
-// to its end and kept for its retention (logChildren returns it), but no Job starts and no
-// capability is issued.
-func (c *call) finalizeLogs() {
-	in := c.logsInput()
-	in.deleting = true
-	c.applyLogs(planLogs(in))
-}
 
 // logsInput is the logs decision's input of this call, without the instance's engine.
 func (c *call) logsInput() logsInput {
@@ -290,20 +304,6 @@ func (c *call) logsInput() logsInput {
 	}
 	in.served, in.servedInstance = c.r.logRequests.recent(string(c.parent.UID), c.logsInstance, c.now.Time)
 	return in
-}
-
-// applyLogs writes what a logs plan decided into the answer; logChildren renders its children.
-func (c *call) applyLogs(p logsPlan) {
-	c.st.Logs = p.logs
-	if p.accepted != nil {
-		c.keep.logs = append(c.keep.logs, keptLogRequest{uid: string(c.parent.UID), instance: c.logsInstance, accepted: *p.accepted})
-	}
-	logAll(context.Background(), c.log, p.events)
-	c.out.tellAll(p.synced)
-	if p.ask != nil {
-		c.out.askClass(*p.ask)
-	}
-	c.out.ask(p.within)
 }
 
 // acceptLogs is the status of a new request, with the options it runs with.

@@ -229,7 +229,10 @@ func TestLogsCapabilityCarriesTheCallsCredentials(t *testing.T) {
 	req := request(w.spec, v1alpha1.RdsStatus{ID: "inst-1"}, storedSecret("A12345678+"))
 	c := w.r.begin(context.Background(), req)
 	c.creds = &cloud.Credentials{Namespace: "rds1", Secret: "otc-credentials", Env: map[string]string{"OS_PASSWORD": "team"}}
-	c.logs(activeInstance())
+	inst := activeInstance()
+	c.logsInstance = inst.ID
+	_, err := c.runStep(context.Background(), newLogsStep(c, inst.Engine, false))
+	require.NoError(t, err)
 	secrets, _ := logsChildren(&hook.SyncResponse{Children: c.logChildren()})
 	require.Len(t, secrets, 1)
 	got := w.capability(t, secrets[0])
@@ -239,7 +242,7 @@ func TestLogsCapabilityCarriesTheCallsCredentials(t *testing.T) {
 	// A capability naming another namespace's credentials is never used.
 	forged := got
 	forged.Creds = &cloud.Credentials{Namespace: "other", Secret: "otc-credentials"}
-	_, err := w.r.ReadLogs(context.Background(), mustSeal(t, w.r.caps, forged), logsapi.Request{Instance: "inst-1", Type: "error"})
+	_, err = w.r.ReadLogs(context.Background(), mustSeal(t, w.r.caps, forged), logsapi.Request{Instance: "inst-1", Type: "error"})
 	assert.ErrorIs(t, err, ErrCapabilityInvalid)
 }
 

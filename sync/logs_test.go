@@ -378,6 +378,7 @@ func TestLogsRefused(t *testing.T) {
 			w.spec.Logs = tc.logs
 			if tc.engine != "" {
 				w.fake.GetInstanceFn = sqlServerInstance
+				w.spec.Datastoretype, w.spec.Datastoreversion = v1alpha1.EngineSQLServer, "2022_SE" // the instance's engine
 			}
 			if tc.noImage {
 				w.r.cfg.JobImage = ""

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+	"unicode/utf8"
 )
 
 // NOTE: OTC instance names are 4-64 characters, start with a letter and use [A-Za-z0-9_-]. The name
@@ -38,26 +39,45 @@ func LegacyInstanceName(namespace, name string) string {
 
 func instanceName(hashed, namespace, name string, n int) string {
 	sum := sha256.Sum256([]byte(hashed))
-	suffix := "-" + hex.EncodeToString(sum[:])[:n]
-	readable := sanitize(namespace + "-" + name)
-	if room := maxInstanceName - len(instanceNamePrefix) - len(suffix); len(readable) > room {
-		readable = strings.TrimRight(readable[:room], "-")
+	room := maxInstanceName - len(instanceNamePrefix) - 1 - n
+	// NOTE: every call computes the object's names: they are built in one buffer, one allocation.
+	b := make([]byte, 0, maxInstanceName)
+	b = append(b, instanceNamePrefix...)
+	b = appendSanitized(b, namespace)
+	b = append(b, '-')
+	b = appendSanitized(b, name)
+	if readable := b[len(instanceNamePrefix):]; len(readable) > room {
+		b = b[:len(instanceNamePrefix)+len(strings.TrimRight(string(readable[:room]), "-"))]
 	}
-	return instanceNamePrefix + readable + suffix
+	b = append(b, '-')
+	return string(appendHex(b, sum[:], n))
 }
 
 // sanitize maps a Kubernetes name (lowercase alphanumerics, '-' and '.') onto OTC's alphabet.
-func sanitize(s string) string {
-	var b strings.Builder
+func sanitize(s string) string { return string(appendSanitized(make([]byte, 0, len(s)), s)) }
+
+// appendSanitized appends s, sanitized, to b.
+func appendSanitized(b []byte, s string) []byte {
 	for _, r := range s {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
-			b.WriteRune(r)
+			b = utf8.AppendRune(b, r)
 		default:
-			b.WriteByte('-')
+			b = append(b, '-')
 		}
 	}
-	return b.String()
+	return b
+}
+
+// hexPrefix is the first n hex digits of sum.
+func hexPrefix(sum []byte, n int) string {
+	var b [2 * sha256.Size]byte
+	return string(appendHex(b[:0], sum, n))
+}
+
+// appendHex appends the first n hex digits of sum to b.
+func appendHex(b, sum []byte, n int) []byte {
+	return hex.AppendEncode(b, sum[:(n+1)/2])[:len(b)+n]
 }
 
 // ConnectionSecretName is the child Secret with the connection details of the Rds object name:

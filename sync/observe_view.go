@@ -87,6 +87,11 @@ func (readOnly) SingleToHA(context.Context, string, string, secret.Value) (strin
 func (readOnly) UpdateBackupPolicy(context.Context, string, cloud.BackupStrategy) error {
 	return errViewStale
 }
+func (readOnly) SetSecurityGroup(context.Context, string, string) (string, error) {
+	return "", errViewStale
+}
+func (readOnly) UpdatePort(context.Context, string, int) (string, error)  { return "", errViewStale }
+func (readOnly) SwitchSSL(context.Context, string, bool) error            { return errViewStale }
 func (readOnly) SetTags(context.Context, string, map[string]string) error { return errViewStale }
 func (readOnly) DeleteTags(context.Context, string, []string) error       { return errViewStale }
 func (readOnly) RestoreInPlace(context.Context, string, time.Time) (string, error) {
@@ -104,6 +109,13 @@ func (readOnly) CreateReplica(context.Context, cloud.CreateReplicaOpts) (string,
 func (r readOnly) ObserveInstance(ctx context.Context, id string, maxAge time.Duration) (*cloud.Instance, error) {
 	return cloud.ObserveInstance(ctx, r.Cloud, id, maxAge)
 }
+
+// ViewedInstance passes the read of the shared view alone through, as ObserveInstance.
+func (r readOnly) ViewedInstance(id string, maxAge time.Duration) *cloud.Instance {
+	return cloud.ViewedInstance(r.Cloud, id, maxAge)
+}
+
+var _ cloud.InstanceObserver = readOnly{}
 
 func (readOnly) CreateParameterTemplate(context.Context, cloud.ParameterTemplateOpts) (*cloud.ParameterTemplate, error) {
 	return nil, errViewStale

@@ -2,7 +2,6 @@ package sync
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"strings"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
@@ -85,11 +84,13 @@ func decideOneShot(f oneShotFacts) oneShotStep {
 // earlier owner left (an adopted instance) from counting for this object.
 func RequestMark(uid, value string) string {
 	sum := sha256.Sum256([]byte(uid + "\x00" + value))
-	return hex.EncodeToString(sum[:])[:hashLen]
+	return hexPrefix(sum[:], hashLen)
 }
 
 // RestartSeal is the rds-restart-request value once the restart for value was made.
-func RestartSeal(uid, value string) string { return RequestMark(uid, value) + "-done" }
+func RestartSeal(uid, value string) string { return RequestMark(uid, value) + sealSuffix }
+
+const sealSuffix = "-done"
 
 // upgradeMark is the rds-upgrade-request value for asked while the instance runs running.
 func upgradeMark(uid, asked, running string) string {
@@ -108,11 +109,17 @@ func upgradeMarked(tag, uid, asked string) bool {
 // this process's own restart shows the restart made; each counts only with the mark.
 func restartFacts(uid, want, handled, instStatus string, tags map[string]string, prev *v1alpha1.Operation, sentHere bool) oneShotFacts {
 	tag := tags[TagRestartRequest]
+	var marked, sealed bool
+	if tag != "" { // NOTE: a mark is never empty: an instance without the tag needs no hash
+		mark := RequestMark(uid, want)
+		sealed = tag == mark+sealSuffix
+		marked = tag == mark || sealed
+	}
 	return oneShotFacts{
 		Asked:    want != "",
 		Handled:  want == handled,
-		Marked:   tag == RequestMark(uid, want) || tag == RestartSeal(uid, want),
-		Sealed:   tag == RestartSeal(uid, want),
+		Marked:   marked,
+		Sealed:   sealed,
 		Evident:  instStatus == cloud.StatusRebooting || prev != nil && prev.Type == OpRestart && prev.Target == want || sentHere,
 		Sealable: true,
 	}

@@ -2,6 +2,8 @@ package sync
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"testing"
@@ -625,4 +627,40 @@ func TestNameTakenMessage(t *testing.T) {
 			assert.NotContains(t, msg, "staging", tc.reason)
 		})
 	}
+}
+
+// TestInstanceNamesKeepTheirScheme: the names are how a lost create is found again, so their
+// scheme never changes: InstanceName and LegacyInstanceName build them as the plain reference
+// below does (the code before they were built in one buffer), for short, cut and odd names.
+func TestInstanceNamesKeepTheirScheme(t *testing.T) {
+	reference := func(hashed, namespace, name string, n int) string {
+		sum := sha256.Sum256([]byte(hashed))
+		suffix := "-" + hex.EncodeToString(sum[:])[:n]
+		var b strings.Builder
+		for _, r := range namespace + "-" + name {
+			switch {
+			case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_':
+				b.WriteRune(r)
+			default:
+				b.WriteByte('-')
+			}
+		}
+		readable := b.String()
+		if room := 64 - len("rds-") - len(suffix); len(readable) > room {
+			readable = strings.TrimRight(readable[:room], "-")
+		}
+		return "rds-" + readable + suffix
+	}
+	for _, tc := range [][2]string{
+		{"rds1", "my-rds-single"}, {"a", "b"}, {strings.Repeat("n", 63), strings.Repeat("a.b", 80)},
+		{"ns", strings.Repeat("x", 38) + "." + strings.Repeat("y", 30)}, {"ns", strings.Repeat("-", 70)},
+		{"ümlaut", "name.with.dots"},
+	} {
+		ns, name := tc[0], tc[1]
+		assert.Equal(t, reference("prod/"+ns+"/"+name, ns, name, 16), InstanceName("prod", ns, name), "%s/%s", ns, name)
+		assert.Equal(t, reference(ns+"/"+name, ns, name, 8), LegacyInstanceName(ns, name), "%s/%s", ns, name)
+	}
+	sum := sha256.Sum256([]byte("uid\x00r1"))
+	assert.Equal(t, hex.EncodeToString(sum[:])[:8], RequestMark("uid", "r1"))
+	assert.Equal(t, hex.EncodeToString(sum[:])[:8]+"-done", RestartSeal("uid", "r1"))
 }

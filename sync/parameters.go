@@ -252,9 +252,12 @@ func planParameterValues(in parametersInput) parametersPlan {
 	}
 	inst, op := in.inst, in.st.Operation
 	idle := op == nil && usable(inst.Status)
+	// NOTE: a resize moves the defaults OTC derives from the flavor's memory (max_connections,
+	// the buffer pool): a value the spec names that only equalled one is checked again at once.
 	// A check recorded later than now (a replica's clock ahead, a status written by hand) is no
 	// check: it would put the drift check off until then (found in review, #20).
-	due := ps.Generation != in.generation || ps.Checked == nil || ps.Checked.After(in.now.Time) || in.now.Sub(ps.Checked.Time) >= in.drift
+	due := ps.Generation != in.generation || ps.Checked == nil || ps.Checked.After(in.now.Time) || in.now.Sub(ps.Checked.Time) >= in.drift ||
+		ps.Flavor != "" && ps.Flavor != inst.Flavor
 	if !due || !idle {
 		creating := inst.Status == cloud.StatusBuild || op != nil && op.Type == OpCreate
 		if due && ps.Generation != in.generation && !creating { // a create says what it does itself
@@ -276,7 +279,7 @@ func planParameterValues(in parametersInput) parametersPlan {
 	if problems := checkParameters(in.spec.Parameters, catalog, inst); len(problems) > 0 {
 		// Nothing is set while one value is wrong; the spec's next generation is checked again.
 		msg := joinSentences(problems)
-		ps.Generation, ps.Checked = in.generation, &in.now
+		ps.Generation, ps.Checked, ps.Flavor = in.generation, &in.now, inst.Flavor
 		p.condition = ptr.To(parametersCondition(metav1.ConditionFalse, ReasonInvalidParameters, msg))
 		p.synced = wontAct(ReasonInvalidParameters, msg)
 		return p
@@ -295,7 +298,7 @@ func planParameterValues(in parametersInput) parametersPlan {
 		for _, name := range ignored {
 			delete(ps.Applied, name)
 		}
-		ps.Generation, ps.Checked = in.generation, &in.now
+		ps.Generation, ps.Checked, ps.Flavor = in.generation, &in.now, inst.Flavor
 		return planPendingRestart(in, p)
 	}
 	if in.answer == nil {
@@ -326,10 +329,11 @@ func planParameterValues(in parametersInput) parametersPlan {
 		unknown.change = cloud.ParametersChange{RestartRequired: restart, Ignored: in.answer.change.Ignored}
 		in.answer = &unknown
 		p = planParametersSet(in, p, catalog, changes)
-		// Not checked, though: the next call reads before anything else, so that the restart
-		// Immediate makes follows values read set, never values OTC did not take (found in
-		// review, #20: a 503 left them unset, restarted the instance, and the drift check set
-		// them and restarted it again).
+		// The next call reads them again, whatever the drift check's time: that read tells
+		// whether OTC set them, and sends them again if it did not; the restart Immediate makes
+		// follows values read set, never values OTC did not take (found in review, #20 too: a
+		// 503 left them unset, restarted the instance, and the drift check set them and
+		// restarted it again).
 		p.status.Checked = nil
 		p.synced, p.failed = nil, err
 		return p
@@ -340,7 +344,7 @@ func planParameterValues(in parametersInput) parametersPlan {
 			// refuses, and tried again at the spec's next generation or the drift check, not with
 			// a read and a refused call at every steady sync (found in review, #20).
 			msg := asCloudError(err).Refusal()
-			ps.Generation, ps.Checked = in.generation, &in.now
+			ps.Generation, ps.Checked, ps.Flavor = in.generation, &in.now, inst.Flavor
 			p.condition = ptr.To(parametersCondition(metav1.ConditionFalse, ReasonInvalidParameters, msg))
 		}
 		return p
@@ -402,7 +406,7 @@ func planParametersSet(in parametersInput, p parametersPlan, catalog map[string]
 		ps.PendingRestart = slices.Compact(slices.Sorted(slices.Values(append(ps.PendingRestart, restart...))))
 		ps.RestartRequest = in.st.RestartRequest
 	}
-	ps.Generation, ps.Checked, ps.Changed = in.generation, &in.now, &in.now
+	ps.Generation, ps.Checked, ps.Changed, ps.Flavor = in.generation, &in.now, &in.now, in.inst.Flavor
 	p.logs = []logLine{{slog.LevelInfo, "set engine parameters", []any{"instance", in.inst.ID, "parameters", strings.Join(set, ","), "restartRequired", answer.RestartRequired, "job", answer.JobID}}}
 	p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, fmt.Sprintf("The parameters %s were set in OTC.", strings.Join(set, ", ")), inFlight).made())
 	if len(set) == 0 {

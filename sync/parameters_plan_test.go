@@ -105,7 +105,8 @@ func TestPlanParameters(t *testing.T) {
 			},
 		},
 		{
-			reason: "no answer to the change: recorded as set, with the restart the catalog says it needs, the error told, and read again by the next call",
+			reason: "no answer to the change: recorded as set, with the restart the catalog says it needs, and the error told; " +
+				"not checked, so that the next call reads whether OTC set them",
 			read:   &parametersRead{list: catalog},
 			answer: &parametersAnswer{kind: actUpdateParameters, err: unavailable},
 			want: parametersPlan{
@@ -243,6 +244,27 @@ func TestPlanParameters(t *testing.T) {
 			},
 			read: &parametersRead{list: catalog},
 			want: parametersPlan{action: &action{kind: actUpdateParameters, instance: "inst-1", values: map[string]string{"max_connections": "1500", "long_query_time": "2"}}},
+		},
+		{
+			reason: "the instance was resized since the check: the defaults OTC derives from the flavor's memory moved, read again",
+			status: func(st *v1alpha1.RdsStatus) {
+				st.Parameters = applied(2, recent)
+				st.Parameters.Flavor = "rds.mysql.c2.medium"
+			},
+			inst: func(i *cloud.Instance) { i.Flavor = "rds.mysql.c2.large" },
+			want: parametersPlan{needRead: true},
+		},
+		{
+			reason: "the check records the flavor it was made on",
+			status: func(st *v1alpha1.RdsStatus) { st.Parameters = applied(2, stale) },
+			inst:   func(i *cloud.Instance) { i.Flavor = "rds.mysql.c2.large" },
+			read: &parametersRead{list: withValues(catalog, map[string]string{
+				"max_connections": "300", "innodb_buffer_pool_size": "2147483648", "long_query_time": "2"})},
+			want: parametersPlan{status: func() *v1alpha1.ParametersStatus {
+				ps := applied(2, now)
+				ps.Flavor = "rds.mysql.c2.large"
+				return ps
+			}(), condition: appliedCond},
 		},
 		{
 			reason: "the drift check is due: read again",

@@ -423,6 +423,7 @@ func (c *call) sync(ctx context.Context) error {
 	// The steps on the instance, in their fixed order, each run by the one loop (runStep,
 	// loop.go): a step that made its change stops the call, so that a call makes at most one.
 	for _, next := range []func(*call, *cloud.Instance) step{
+		func(c *call, inst *cloud.Instance) step { return newNetworkStep(c, inst) },    // day2_network.go: what cannot change, the network's ids
 		func(c *call, inst *cloud.Instance) step { return newRestoreStep(c, inst) },    // restore.go: point-in-time restore in place
 		func(c *call, inst *cloud.Instance) step { return newReplicasStep(c, inst) },   // replicas.go: the read replicas; a replica built holds the next three
 		func(c *call, inst *cloud.Instance) step { return newParametersStep(c, inst) }, // parameters.go: engine parameters, before day2's restart
@@ -442,7 +443,9 @@ func (c *call) sync(ctx context.Context) error {
 		}
 	}
 	// The log Job and its capability change nothing on the instance: they follow every call that
-	// sees it, whichever step stopped (logs.go).
-	c.logs(inst)
-	return nil
+	// sees it, whichever step stopped (logs.go). Only such a call renders the capability, for the
+	// instance it saw (logsInstance).
+	c.logsInstance = inst.ID
+	_, err = c.runStep(ctx, newLogsStep(c, inst.Engine, false))
+	return err
 }

@@ -2,10 +2,11 @@ package sync
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
+	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
@@ -40,10 +41,13 @@ func reported(st v1alpha1.RdsStatus, inst *cloud.Instance) (v1alpha1.RdsStatus, 
 	if len(inst.PrivateIPs) > 0 {
 		st.IP = inst.PrivateIPs[0]
 		if inst.Port != 0 {
-			st.Endpoint = fmt.Sprintf("%s:%d", st.IP, inst.Port)
+			st.Endpoint = st.IP + ":" + strconv.Itoa(inst.Port)
 		}
 	}
 	st.Nodes = nil
+	if len(inst.Nodes) > 0 {
+		st.Nodes = make([]v1alpha1.Node, 0, len(inst.Nodes))
+	}
 	for _, n := range inst.Nodes {
 		st.Nodes = append(st.Nodes, v1alpha1.Node{Name: n.Name, Role: n.Role, Status: n.Status, Availabilityzone: n.AvailabilityZone})
 	}
@@ -52,6 +56,13 @@ func reported(st v1alpha1.RdsStatus, inst *cloud.Instance) (v1alpha1.RdsStatus, 
 	slices.SortFunc(st.Nodes, func(a, b v1alpha1.Node) int {
 		return cmp.Or(cmp.Compare(a.Role, b.Role), cmp.Compare(a.Name, b.Name))
 	})
+	st.VpcID, st.SubnetID, st.SecurityGroupID = inst.VpcID, inst.SubnetID, inst.SecurityGroupID
+	st.SSL = nil
+	if inst.SSL != nil {
+		st.SSL = ptr.To(*inst.SSL)
+	}
+	st.TimeZone = inst.TimeZone
+	st.DiskEncryptionID, st.Encrypted = inst.DiskEncryptionID, inst.DiskEncryptionID != ""
 	st.ReplicationMode, st.MaintenanceWindow = inst.ReplicationMode, inst.MaintenanceWindow
 	st.BackupPolicy = reportedBackupPolicy(st.BackupPolicy, inst.BackupStrategy) // settings.go
 	if op := st.Operation; op != nil && operationDone(op, inst.Status) && settingReached(op, inst) {

@@ -59,22 +59,31 @@ type connection struct {
 // address it holds only the password: that is how a generated password is persisted before the
 // cloud uses it.
 func connectionSecret(parent *v1alpha1.Rds, c connection) *corev1.Secret {
-	user := rootUser(c.engine)
-	data := map[string][]byte{
-		KeyUsername: []byte(user),
-		KeyPassword: []byte(c.password.Reveal()),
-		KeyEngine:   []byte(c.engine),
+	user, password := rootUser(c.engine), c.password.Reveal()
+	var dsn, uri, port string
+	size := len(user) + len(password) + len(c.engine) + len(c.readers)
+	withAddress := c.host != "" && c.port != 0
+	if withAddress {
+		port = strconv.Itoa(c.port)
+		dsn, uri = connectionStrings(c.engine, c.host, c.port, user, password, "")
+		size += 2*len(c.host) + len(port) + len(dsn) + len(uri)
 	}
-	if c.host != "" && c.port != 0 {
-		data[KeyHost] = []byte(c.host)
-		data[KeyEndpoint] = []byte(c.host)
-		data[KeyPort] = []byte(strconv.Itoa(c.port))
-		dsn, uri := connectionStrings(c.engine, c.host, c.port, user, c.password.Reveal(), "")
-		data[KeyDSN] = []byte(dsn)
-		data[KeyURI] = []byte(uri)
+	// NOTE: every call that sees the instance renders this Secret: its values are slices of one
+	// buffer, one allocation instead of one per value.
+	values := valueBuffer(make([]byte, 0, size))
+	data := make(map[string][]byte, 8) // NOTE: eight fit a map of one group; readerhosts make it grow
+	data[KeyUsername] = values.add(user)
+	data[KeyPassword] = values.add(password)
+	data[KeyEngine] = values.add(c.engine)
+	if withAddress {
+		data[KeyHost] = values.add(c.host)
+		data[KeyEndpoint] = values.add(c.host)
+		data[KeyPort] = values.add(port)
+		data[KeyDSN] = values.add(dsn)
+		data[KeyURI] = values.add(uri)
 	}
 	if c.readers != "" {
-		data[KeyReaderHosts] = []byte(c.readers)
+		data[KeyReaderHosts] = values.add(c.readers)
 	}
 	return &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
@@ -86,6 +95,16 @@ func connectionSecret(parent *v1alpha1.Rds, c connection) *corev1.Secret {
 		Type: corev1.SecretTypeOpaque,
 		Data: data,
 	}
+}
+
+// valueBuffer hands out the values of a Secret as slices of one buffer, each capped at its own
+// end so that no append to one can reach the next.
+type valueBuffer []byte
+
+func (b *valueBuffer) add(v string) []byte {
+	start := len(*b)
+	*b = append(*b, v...)
+	return (*b)[start:len(*b):len(*b)]
 }
 
 // connectionStrings returns a driver DSN and a URI for the engine, for database ("": none for

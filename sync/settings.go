@@ -52,14 +52,15 @@ func init() {
 }
 
 // settledOp reports an operation OTC may carry out without showing a transitional status (a
-// stop, a start, a replication mode) or may fail back to ACTIVE (a storage type change): it is
-// over once the instance shows its target (settingReached), or once its job has ended.
+// stop, a start, a replication mode, a security group, SSL) or may fail back to ACTIVE (a storage
+// type change): it is over once the instance shows its target (settingReached), or once its job
+// has ended.
 func settledOp(op *v1alpha1.Operation) bool {
 	if op == nil {
 		return false
 	}
 	switch op.Type {
-	case OpStorageType, OpReplicationMode, OpStop, OpStart:
+	case OpStorageType, OpReplicationMode, OpStop, OpStart, OpSecurityGroup, OpSSL:
 		return true
 	}
 	return false
@@ -75,6 +76,10 @@ func settingReached(op *v1alpha1.Operation, inst *cloud.Instance) bool {
 		return inst.ReplicationMode == op.Target && !transitional(inst.Status)
 	case OpStop, OpStart:
 		return inst.Status == op.Target
+	case OpSecurityGroup: // day2_network.go: OTC keeps the instance ACTIVE meanwhile
+		return inst.SecurityGroupID == op.Target
+	case OpSSL: // day2_network.go: the SDK gives no job; the listing's enable_ssl tells
+		return inst.SSL != nil && onOff(*inst.SSL) == op.Target && !transitional(inst.Status)
 	}
 	return true
 }
@@ -162,6 +167,10 @@ func describeOp(op *v1alpha1.Operation) string {
 		return "stop"
 	case OpStart:
 		return "start"
+	case OpSecurityGroup:
+		return "move to the security group " + op.Target
+	case OpSSL:
+		return "switch of SSL " + op.Target
 	}
 	return op.Type
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	gosync "sync"
+	"time"
 
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 )
@@ -35,6 +36,12 @@ func newKeyedMutex() *keyedMutex { return &keyedMutex{entries: map[string]*keyed
 
 // lock takes the key's mutex, waiting at most until ctx is done. The returned func releases it.
 func (k *keyedMutex) lock(ctx context.Context, key string) (unlock func(), err error) {
+	return k.lockWithin(ctx, key, 0)
+}
+
+// lockWithin is lock waiting at most wait too, if positive. A key that is free is taken without a
+// timer: the wait is set up only when the key is held.
+func (k *keyedMutex) lockWithin(ctx context.Context, key string, wait time.Duration) (unlock func(), err error) {
 	k.mu.Lock()
 	e := k.entries[key]
 	if e == nil {
@@ -43,13 +50,24 @@ func (k *keyedMutex) lock(ctx context.Context, key string) (unlock func(), err e
 	}
 	e.users++
 	k.mu.Unlock()
+	unlock = func() {
+		<-e.held
+		k.leave(key, e)
+	}
 
 	select {
 	case e.held <- struct{}{}:
-		return func() {
-			<-e.held
-			k.leave(key, e)
-		}, nil
+		return unlock, nil
+	default:
+	}
+	if wait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
+	}
+	select {
+	case e.held <- struct{}{}:
+		return unlock, nil
 	case <-ctx.Done():
 		k.leave(key, e)
 		return nil, ctx.Err()
@@ -83,9 +101,7 @@ func objectKey(req *hook.Request) string {
 // serialise waits until no other call for the object is in flight, at most LockWait (and never
 // beyond ctx), and returns the release.
 func (r *Reconciler) serialise(ctx context.Context, req *hook.Request) (func(), error) {
-	wait, cancel := context.WithTimeout(ctx, r.cfg.LockWait)
-	defer cancel()
-	unlock, err := r.locks.lock(wait, objectKey(req))
+	unlock, err := r.locks.lockWithin(ctx, objectKey(req), r.cfg.LockWait) // NOTE: no timer for an object no call holds
 	if err != nil {
 		LoggerFrom(ctx).Info("another call for this object is in flight; asking Metacontroller to retry", "waited", r.cfg.LockWait.String())
 		return nil, ErrCallInFlight

@@ -16,16 +16,7 @@ import (
 // applied without its validation, and curl users send whatever they like. Messages are stable
 // sentences, sorted in field order, so the same bad spec always yields the same condition.
 var (
-	versionPattern = map[string]*regexp.Regexp{
-		v1alpha1.EngineMySQL:      regexp.MustCompile(`^(5\.7|8\.0)(\.\d+)?$`),
-		v1alpha1.EnginePostgreSQL: regexp.MustCompile(`^(1[0-9])(\.\d+)?$`),
-		v1alpha1.EngineSQLServer:  regexp.MustCompile(`^20[0-9]{2}_[A-Z]{2,4}$`),
-	}
-	flavorPattern    = regexp.MustCompile(`^rds\.[a-z0-9]+(\.[a-z0-9]+)+$`)
-	azPattern        = regexp.MustCompile(`^[a-z]{2}-[a-z]{2,}-[0-9]{2}$`)
-	regionPattern    = regexp.MustCompile(`^[a-z]{2}-[a-z]{2,}(-[0-9]+)?$`)
-	resourcePattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
-	backupWindowExpr = regexp.MustCompile(`^([01][0-9]|2[0-3]):(00|15|30|45)-([01][0-9]|2[0-3]):(00|15|30|45)$`)
+	// The patterns the spec's strings are checked against are in patterns.go.
 	volumeTypes      = map[string]bool{"COMMON": true, "ULTRAHIGH": true, "CLOUDSSD": true, "ESSD": true}
 	replicationModes = map[string]map[string]bool{
 		v1alpha1.EngineMySQL:      {"async": true, "semisync": true},
@@ -102,6 +93,7 @@ func Validate(spec *v1alpha1.RdsSpec) []string {
 	if _, err := Port(spec); err != nil {
 		p.addf("%s", err.Error())
 	}
+	p = append(p, securityProblems(spec)...) // day2_network.go: ssl and the create-only fields
 	if spec.Backupstarttime != "" && !validBackupWindow(spec.Backupstarttime) {
 		p.addf("backupstarttime %q is not a one-hour window hh:mm-HH:MM with minutes 00, 15, 30 or 45.", spec.Backupstarttime)
 	}
@@ -153,7 +145,7 @@ func IsHA(spec *v1alpha1.RdsSpec) bool { return strings.EqualFold(spec.Hamode, "
 // AvailabilityZones splits the comma-separated AZ list.
 func AvailabilityZones(spec *v1alpha1.RdsSpec) []string {
 	var azs []string
-	for _, az := range strings.Split(spec.Availabilityzone, ",") {
+	for az := range strings.SplitSeq(spec.Availabilityzone, ",") {
 		if az = strings.TrimSpace(az); az != "" {
 			azs = append(azs, az)
 		}
@@ -193,13 +185,13 @@ func Port(spec *v1alpha1.RdsSpec) (int, error) {
 }
 
 func validBackupWindow(s string) bool {
-	m := backupWindowExpr.FindStringSubmatch(s)
-	if m == nil {
+	from, m1, to, m2, ok := backupWindow(s)
+	if !ok {
 		return false
 	}
-	h1, _ := strconv.Atoi(m[1])
-	h2, _ := strconv.Atoi(m[3])
-	return (h1+1)%24 == h2 && m[2] == m[4]
+	h1, _ := strconv.Atoi(from)
+	h2, _ := strconv.Atoi(to)
+	return (h1+1)%24 == h2 && m1 == m2
 }
 
 // passwordProblem checks OTC's root password rules for the engine: 8 to 32 characters from at

@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -78,6 +79,7 @@ type config struct {
 	logsURL       string
 	logsTTL       time.Duration
 	sqlDrift      time.Duration
+	dbCAFile      string
 	paramsDrift   time.Duration
 	passwordKey   string
 	version       bool
@@ -148,6 +150,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	dur(&c.resyncSteady, "resync-steady", 5*time.Minute, "how soon to look again when nothing is in flight")
 	dur(&c.viewMaxAge, "view-max-age", view.DefaultMaxAge, "bound on the staleness of the shared view of all instances that steady syncs read (docs/view.md); 0 reads every instance fresh")
 	dur(&c.sqlDrift, "sql-drift-check", time.Hour, "how often databases, users and grants are applied again to repair changes made behind the controller's back")
+	str(&c.dbCAFile, "db-ca-file", "", "PEM bundle of the CAs that sign OTC's database server certificates (downloaded from the RDS console): the SQL session to an instance with SSL on verifies the server with it (default: the system's roots)")
 	dur(&c.paramsDrift, "parameters-drift-check", rdssync.DefaultParametersDriftCheck, "how often a steady object's engine parameters are read from OTC to set back a value changed elsewhere (docs/parameters.md)")
 	dur(&c.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight calls may finish after SIGTERM")
 	str(&c.nsCredentials, "namespace-credentials", rdssync.CredentialsOptional,
@@ -393,6 +396,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if passwordKey.Empty() {
 		logger.Warn("no stable secret for generated passwords and log Job capabilities (token login): set --password-key; log requests are refused until then")
 	}
+	dbCA, err := loadCA(cfg.dbCAFile)
+	if err != nil {
+		return err
+	}
 	// Steady syncs read one shared, paged listing of the project's instances (docs/view.md).
 	hooksCloud := inView(client)
 	reconciler := rdssync.New(rdssync.Config{
@@ -403,7 +410,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		CallTimeout:   cfg.callTimeout,
 		ResyncPending: cfg.resyncPending,
 		ResyncSteady:  cfg.resyncSteady,
-		Databases:     rdssync.DatabasesConfig{DriftCheck: cfg.sqlDrift},
+		Databases:     rdssync.DatabasesConfig{DriftCheck: cfg.sqlDrift, CA: dbCA},
 
 		ParametersDriftCheck: cfg.paramsDrift,
 		JobImage:             cfg.jobImage,
@@ -551,4 +558,20 @@ Try it (README.md, "Try it with curl", walks through a whole lifecycle):
   curl -s %[1]s/metrics | grep rds_hooks_
 
 `, base)
+}
+
+// loadCA reads a PEM bundle of CA certificates; "" is none (nil: the system's roots).
+func loadCA(path string) (*x509.CertPool, error) {
+	if path == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--db-ca-file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("--db-ca-file %s holds no PEM certificate", path)
+	}
+	return pool, nil
 }

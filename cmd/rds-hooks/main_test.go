@@ -417,7 +417,7 @@ var authEnv = map[string]string{
 // and a value no flag takes is refused naming the variable. It covers flags added later for free;
 // only free-text flags are exempt.
 func TestEveryVariableIsValidated(t *testing.T) {
-	freeText := map[string]bool{"password-key": true, "tls-cert-file": true, "tls-key-file": true, "hook-tokens": true}
+	freeText := map[string]bool{"password-key": true, "tls-cert-file": true, "tls-key-file": true, "hook-tokens": true, "db-ca-file": true}
 	var usage bytes.Buffer
 	_, err := parseFlags([]string{"--help"}, noEnv, &usage)
 	require.ErrorIs(t, err, flag.ErrHelp)

@@ -57,6 +57,8 @@ const (
 	OpUpdateInstanceCfg    = "UpdateInstanceConfiguration"
 	OpApplyConfiguration   = "ApplyConfiguration"
 	OpUpdatePort           = "UpdatePort"
+	OpSetSecurityGroup     = "SetSecurityGroup"
+	OpSwitchSSL            = "SwitchSSL"
 	OpTagsAction           = "TagsAction"
 	OpGetTags              = "GetTags"
 	OpChangeStorageType    = "ChangeStorageType"  // the change_volume action
@@ -95,7 +97,7 @@ var mutatingOps = map[string]bool{
 	OpManageAutoScaling: true, OpUpdateBackupPolicy: true, OpDeleteBackup: true,
 	OpRestorePITR: true, OpUpdateInstanceCfg: true, OpApplyConfiguration: true, OpInstanceAction: true,
 	OpCreateConfiguration: true, OpUpdateConfiguration: true, OpDeleteConfiguration: true,
-	OpUpdatePort: true, OpTagsAction: true, OpCreateTemporaryCredential: true,
+	OpUpdatePort: true, OpSetSecurityGroup: true, OpSwitchSSL: true, OpTagsAction: true, OpCreateTemporaryCredential: true,
 	OpChangeStorageType: true, OpChangeFailoverMode: true, OpChangeOpsWindow: true,
 	OpCreateAlarm: true, OpUpdateAlarmAction: true, OpDeleteAlarm: true,
 }

@@ -75,6 +75,13 @@ func TestEveryMutationRefusedWhileBusy(t *testing.T) {
 			_, err := security.UpdatePort(e.rds, security.UpdatePortOpts{InstanceId: mysql, Port: 3307})
 			return err
 		}},
+		"security group": {OpSetSecurityGroup, func() error {
+			_, err := security.SetSecurityGroup(e.rds, security.SetSecurityGroupOpts{InstanceId: mysql, SecurityGroupId: SeedDefaultSecurityGroupID})
+			return err
+		}},
+		"ssl": {OpSwitchSSL, func() error {
+			return security.SwitchSsl(e.rds, security.SwitchSslOpts{InstanceId: mysql, SslOption: true})
+		}},
 		"autoscaling": {OpManageAutoScaling, func() error {
 			return instances.ManageAutoScaling(e.rds, mysql, instances.ScalingOpts{SwitchOption: true, LimitSize: &limit})
 		}},

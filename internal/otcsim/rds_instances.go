@@ -36,7 +36,10 @@ type createRequest struct {
 	ChargeInfo       *struct {
 		ChargeMode string `json:"charge_mode"`
 	} `json:"charge_info"`
-	TimeZone     string        `json:"time_zone"`
+	TimeZone          string `json:"time_zone"`
+	UnchangeableParam *struct {
+		LowerCaseTableNames string `json:"lower_case_table_names"`
+	} `json:"unchangeable_param"`
 	RestorePoint *restorePoint `json:"restore_point"`
 	// ReplicaOfID makes the request a read replica's (rds_replicas.go).
 	ReplicaOfID string `json:"replica_of_id"`
@@ -295,6 +298,10 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 		}
 		backupStart, keepDays = bs.StartTime, bs.KeepDays.Value
 	}
+	createValues, apiErr := createOnlyOptions(req, e)
+	if apiErr != nil {
+		return nil, apiErr
+	}
 	var startValues map[string]string
 	if req.ConfigurationID != "" {
 		c := s.configurations[req.ConfigurationID]
@@ -330,6 +337,7 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 	if in.configValues == nil {
 		in.configValues = map[string]string{}
 	}
+	maps.Copy(in.configValues, createValues) // time_zone, lower_case_table_names: set at create
 	in.privateIP = req.DataVIP
 	if in.privateIP == "" {
 		in.privateIP = sn.allocateIP()
@@ -412,7 +420,7 @@ func (in *instance) listJSON() map[string]any {
 	out := map[string]any{
 		"id": in.id, "name": in.name, "status": status, "alias": "",
 		"private_ips": in.privateIPs(), "public_ips": []string{}, "private_dns_names": []string{},
-		"public_dns_names": []string{}, "port": in.shownPort(), "enable_ssl": false, "type": in.typ,
+		"public_dns_names": []string{}, "port": in.shownPort(), "enable_ssl": in.ssl, "type": in.typ,
 		"region": Region,
 		"datastore": map[string]any{
 			"type": in.engine.name, "version": in.version, "complete_version": in.completeVersion,

@@ -56,6 +56,7 @@ type instance struct {
 	configurationID string
 	diskEncryption  string
 	timeZone        string
+	ssl             bool // enable_ssl
 	dataVIP         string
 	tags            []tag
 	autoscaling     autoscalingPolicy

@@ -68,6 +68,8 @@ func (s *Sim) apiRoutes() []route {
 		api("GET "+inst+"/disk-auto-expansion", OpGetAutoScaling, svcRDS, s.handleGetAutoScaling),
 		api("PUT "+inst+"/disk-auto-expansion", OpManageAutoScaling, svcRDS, s.handleManageAutoScaling),
 		api("PUT "+inst+"/port", OpUpdatePort, svcRDS, s.handleUpdatePort),
+		api("PUT "+inst+"/security-group", OpSetSecurityGroup, svcRDS, s.handleSetSecurityGroup),
+		api("PUT "+inst+"/ssl", OpSwitchSSL, svcRDS, s.handleSwitchSSL),
 		api("PUT "+inst+"/failover/mode", OpChangeFailoverMode, svcRDS, s.handleChangeFailoverMode),
 		api("PUT "+inst+"/ops-window", OpChangeOpsWindow, svcRDS, s.handleChangeOpsWindow),
 		api("POST "+inst+"/tags/action", OpTagsAction, svcRDS, s.handleTagsAction),
@@ -203,7 +205,9 @@ func (s *Sim) middleware(rt route) http.Handler {
 		}
 		if plan.commitThenD {
 			s.log.Info("otcsim fault", "op", op, "kind", FaultCommitThenDrop.String())
-			rt.handler(discardWriter{header: http.Header{}}, r)
+			dw := &discardWriter{header: http.Header{}}
+			rt.handler(dw, r)
+			rec.status = dw.status // logged: what the request did, though its answer is dropped
 			dropConnection(w)
 			return
 		}
@@ -250,8 +254,15 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // discardWriter swallows the answer of a request whose connection is dropped afterwards.
-type discardWriter struct{ header http.Header }
+type discardWriter struct {
+	header http.Header
+	status int // the status the handler answered, for the log
+}
 
-func (d discardWriter) Header() http.Header         { return d.header }
-func (d discardWriter) Write(b []byte) (int, error) { return io.Discard.Write(b) }
-func (d discardWriter) WriteHeader(int)             {}
+func (d *discardWriter) Header() http.Header         { return d.header }
+func (d *discardWriter) Write(b []byte) (int, error) { return io.Discard.Write(b) }
+func (d *discardWriter) WriteHeader(code int) {
+	if d.status == 0 {
+		d.status = code
+	}
+}

@@ -32,6 +32,9 @@ type InstanceView struct {
 	VpcID             string            `json:"vpc_id"`
 	SubnetID          string            `json:"subnet_id"`
 	SecurityGroupID   string            `json:"security_group_id"`
+	SSL               bool              `json:"enable_ssl"`
+	TimeZone          string            `json:"time_zone,omitempty"`
+	DiskEncryptionID  string            `json:"disk_encryption_id,omitempty"`
 	BackupStartTime   string            `json:"backup_start_time"`
 	BackupKeepDays    int               `json:"backup_keep_days"`
 	BackupPeriod      string            `json:"backup_period"`
@@ -60,6 +63,7 @@ func (in *instance) view() InstanceView {
 		ReplicationMode: in.replicationMode, Flavor: in.flavor.spec, VolumeType: in.volumeType,
 		VolumeSize: in.volumeSize, AvailabilityZones: slices.Clone(in.azs), PrivateIPs: in.privateIPs(),
 		Port: in.shownPort(), VpcID: in.vpcID, SubnetID: in.subnetID, SecurityGroupID: in.secGroupID,
+		SSL: in.ssl, TimeZone: in.timeZone, DiskEncryptionID: in.diskEncryption,
 		BackupStartTime: in.backupStart, BackupKeepDays: in.backupKeepDays, Tags: in.tagMap(),
 		BackupPeriod: in.backupPeriod, MaintenanceWindow: in.shownMaintenanceWindow(),
 		Created: in.created,

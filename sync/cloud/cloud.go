@@ -63,6 +63,12 @@ type Instance struct {
 	SecurityGroupID string
 	ReplicationMode string
 	BackupStrategy  BackupStrategy
+	// SSL is whether SSL is on for client connections; nil when OTC does not say.
+	SSL *bool
+	// TimeZone is the instance's time zone (time_zone); empty when OTC reports none.
+	TimeZone string
+	// DiskEncryptionID is the KMS key that encrypts the disk; empty for an unencrypted one.
+	DiskEncryptionID string
 	// MaintenanceWindow is OTC's maintenance window, hh:mm-HH:MM in UTC.
 	MaintenanceWindow string
 	Nodes             []Node
@@ -117,6 +123,11 @@ type CreateInstanceOpts struct {
 	BackupStrategy    *BackupStrategy
 	HAMode            string // "" for single, "ha" for primary/standby
 	ReplicationMode   string
+	// TimeZone, LowerCaseTableNames and DiskEncryptionID are set at create only; "" and nil
+	// leave OTC's defaults.
+	TimeZone            string
+	LowerCaseTableNames *int
+	DiskEncryptionID    string
 	// ConfigurationID is the parameter template the instance starts with; empty: the engine's default.
 	ConfigurationID string
 }
@@ -167,6 +178,7 @@ type Flavor struct {
 type Cloud interface {
 	Core
 	Operations         // day2.go: changes to a running instance
+	Security           // security.go: security group, port, SSL
 	Settings           // settings.go: storage type, replication mode, maintenance window, stop and start
 	Restores           // restore.go: point-in-time restore, restore into a new instance
 	Logs               // logs.go: error and slow logs

@@ -11,6 +11,10 @@ type InstanceObserver interface {
 	// ObserveInstance returns the instance with this id as OTC reported it at most maxAge ago
 	// (capped at the implementation's own bound); maxAge <= 0 reads it fresh. Errors as GetInstance.
 	ObserveInstance(ctx context.Context, id string, maxAge time.Duration) (*Instance, error)
+	// ViewedInstance is ObserveInstance's read of the view alone: the instance with this id at
+	// most maxAge old when the view serves it, nil when it must be read fresh (GetInstance). It
+	// makes no call to OTC.
+	ViewedInstance(id string, maxAge time.Duration) *Instance
 }
 
 // InstanceLister lists every instance of the client's project, all pages.
@@ -32,4 +36,14 @@ func ObserveInstance(ctx context.Context, c Core, id string, maxAge time.Duratio
 		return o.ObserveInstance(ctx, id, maxAge)
 	}
 	return c.GetInstance(ctx, id)
+}
+
+// ViewedInstance is ObserveInstance without a call to OTC: the instance c's view serves, at most
+// maxAge old, or nil when it must be read fresh (GetInstance; c keeps no view, or the view has no
+// recent enough observation). It needs no deadline.
+func ViewedInstance(c Core, id string, maxAge time.Duration) *Instance {
+	if o, ok := c.(InstanceObserver); ok && maxAge > 0 {
+		return o.ViewedInstance(id, maxAge)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package dbusers
 
 import (
 	"context"
+	"crypto/tls"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
@@ -32,6 +33,8 @@ type Conn struct {
 	// ConnectTimeout bounds connecting and logging in, so that a server that cannot be reached
 	// costs little. Zero means Timeout.
 	ConnectTimeout time.Duration
+	// TLS, when set, makes the session TLS with this configuration (VerifyCA); nil: plain.
+	TLS *tls.Config
 }
 
 // Addr is host:port.
@@ -180,6 +183,9 @@ func open(ctx context.Context, c Conn) (*session, error) {
 	cfg.ReadTimeout = c.timeout()    // each network read
 	cfg.WriteTimeout = c.timeout()   // each network write
 	cfg.Logger = discardLogger{}
+	if c.TLS != nil {
+		cfg.TLS = c.TLS.Clone()
+	}
 	// NOTE: MySQL and MariaDB refuse placeholders in CREATE USER / ALTER USER ... IDENTIFIED BY ?
 	// (error 1064 when prepared; checked on MariaDB 10.11, same grammar in MySQL 8), so a password
 	// cannot travel as a server-side parameter. With InterpolateParams the driver substitutes ?
@@ -220,8 +226,11 @@ func (s *session) close() {
 	_ = s.db.Close()
 }
 
-// connectError sorts a failed connection into ErrUnauthorized and ErrUnreachable.
+// connectError sorts a failed connection into ErrUntrusted, ErrUnauthorized and ErrUnreachable.
 func connectError(addr, user string, err error) error {
+	if errors.Is(err, ErrUntrusted) {
+		return fmt.Errorf("connect to %s: %w", addr, err)
+	}
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {
 		switch me.Number {

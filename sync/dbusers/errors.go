@@ -18,6 +18,9 @@ var (
 	// ErrRefused marks a statement the server refused (a missing table for a table grant, a
 	// password the server's policy rejects, missing rights of the admin user, ...).
 	ErrRefused = errors.New("statement refused by the database server")
+	// ErrUntrusted marks a TLS session whose server certificate does not chain to a trusted CA
+	// (VerifyCA): nothing was sent to the server.
+	ErrUntrusted = errors.New("database server certificate not trusted")
 )
 
 // ValidationError lists every problem found in a spec, in a stable order.

@@ -58,6 +58,15 @@ var day2Ops = map[string]struct {
 	otcsim.OpRestart:            {"restartrequest", 1},
 	otcsim.OpCreateBackup:       {"finalbackup", 1},
 	otcsim.OpUpdateInstanceCfg:  {"parameters", 1},
+	otcsim.OpSetSecurityGroup:   {"securitygroup", 1},
+	otcsim.OpUpdatePort:         {"port", 1},
+	otcsim.OpSwitchSSL:          {"ssl", 1},
+}
+
+// securityGroups are the seed network's groups by name, as a spec names them.
+var securityGroups = map[string]string{
+	otcsim.SeedSecurityGroupName: otcsim.SeedSecurityGroupID,
+	otcsim.DefaultSecurityGroup:  otcsim.SeedDefaultSecurityGroupID,
 }
 
 // mutatingOps are the operations a run's commit-then-drop faults hit.
@@ -65,6 +74,7 @@ var mutatingOps = []string{
 	otcsim.OpCreateInstance, otcsim.OpResize, otcsim.OpEnlargeVolume, otcsim.OpUpdateBackupPolicy,
 	otcsim.OpTagsAction, otcsim.OpRestart, otcsim.OpCreateBackup, otcsim.OpDeleteInstance,
 	otcsim.OpUpdateInstanceCfg,
+	otcsim.OpSetSecurityGroup, otcsim.OpUpdatePort, otcsim.OpSwitchSSL,
 }
 
 func TestCampaign(t *testing.T) {
@@ -239,9 +249,9 @@ func (r *run) userEdit() {
 	rng := r.w.rng
 	spec := r.m.spec()
 	gen := r.m.generation() + 1
-	kinds := 7
+	kinds := 10
 	if r.rr {
-		kinds = 8
+		kinds = 11
 	}
 	switch rng.IntN(kinds) {
 	case 0:
@@ -290,6 +300,27 @@ func (r *run) userEdit() {
 			spec["logs"] = map[string]any{"request": "logs-" + strconv.Itoa(r.logsAsked), "since": "1h"}
 		})
 	case 7:
+		group := []string{otcsim.SeedSecurityGroupName, otcsim.DefaultSecurityGroup}[rng.IntN(2)]
+		if group == spec["securitygroup"] {
+			return
+		}
+		r.m.edit(func(spec map[string]any) { spec["securitygroup"] = group })
+		r.epoch["securitygroup"] = gen
+	case 8:
+		port := []string{"3306", "3307", "3308"}[rng.IntN(3)]
+		if port == fmt.Sprint(spec["port"]) {
+			return
+		}
+		r.m.edit(func(spec map[string]any) { spec["port"] = port })
+		r.epoch["port"] = gen
+	case 9:
+		on := rng.IntN(2) == 0
+		if was, ok := spec["ssl"].(bool); ok && was == on {
+			return
+		}
+		r.m.edit(func(spec map[string]any) { spec["ssl"] = on })
+		r.epoch["ssl"] = gen
+	case 10:
 		r.editReplicas() // replicas_test.go
 	}
 }
@@ -453,8 +484,8 @@ func (r *run) restartMark() string {
 }
 
 // checkDay2: each day-2 operation is carried out once per spec value. Requests refused by an
-// injected fault do not count (nothing was done); requests that OTC performed and whose answer was
-// dropped do. A tags call that changed the restart's mark is the mark of the request's
+// injected fault, or by OTC as busy (409), do not count (nothing was done; faultLog.busyRefusal);
+// requests that OTC performed and whose answer was dropped do. A tags call that changed the restart's mark is the mark of the request's
 // restartrequest value, written once ahead of the restart and once sealed after it.
 func (r *run) checkDay2(req *request, before, after, refusedBefore, refusedAfter map[string]int, marked bool, onReplicas map[string]int) {
 	var spec struct {
@@ -585,7 +616,10 @@ func (r *run) converged(spec v1alpha1.RdsSpec) bool {
 		}
 		params = params && conditionTrue(st, v1alpha1.ConditionParameters)
 	}
-	return st.Operation == nil && flavor && volume && params &&
+	port, _ := rdssync.Port(&spec)
+	ssl := spec.Ssl != nil && *spec.Ssl
+	network := in[0].SecurityGroupID == securityGroups[spec.Securitygroup] && in[0].Port == port && in[0].SSL == ssl
+	return st.Operation == nil && flavor && volume && params && network &&
 		st.RestartRequest == spec.Restartrequest &&
 		in[0].Flavor == st.Flavor && st.Volume != nil && in[0].VolumeSize == st.Volume.Size &&
 		in[0].BackupKeepDays == spec.Backupkeepdays && in[0].BackupStartTime == spec.Backupstarttime &&

@@ -117,6 +117,7 @@ func (f *faultLog) WithGroup(string) slog.Handler            { return f }
 
 func (f *faultLog) Handle(_ context.Context, r slog.Record) error {
 	if r.Message == "otcsim request" {
+		f.busyRefusal(r)
 		var q simRequest
 		r.Attrs(func(a slog.Attr) bool {
 			switch a.Key {
@@ -159,6 +160,31 @@ func (f *faultLog) Handle(_ context.Context, r slog.Record) error {
 	}
 	f.fired[op]++
 	return nil
+}
+
+// busyRefusal counts a request OTC answered 409 (busy: DBS.200019, or a backup already running)
+// as refused: nothing was done, as for a refusal an injected fault made. OTC keeps an instance
+// ACTIVE while it moves it to another security group (sync/day2_network.go), so a call may send
+// the next change, or a duplicate of that one, while it runs; OTC refuses it, and the hooks retry
+// (InstanceBusy), as docs/day2.md says.
+func (f *faultLog) busyRefusal(r slog.Record) {
+	var op string
+	var status int64
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "op":
+			op = a.Value.String()
+		case "status":
+			status = a.Value.Int64()
+		}
+		return true
+	})
+	if status != http.StatusConflict {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fired[op]++ // also when its answer was dropped (commit-then-drop): nothing was done
 }
 
 // snapshot returns the refused requests per operation and how many faults fired in all.

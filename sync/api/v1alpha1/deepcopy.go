@@ -19,6 +19,18 @@ func (s *RdsStatus) DeepCopy() *RdsStatus {
 		b := *s.FinalBackup
 		out.FinalBackup = &b
 	}
+	if s.NetworkRefs != nil {
+		r := *s.NetworkRefs
+		out.NetworkRefs = &r
+	}
+	if s.SSL != nil {
+		b := *s.SSL
+		out.SSL = &b
+	}
+	if s.LowerCaseTableNames != nil {
+		n := *s.LowerCaseTableNames
+		out.LowerCaseTableNames = &n
+	}
 	if s.BackupPolicy != nil {
 		b := *s.BackupPolicy
 		out.BackupPolicy = &b

@@ -47,6 +47,9 @@ type ParametersStatus struct {
 	Template string `json:"template,omitempty"`
 	// Checked is when the hooks last read the instance's parameters from OTC (the drift check).
 	Checked *metav1.Time `json:"checked,omitempty"`
+	// Flavor is the instance's flavor when they were checked: OTC derives some defaults from the
+	// flavor's memory, so another flavor makes a check due.
+	Flavor string `json:"flavor,omitempty"`
 }
 
 // DeepCopy returns a copy that shares no memory with p.

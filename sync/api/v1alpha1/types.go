@@ -56,14 +56,31 @@ type RdsSpec struct {
 	Availabilityzone string `json:"availabilityzone"`
 	// Region is the OTC region, e.g. eu-de.
 	Region string `json:"region"`
-	// Vpc is the name or id of the VPC.
+	// Vpc is the name or id of the VPC. Immutable: OTC cannot move an instance to another VPC.
 	Vpc string `json:"vpc"`
-	// Subnet is the name or id of the subnet (the VPC v1 subnet id).
+	// Subnet is the name or id of the subnet (the VPC v1 subnet id). Immutable: OTC cannot move
+	// an instance to another subnet.
 	Subnet string `json:"subnet"`
-	// Securitygroup is the name or id of the security group.
+	// Securitygroup is the name or id of the security group; a change moves the instance to the
+	// new group in place.
 	Securitygroup string `json:"securitygroup"`
-	// Port is the database port; "3306" and 3306 are both accepted. Empty means the engine default.
+	// Port is the database port; "3306" and 3306 are both accepted; a change moves the database to
+	// the new port in place. Empty: the engine's default at create, and afterwards the port the
+	// instance has is kept.
 	Port *intstr.IntOrString `json:"port,omitempty"`
+	// Ssl turns SSL for client connections on (true) or off (false), in place (MySQL only). Unset
+	// leaves OTC's setting alone.
+	Ssl *bool `json:"ssl,omitempty"`
+	// Timezone is the instance's time zone, e.g. UTC+08:00 (OTC's create option time_zone). Set at
+	// create only; immutable afterwards.
+	Timezone string `json:"timezone,omitempty"`
+	// Lowercasetablenames is MySQL's lower_case_table_names: 1 stores table names in lowercase
+	// and compares them case-insensitively (OTC's default), 0 keeps their case. Set at create
+	// only; immutable afterwards (MySQL only).
+	Lowercasetablenames *int `json:"lowercasetablenames,omitempty"`
+	// Diskencryptionid is the id of the KMS key that encrypts the instance's disk. Set at create
+	// only; immutable afterwards.
+	Diskencryptionid string `json:"diskencryptionid,omitempty"`
 	// Backupstarttime is the daily backup window, hh:mm-HH:MM (UTC), one hour long.
 	Backupstarttime string `json:"backupstarttime,omitempty"`
 	// Backupkeepdays is how many days automated backups are kept (1-732).
@@ -214,6 +231,25 @@ type RdsStatus struct {
 	Port int `json:"port,omitempty"`
 	// Endpoint is ip:port, for printing.
 	Endpoint string `json:"endpoint,omitempty"`
+	// VpcID, SubnetID and SecurityGroupID are the instance's network ids as OTC reports them.
+	VpcID           string `json:"vpcID,omitempty"`
+	SubnetID        string `json:"subnetID,omitempty"`
+	SecurityGroupID string `json:"securityGroupID,omitempty"`
+	// NetworkRefs are the spec's vpc, subnet and securitygroup (names or ids) as last resolved to
+	// ids: while the spec names the same, no lookup is needed to know what they name.
+	NetworkRefs *NetworkRefs `json:"networkRefs,omitempty"`
+	// SSL says whether SSL is on for client connections, as OTC reports it.
+	SSL *bool `json:"ssl,omitempty"`
+	// TimeZone is the instance's time zone as OTC reports it (empty: OTC's default, UTC).
+	TimeZone string `json:"timeZone,omitempty"`
+	// Encrypted says the instance's disk is encrypted with the KMS key DiskEncryptionID, as OTC
+	// reports it.
+	Encrypted        bool   `json:"encrypted,omitempty"`
+	DiskEncryptionID string `json:"diskEncryptionID,omitempty"`
+	// LowerCaseTableNames is the lower_case_table_names the instance was created with, as the
+	// create asked for it (OTC's listing does not report it); absent when the create left OTC's
+	// default.
+	LowerCaseTableNames *int `json:"lowerCaseTableNames,omitempty"`
 	// Flavor is the observed spec code.
 	Flavor string `json:"flavor,omitempty"`
 	// Volume is the observed storage.
@@ -254,6 +290,11 @@ type RdsStatus struct {
 	Duplicates []string `json:"duplicates,omitempty"`
 	// RestartRequest is the spec.restartrequest value handled last: its restart was issued.
 	RestartRequest string `json:"restartRequest,omitempty"`
+	// PortRequest is the port the create asked, and PortReported the port OTC reported while it
+	// built the instance: while the instance has that port, the create's port is no difference
+	// (OTC made that of it).
+	PortRequest  int `json:"portRequest,omitempty"`
+	PortReported int `json:"portReported,omitempty"`
 	// UpgradeRequest is the datastoreversion a minor version upgrade was last issued for.
 	UpgradeRequest string `json:"upgradeRequest,omitempty"`
 	// ManagedTags are the keys of the OTC tags this object manages, sorted: a key removed from
@@ -286,6 +327,17 @@ type RdsStatus struct {
 	// Conditions: Ready and Synced, Autopilot while spec.autopilot is on, Parameters while
 	// spec.parameters names any.
 	Conditions []Condition `json:"conditions,omitempty"`
+}
+
+// NetworkRefs are the spec's references to a network (names or ids), and the ids they named
+// when they were last resolved.
+type NetworkRefs struct {
+	Vpc             string `json:"vpc,omitempty"`
+	VpcID           string `json:"vpcID,omitempty"`
+	Subnet          string `json:"subnet,omitempty"`
+	SubnetID        string `json:"subnetID,omitempty"`
+	Securitygroup   string `json:"securitygroup,omitempty"`
+	SecurityGroupID string `json:"securityGroupID,omitempty"`
 }
 
 // Volume is the instance's storage.

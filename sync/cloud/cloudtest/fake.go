@@ -33,6 +33,7 @@ type Fake struct {
 
 	Day2 // fake_day2.go
 
+	SecurityFns // fake_security.go
 	SettingsFns // fake_settings.go
 
 	LogsFns // fake_logs.go

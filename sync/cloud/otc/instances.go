@@ -139,6 +139,12 @@ func createOpts(o cloud.CreateInstanceOpts, defaultRegion string) instances.Crea
 	if b := o.BackupStrategy; b != nil {
 		opts.BackupStrategy = &instances.BackupStrategy{StartTime: b.StartTime, KeepDays: b.KeepDays}
 	}
+	opts.TimeZone = o.TimeZone
+	opts.DiskEncryptionId = o.DiskEncryptionID
+	if n := o.LowerCaseTableNames; n != nil {
+		// NOTE: OTC takes lower_case_table_names as a string, "0" or "1", at create only.
+		opts.UnchangeableParam = &instances.Param{LowerCaseTableNames: strconv.Itoa(*n)}
+	}
 	return opts
 }
 
@@ -161,24 +167,27 @@ func (c *Client) DeleteInstance(ctx context.Context, id string) (string, error) 
 // toInstance converts the SDK's list entry.
 func toInstance(in instances.InstanceResponse) *cloud.Instance {
 	out := &cloud.Instance{
-		ID:              in.Id,
-		Name:            in.Name,
-		Status:          in.Status,
-		Type:            in.Type,
-		Engine:          in.DataStore.Type,
-		Version:         in.DataStore.Version,
-		CompleteVersion: in.DataStore.CompleteVersion,
-		Flavor:          in.FlavorRef,
-		Volume:          cloud.Volume{Type: in.Volume.Type, Size: in.Volume.Size},
-		PrivateIPs:      in.PrivateIps,
-		Port:            in.Port,
-		Region:          in.Region,
-		VpcID:           in.VpcId,
-		SubnetID:        in.SubnetId,
-		SecurityGroupID: in.SecurityGroupId,
-		ReplicationMode: in.Ha.ReplicationMode,
-		BackupStrategy:  cloud.BackupStrategy{StartTime: in.BackupStrategy.StartTime, KeepDays: in.BackupStrategy.KeepDays},
-		Created:         parseTime(in.Created),
+		ID:               in.Id,
+		Name:             in.Name,
+		Status:           in.Status,
+		Type:             in.Type,
+		Engine:           in.DataStore.Type,
+		Version:          in.DataStore.Version,
+		CompleteVersion:  in.DataStore.CompleteVersion,
+		Flavor:           in.FlavorRef,
+		Volume:           cloud.Volume{Type: in.Volume.Type, Size: in.Volume.Size},
+		PrivateIPs:       in.PrivateIps,
+		Port:             in.Port,
+		Region:           in.Region,
+		VpcID:            in.VpcId,
+		SubnetID:         in.SubnetId,
+		SecurityGroupID:  in.SecurityGroupId,
+		ReplicationMode:  in.Ha.ReplicationMode,
+		BackupStrategy:   cloud.BackupStrategy{StartTime: in.BackupStrategy.StartTime, KeepDays: in.BackupStrategy.KeepDays},
+		SSL:              in.EnableSSL,
+		TimeZone:         in.TimeZone,
+		DiskEncryptionID: in.DiskEncryptionId,
+		Created:          parseTime(in.Created),
 		// MaintenanceWindow: the SDK's doc says "the start time"; OTC answers the window, "02:00-06:00".
 		MaintenanceWindow: in.MaintenanceWindow,
 	}

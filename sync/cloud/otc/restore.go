@@ -85,7 +85,11 @@ func (c *Client) RestoreToNew(ctx context.Context, o cloud.RestoreToNewOpts) (id
 		VpcId:            co.VpcId,
 		SubnetId:         co.SubnetId,
 		SecurityGroupId:  co.SecurityGroupId,
-		RestorePoint:     point,
+		DiskEncryptionId: co.DiskEncryptionId,
+		// NOTE: the restore takes no time_zone: the new instance has the source's (Validate
+		// refuses timezone with restorefrom).
+		UnchangeableParam: co.UnchangeableParam,
+		RestorePoint:      point,
 	}
 	type created struct{ id, job string }
 	r, err := call(ctx, c, op, func(s services) (created, error) {

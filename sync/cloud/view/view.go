@@ -174,6 +174,15 @@ func (v *View) Len() int {
 
 // ObserveInstance implements cloud.InstanceObserver.
 func (v *View) ObserveInstance(ctx context.Context, id string, maxAge time.Duration) (*cloud.Instance, error) {
+	if inst := v.ViewedInstance(id, maxAge); inst != nil {
+		return inst, nil
+	}
+	return v.GetInstance(ctx, id)
+}
+
+// ViewedInstance implements cloud.InstanceObserver: the read of the view, which counts as a read
+// (and may begin a listing in the background) whether or not it serves the instance.
+func (v *View) ViewedInstance(id string, maxAge time.Duration) *cloud.Instance {
 	now := v.opts.Now()
 	maxAge = min(maxAge, v.opts.MaxAge)
 	v.mu.Lock()
@@ -196,9 +205,8 @@ func (v *View) ObserveInstance(ctx context.Context, id string, maxAge time.Durat
 	v.mu.Unlock()
 	if inst != nil {
 		v.served.Add(1)
-		return inst, nil
 	}
-	return v.GetInstance(ctx, id)
+	return inst
 }
 
 // prune drops the entries too old to be served: a view that reads too few instances to list

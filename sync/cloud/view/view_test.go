@@ -323,3 +323,20 @@ func TestViewListedSince(t *testing.T) {
 	require.GreaterOrEqual(t, i, 0)
 	assert.Equal(t, "uid-1", list[i].Tags["rds-owner-uid"], "the listing shows what was done before it")
 }
+
+// TestViewedInstanceCallsNothing: the read of the view alone serves what the view holds and
+// answers nil for what it does not, without a call to OTC either way; ObserveInstance then reads
+// that one fresh.
+func TestViewedInstanceCallsNothing(t *testing.T) {
+	f := newFixture(t, 2, otcsim.Options{})
+	assert.Nil(t, cloud.ViewedInstance(f.view, f.ids[0], time.Minute), "nothing listed yet")
+	f.waitListing(t) // the read above began the first listing
+	f.sim.ResetCounters()
+
+	inst := cloud.ViewedInstance(f.view, f.ids[1], time.Minute)
+	require.NotNil(t, inst)
+	assert.Equal(t, "inst-0001", inst.Name)
+	assert.Nil(t, cloud.ViewedInstance(f.view, f.ids[1], 0), "maxAge 0 reads fresh")
+	assert.Nil(t, cloud.ViewedInstance(f.view, "0123456789abcdef0123456789abcdefin01", time.Minute), "not in the view")
+	assert.Empty(t, f.sim.CallCounts())
+}
