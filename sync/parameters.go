@@ -250,6 +250,12 @@ func planParameterValues(in parametersInput) parametersPlan {
 		// A restartrequest was handled since the values were set: its restart brought them in.
 		ps.PendingRestart, ps.RestartRequest = nil, ""
 	}
+	if len(ps.PendingRestart) > 0 && in.inst.Status == cloud.StatusShutdown {
+		// The instance was stopped since the values were set: its start boots the database with
+		// them, and no restart is owed (found in review, #20: Immediate and InMaintenanceWindow
+		// restarted an instance just started, Manual asked for it).
+		ps.PendingRestart, ps.RestartRequest = nil, ""
+	}
 	inst, op := in.inst, in.st.Operation
 	idle := op == nil && usable(inst.Status)
 	// NOTE: a resize moves the defaults OTC derives from the flavor's memory (max_connections,

@@ -210,3 +210,36 @@ func TestParametersCheckedInTheFuture(t *testing.T) {
 	assert.Equal(t, "300", w.simParameters().Values["max_connections"], "set back")
 	assert.False(t, w.status().Parameters.Checked.After(w.clock.Now()), "checked now")
 }
+
+// TestParametersPendingUntilStopped (review #20): values that wait for a restart are in effect
+// once the instance was stopped and started again: the start boots the database with them. Status
+// no longer lists them, so that no restart is made (Immediate, InMaintenanceWindow) or asked
+// (Manual) for them.
+func TestParametersPendingUntilStopped(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	w.edit(func(s *v1alpha1.RdsSpec) {
+		s.Parameters = map[string]string{"innodb_buffer_pool_size": "3221225472"}
+		s.Parametersrestart = v1alpha1.ParametersRestartInMaintenanceWindow
+	})
+	w.sync()
+	require.Equal(t, []string{"innodb_buffer_pool_size"}, w.status().Parameters.PendingRestart)
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Stopped = true })
+	for range 6 {
+		w.sync()
+		w.clock.Advance(otcsim.DefaultDurations().Restart)
+	}
+	require.Equal(t, "SHUTDOWN", w.view().Status)
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Stopped = false })
+	for range 6 {
+		w.sync()
+		w.clock.Advance(otcsim.DefaultDurations().Restart)
+	}
+	require.Equal(t, "ACTIVE", w.view().Status)
+	assert.Empty(t, w.simParameters().PendingRestart, "the start booted the database with the values")
+	assert.Empty(t, w.status().Parameters.PendingRestart)
+	assert.Equal(t, sync.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
+	window := time.Date(2026, 5, 2, 3, 0, 0, 0, time.UTC) // within OTC's default window, 02:00-06:00
+	w.clock.Advance(window.Sub(w.clock.Now()))
+	w.settle(3)
+	assert.Zero(t, w.sim.Calls(otcsim.OpRestart), "no restart for values in effect")
+}
