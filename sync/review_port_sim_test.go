@@ -58,3 +58,18 @@ func TestPortChangeOTCDoesNotMakeIsNotALoop(t *testing.T) {
 	synced := w.condition(v1alpha1.ConditionSynced)
 	assert.Contains(t, []string{sync.ReasonChangeFailed, sync.ReasonChangeInProgress}, synced.Reason, synced.Message)
 }
+
+// TestSSLSwitchFollowsItsJob (review #19 A): OTC answers an SSL switch with a job id (the SDK v0.9.8
+// reads no body); status.operation records it, so that a call whose listing does not show the
+// switch yet (ACTIVE, enable_ssl as before) follows the job instead of ending the operation and
+// switching again: a second switch, a second restart of the database.
+func TestSSLSwitchFollowsItsJob(t *testing.T) {
+	w := newDay2World(t, nil, nil)
+	w.edit(func(s *v1alpha1.RdsSpec) { s.Ssl = ptr.To(true) })
+	w.sync()
+	require.Equal(t, 1, w.sim.Calls(otcsim.OpSwitchSSL))
+	op := w.status().Operation
+	require.NotNil(t, op)
+	assert.Equal(t, sync.OpSSL, op.Type)
+	assert.NotEmpty(t, op.JobID, "OTC's job of the switch")
+}
