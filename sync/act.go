@@ -140,7 +140,7 @@ func (c *call) act(ctx context.Context, a action) (res acted, err error) {
 		case actUpdatePort:
 			*jobID, err = c.cloud.UpdatePort(ctx, a.instance, a.port)
 		case actSwitchSSL:
-			err = c.cloud.SwitchSSL(ctx, a.instance, a.ssl)
+			*jobID, err = c.cloud.SwitchSSL(ctx, a.instance, a.ssl)
 		case actRestoreInPlace:
 			*jobID, err = c.cloud.RestoreInPlace(ctx, a.instance, a.at)
 		case actStorageAutoscaling:

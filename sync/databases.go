@@ -34,7 +34,8 @@ type DatabasesConfig struct {
 	ConnectTimeout time.Duration
 	// CA holds the certificates that sign OTC's database server certificates (the CA bundle OTC
 	// offers for download, --db-ca-file). A session to an instance with SSL on is TLS, and the
-	// server's certificate must chain to one of them (VERIFY_CA); nil: the system's roots.
+	// server's certificate must chain to one of them (VERIFY_CA); nil: no server is trusted (the
+	// name is not checked, so the system's roots, which sign anyone's domain, prove nothing).
 	CA *x509.CertPool
 	// Apply, when set, makes the server match the desired state in place of the engine's SQL
 	// layer (sqlLayers): tests wrap it. Default nil.

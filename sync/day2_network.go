@@ -136,6 +136,12 @@ func planNetwork(in networkInput) networkPlan {
 // knownIDs are the ids the spec's references name, where that is known without a lookup: a
 // reference that is the instance's id, or one resolved before (status.networkRefs). An id the
 // instance does not report is nothing to compare with. all says every one is known.
+//
+// NOTE: status comes in the request, and the object's namespace can write it: a recorded security
+// group id the instance does not have is no proof of what the spec's name resolves to, and the
+// day-2 change would move the instance to whatever group status names, unlooked-up. Such a group is
+// looked up again (OTC's answer decides the change); an unchanged spec on an instance in its group
+// costs no lookup. A recorded vpc or subnet id only decides a refusal of the object's own spec.
 func knownIDs(want v1alpha1.NetworkRefs, known *v1alpha1.NetworkRefs, inst *cloud.Instance) (vpc, subnet, group string, all bool) {
 	if known == nil {
 		known = &v1alpha1.NetworkRefs{}
@@ -153,6 +159,9 @@ func knownIDs(want v1alpha1.NetworkRefs, known *v1alpha1.NetworkRefs, inst *clou
 	}
 	vpc = pick(want.Vpc, inst.VpcID, known.Vpc, known.VpcID)
 	subnet = pick(want.Subnet, inst.SubnetID, known.Subnet, known.SubnetID)
+	if known.SecurityGroupID != inst.SecurityGroupID {
+		known = &v1alpha1.NetworkRefs{} // a move: resolved by OTC, not by status
+	}
 	group = pick(want.Securitygroup, inst.SecurityGroupID, known.Securitygroup, known.SecurityGroupID)
 	return vpc, subnet, group, all
 }

@@ -370,7 +370,9 @@ func TestSettingReached(t *testing.T) {
 	assert.False(t, settingReached(&v1alpha1.Operation{Type: OpSSL, Target: "on"}, inst), "OTC still lists SSL off")
 	assert.True(t, settingReached(&v1alpha1.Operation{Type: OpSSL, Target: "off"}, inst), "OTC lists SSL off")
 	assert.True(t, settledOp(&v1alpha1.Operation{Type: OpSecurityGroup}), "followed by its job and the listing")
-	assert.False(t, settledOp(&v1alpha1.Operation{Type: OpPort}), "the port's end is its status, MODIFYING DATABASE PORT")
+	assert.True(t, settledOp(&v1alpha1.Operation{Type: OpPort}), "followed by its status, then its job and the listing: a failed job ends ACTIVE on the old port")
+	assert.False(t, settingReached(&v1alpha1.Operation{Type: OpPort, Target: "3307", JobID: "job-1"}, inst), "OTC still lists the old port")
+	assert.True(t, settingReached(&v1alpha1.Operation{Type: OpPort, Target: "3306", JobID: "job-1"}, inst), "OTC lists the new port")
 }
 
 // TestSecurityProblems: ssl and the create-only fields are checked before any cloud call.

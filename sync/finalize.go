@@ -437,14 +437,16 @@ func (c *call) finalize(ctx context.Context) (bool, error) {
 	s := newFinalizeStep(c)
 	_, err := c.runStep(ctx, s)
 	done := s.p.finalized && err == nil && s.failed == nil
-	if ps := c.st.Parameters; done && ps != nil && ps.Template != "" {
+	if ps := c.st.Parameters; done && (ps != nil && ps.Template != "" || len(c.spec.Parameters) > 0) {
 		// parameters_create.go: the templates made for the create go before the object does,
-		// in a call of their own (at most one change per call).
+		// in a call of their own (at most one change per call). NOTE: status.parameters.template
+		// may be lost with an answer, or erased by the tenant: an object whose spec names
+		// parameters lists the templates at its deletion all the same (found in review, #20).
 		if c.attempted {
 			c.out.askClass(inFlight)
 			return false, nil
 		}
-		t := &templatesGoneStep{me: c.me}
+		t := &templatesGoneStep{me: c.me, named: ps != nil && ps.Template != ""}
 		if _, err := c.runStep(ctx, t); err != nil {
 			return false, err
 		}

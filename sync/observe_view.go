@@ -91,7 +91,7 @@ func (readOnly) SetSecurityGroup(context.Context, string, string) (string, error
 	return "", errViewStale
 }
 func (readOnly) UpdatePort(context.Context, string, int) (string, error)  { return "", errViewStale }
-func (readOnly) SwitchSSL(context.Context, string, bool) error            { return errViewStale }
+func (readOnly) SwitchSSL(context.Context, string, bool) (string, error)  { return "", errViewStale }
 func (readOnly) SetTags(context.Context, string, map[string]string) error { return errViewStale }
 func (readOnly) DeleteTags(context.Context, string, []string) error       { return errViewStale }
 func (readOnly) RestoreInPlace(context.Context, string, time.Time) (string, error) {

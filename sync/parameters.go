@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"maps"
 	"math/big"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -177,7 +178,11 @@ type parametersPlan struct {
 // the create used. It calls nothing.
 func planParameters(in parametersInput) parametersPlan {
 	p := planParameterValues(in)
-	if p.action != nil || p.needRead || p.failed != nil || p.stop || p.status == nil || p.status.Template == "" ||
+	// The first check of the values also looks for the object's templates: the answer that
+	// named the create's in status.parameters.template may have been lost (found in review, #20).
+	first := (in.st.Parameters == nil || in.st.Parameters.Generation == 0) && p.status != nil && p.status.Generation != 0 &&
+		(p.condition == nil || p.condition.reason != ReasonInvalidParameters)
+	if p.action != nil || p.needRead || p.failed != nil || p.stop || p.status == nil || p.status.Template == "" && !first ||
 		in.deleting || in.st.Operation != nil || !usable(in.inst.Status) {
 		return p
 	}
@@ -209,8 +214,9 @@ func planTemplateCleanup(in parametersInput, p parametersPlan) parametersPlan {
 		p.failed = err
 		return p
 	}
-	if len(owned) == 1 {
-		ps.Template = ""
+	ps.Template = ""
+	if len(owned) > 1 {
+		ps.Template = owned[1].Name // the next call deletes it
 	}
 	p.logs = append(p.logs, logLine{slog.LevelInfo, "deleted parameter template", []any{"template", owned[0].Name, "instance", in.inst.ID}})
 	p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, fmt.Sprintf("The parameter template %s the instance was created with was deleted.", owned[0].Name), inFlight).made())
@@ -244,11 +250,19 @@ func planParameterValues(in parametersInput) parametersPlan {
 		// A restartrequest was handled since the values were set: its restart brought them in.
 		ps.PendingRestart, ps.RestartRequest = nil, ""
 	}
+	if len(ps.PendingRestart) > 0 && in.inst.Status == cloud.StatusShutdown {
+		// The instance was stopped since the values were set: its start boots the database with
+		// them, and no restart is owed (found in review, #20: Immediate and InMaintenanceWindow
+		// restarted an instance just started, Manual asked for it).
+		ps.PendingRestart, ps.RestartRequest = nil, ""
+	}
 	inst, op := in.inst, in.st.Operation
 	idle := op == nil && usable(inst.Status)
 	// NOTE: a resize moves the defaults OTC derives from the flavor's memory (max_connections,
 	// the buffer pool): a value the spec names that only equalled one is checked again at once.
-	due := ps.Generation != in.generation || ps.Checked == nil || in.now.Sub(ps.Checked.Time) >= in.drift ||
+	// A check recorded later than now (a replica's clock ahead, a status written by hand) is no
+	// check: it would put the drift check off until then (found in review, #20).
+	due := ps.Generation != in.generation || ps.Checked == nil || ps.Checked.After(in.now.Time) || in.now.Sub(ps.Checked.Time) >= in.drift ||
 		ps.Flavor != "" && ps.Flavor != inst.Flavor
 	if !due || !idle {
 		creating := inst.Status == cloud.StatusBuild || op != nil && op.Type == OpCreate
@@ -276,44 +290,88 @@ func planParameterValues(in parametersInput) parametersPlan {
 		p.synced = wontAct(ReasonInvalidParameters, msg)
 		return p
 	}
+	// The parameters OTC ignored for this generation are not sent again: it would ignore them
+	// again at every drift check, each time in a change of its own (found in review, #20).
+	ignored := ignoredBefore(in.st, ps, in.spec.Parameters, in.generation)
 	changes := map[string]string{}
 	for name, want := range in.spec.Parameters {
-		if c := catalog[name]; !sameValue(c.Type, want, c.Value) {
+		if c := catalog[name]; !slices.Contains(ignored, name) && !sameValue(c.Type, want, c.Value) {
 			changes[name] = want
 		}
 	}
 	if len(changes) == 0 {
 		ps.Applied = maps.Clone(in.spec.Parameters)
+		for _, name := range ignored {
+			delete(ps.Applied, name)
+		}
 		ps.Generation, ps.Checked, ps.Flavor = in.generation, &in.now, inst.Flavor
 		return planPendingRestart(in, p)
 	}
 	if in.answer == nil {
-		return parametersPlan{action: &action{kind: actUpdateParameters, instance: inst.ID, values: pinned(in.spec.Parameters, catalog, changes)}}
+		values := pinned(in.spec.Parameters, catalog, changes)
+		for _, name := range ignored {
+			delete(values, name)
+		}
+		return parametersPlan{action: &action{kind: actUpdateParameters, instance: inst.ID, values: values}}
+	}
+	if len(ignored) > 0 {
+		// still ignored: the answer's condition names them with what OTC ignored this time
+		answer := *in.answer
+		answer.change.Ignored = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(answer.change.Ignored), ignored...))))
+		in.answer = &answer
 	}
 	p.stop = true
 	switch err := in.answer.err; {
 	case err != nil && outcomeUnknown(err):
 		// No answer: OTC may have set them. They are recorded as set, with the restart the
 		// catalog says they need, so that a later read that finds them set does not forget the
-		// restart; a later read that does not sends them again (the same values change nothing).
+		// restart; the next call's read that does not sends them again (the same values change
+		// nothing).
 		restart := false
 		for name := range changes {
 			restart = restart || catalog[name].RestartRequired
 		}
 		unknown := *in.answer
-		unknown.change = cloud.ParametersChange{RestartRequired: restart}
+		unknown.change = cloud.ParametersChange{RestartRequired: restart, Ignored: in.answer.change.Ignored}
 		in.answer = &unknown
 		p = planParametersSet(in, p, catalog, changes)
 		// The next call reads them again, whatever the drift check's time: that read tells
-		// whether OTC set them, and sends them again if it did not.
+		// whether OTC set them, and sends them again if it did not; the restart Immediate makes
+		// follows values read set, never values OTC did not take (found in review, #20 too: a
+		// 503 left them unset, restarted the instance, and the drift check set them and
+		// restarted it again).
 		p.status.Checked = nil
 		p.synced, p.failed = nil, err
 		return p
 	case err != nil:
 		p.failed = err // refused: nothing was set
+		if cloud.KindOf(err) == cloud.KindInvalid {
+			// OTC refused values the check passed (a rule of its own): told like values the check
+			// refuses, and tried again at the spec's next generation or the drift check, not with
+			// a read and a refused call at every steady sync (found in review, #20).
+			msg := asCloudError(err).Refusal()
+			ps.Generation, ps.Checked, ps.Flavor = in.generation, &in.now, inst.Flavor
+			p.condition = ptr.To(parametersCondition(metav1.ConditionFalse, ReasonInvalidParameters, msg))
+		}
 		return p
 	}
 	return planParametersSet(in, p, catalog, changes)
+}
+
+// ignoredBefore are the parameters of spec OTC ignored for this generation: the Parameters
+// condition says ParametersIgnored, and status.parameters.applied leaves them out.
+func ignoredBefore(st v1alpha1.RdsStatus, ps *v1alpha1.ParametersStatus, spec map[string]string, generation int64) []string {
+	cond := getCondition(&st, v1alpha1.ConditionParameters)
+	if cond == nil || cond.Reason != ReasonParametersIgnored || ps.Generation != generation {
+		return nil
+	}
+	var names []string
+	for _, name := range slices.Sorted(maps.Keys(spec)) {
+		if _, ok := ps.Applied[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // pinned are the values a change sends: those that differ, and with them every other value the
@@ -399,6 +457,10 @@ func planPendingRestart(in parametersInput, p parametersPlan) parametersPlan {
 	case policy == v1alpha1.ParametersRestartInMaintenanceWindow && !inWindow(maintenanceWindowOf(in.spec, in.inst), in.now.Time):
 		return p
 	case in.st.Operation != nil || !usable(in.inst.Status) || in.deleting:
+		return p
+	case in.spec.Restartrequest != "" && in.spec.Restartrequest != in.st.RestartRequest:
+		// A restartrequest not yet handled: its restart (day2.go) brings the values in; a restart
+		// of its own would be a second one (found in review, #20).
 		return p
 	case in.answer == nil:
 		return parametersPlan{action: &action{kind: actRestart, instance: in.inst.ID}}
@@ -513,14 +575,15 @@ func checkParameters(want map[string]string, catalog map[string]cloud.Parameter,
 // valueProblem says why value is not one parameter c takes, or "".
 //
 // NOTE: OTC reports ranges as "lo-hi" for integer and float parameters (lo may be negative:
-// "-1-2147483647"), and as the allowed values, comma-separated, for the others; a list parameter
+// "-1-2147483647"), as "true|false" or "on|off" for booleans, and as the allowed values,
+// comma-separated, for the others; a list parameter
 // (MySQL's sql_mode) takes several of them, comma-separated. A range of another shape is not
 // checked here: OTC checks it.
 func valueProblem(c cloud.Parameter, value string) string {
 	switch c.Type {
 	case "integer", "float":
 		x, ok := new(big.Float).SetString(value)
-		if !ok || c.Type == "integer" && strings.ContainsAny(value, ".eE") {
+		if !ok || c.Type == "integer" && !decimalInteger.MatchString(value) || c.Type == "float" && !decimalFloat.MatchString(value) {
 			return fmt.Sprintf("%q is not a number of type %s.", value, c.Type)
 		}
 		lo, hi, ok := numericRange(c.ValueRange)
@@ -542,6 +605,13 @@ func valueProblem(c cloud.Parameter, value string) string {
 	return ""
 }
 
+// decimalInteger and decimalFloat are numbers as OTC and the engines take them: in decimal (Go's
+// parser alone also takes 0x10, 0b101, 1_000, +5 and Inf).
+var (
+	decimalInteger = regexp.MustCompile(`^-?[0-9]+$`)
+	decimalFloat   = regexp.MustCompile(`^-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?$`)
+)
+
 // numericRange parses "lo-hi" (lo may be negative).
 func numericRange(r string) (lo, hi *big.Float, ok bool) {
 	i := strings.LastIndex(r, "-")
@@ -553,12 +623,16 @@ func numericRange(r string) (lo, hi *big.Float, ok bool) {
 	return lo, hi, ok1 && ok2
 }
 
-// rangeValues are the allowed values of a range "a,b,c"; nil when it names none.
+// rangeValues are the allowed values of a range "a,b,c", or of a boolean's "true|false" (OTC
+// reports booleans so); nil when it names none.
 func rangeValues(r string) []string {
-	if !strings.Contains(r, ",") {
-		return nil
+	switch {
+	case strings.Contains(r, ","):
+		return strings.Split(r, ",")
+	case strings.Contains(r, "|"):
+		return strings.Split(r, "|")
 	}
-	return strings.Split(r, ",")
+	return nil
 }
 
 // sameValue reports whether OTC's value have is the value want: numbers by value ("1.0" is

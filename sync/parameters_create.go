@@ -125,10 +125,13 @@ type templatePlan struct {
 	action        *action
 	// template is the object's template the create names; nil: none.
 	template *cloud.ParameterTemplate
-	tells    []*outcome
-	failed   error
-	stop     bool
-	logs     []logLine
+	// made is the name of the template the plan's action creates, recorded whatever the answer:
+	// an object deleted before its create goes only once it is gone (templatesGoneStep).
+	made   string
+	tells  []*outcome
+	failed error
+	stop   bool
+	logs   []logLine
 }
 
 // planTemplate decides the template a create names. It calls nothing.
@@ -184,7 +187,7 @@ func planTemplate(in templateInput) templatePlan {
 	if in.answer == nil {
 		return templatePlan{action: &action{kind: actCreateTemplate, template: &opts}, stop: true}
 	}
-	p := templatePlan{stop: true}
+	p := templatePlan{stop: true, made: name}
 	switch err := in.answer.err; {
 	case cloud.KindOf(err) == cloud.KindConflict:
 		// The name exists: an earlier create went through after all. The next call finds it.
@@ -279,11 +282,15 @@ func (s *templateStep) answered(res acted, err error) {
 // render records the template the create names: the parameters step deletes it once the
 // instance is ACTIVE.
 func (s *templateStep) render(a *answer) {
-	if s.p.template == nil {
+	name := s.p.made
+	if s.p.template != nil {
+		name = s.p.template.Name
+	}
+	if name == "" {
 		return
 	}
 	ps := parametersStatusOf(a.st)
-	ps.Template = s.p.template.Name
+	ps.Template = name
 	a.st.Parameters = ps
 }
 
@@ -322,10 +329,16 @@ type templatesGonePlan struct {
 // planTemplatesGone deletes the object's parameter templates, one per call, when it is deleted
 // while status.parameters.template says one may remain (its instance never became ACTIVE, or was
 // deleted before the parameters step deleted them). It calls nothing.
-func planTemplatesGone(templates *templatesRead, deleted *templateAnswer, me owner) templatesGonePlan {
+//
+// named says status.parameters.template names one. Without it the listing only makes sure (the
+// name may have been lost): a login OTC does not let list templates made none, and the object
+// goes.
+func planTemplatesGone(templates *templatesRead, deleted *templateAnswer, me owner, named bool) templatesGonePlan {
 	switch {
 	case templates == nil:
 		return templatesGonePlan{needTemplates: true}
+	case templates.err != nil && !named && cloud.KindOf(templates.err) == cloud.KindUnauthorized:
+		return templatesGonePlan{gone: true, logs: []logLine{{slog.LevelWarn, "could not list parameter templates", []any{"error", templates.err}}}}
 	case templates.err != nil:
 		return templatesGonePlan{failed: templates.err}
 	}
@@ -350,13 +363,14 @@ func planTemplatesGone(templates *templatesRead, deleted *templateAnswer, me own
 // (finalize.go).
 type templatesGoneStep struct {
 	me        owner
+	named     bool
 	templates *templatesRead
 	deleted   *templateAnswer
 	p         templatesGonePlan
 }
 
 func (s *templatesGoneStep) plan() head {
-	s.p = planTemplatesGone(s.templates, s.deleted, s.me)
+	s.p = planTemplatesGone(s.templates, s.deleted, s.me, s.named)
 	h := head{tells: told(s.p.tells...), logs: s.p.logs, err: s.p.failed, stop: true}
 	switch {
 	case s.p.needTemplates:

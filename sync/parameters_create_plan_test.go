@@ -92,7 +92,7 @@ func TestPlanTemplate(t *testing.T) {
 			templates: &templatesRead{list: []cloud.ParameterTemplate{def}},
 			catalog:   &parametersRead{list: catalog},
 			answer:    &templateAnswer{made: &ours},
-			want: templatePlan{stop: true, tells: []*outcome{creating,
+			want: templatePlan{stop: true, made: name, tells: []*outcome{creating,
 				ptr.To(syncedOK(ReasonReconcileSuccess, "The parameter template "+name+" holds the parameters the instance is created with.", inFlight).made())}},
 		},
 		{
@@ -100,7 +100,7 @@ func TestPlanTemplate(t *testing.T) {
 			templates: &templatesRead{list: []cloud.ParameterTemplate{def}},
 			catalog:   &parametersRead{list: catalog},
 			answer:    &templateAnswer{err: &cloud.Error{Kind: cloud.KindConflict, Op: "CreateParameterTemplate"}},
-			want:      templatePlan{stop: true, tells: []*outcome{creating}},
+			want:      templatePlan{stop: true, made: name, tells: []*outcome{creating}},
 		},
 		{
 			reason:    "an out-of-range value: nothing is made or created",
@@ -194,8 +194,22 @@ func TestPlanTemplatesGone(t *testing.T) {
 			templates: &templatesRead{list: []cloud.ParameterTemplate{mine}}, deleted: &templateAnswer{err: &cloud.Error{Kind: cloud.KindBusy}},
 			want: templatesGonePlan{failed: &cloud.Error{Kind: cloud.KindBusy}}},
 	} {
-		got := planTemplatesGone(tc.templates, tc.deleted, me)
+		got := planTemplatesGone(tc.templates, tc.deleted, me, true)
 		got.logs = nil
 		assert.Equal(t, tc.want, got, tc.reason)
 	}
+
+	// Review (#20): status names no template, the spec names parameters: the listing only makes
+	// sure. A login OTC does not let list templates made none: the object goes; any other
+	// failure is waited out.
+	unauthorized := &cloud.Error{Kind: cloud.KindUnauthorized}
+	got := planTemplatesGone(&templatesRead{err: unauthorized}, nil, me, false)
+	assert.True(t, got.gone, "not held for ever by a listing it may not make")
+	got = planTemplatesGone(&templatesRead{err: unauthorized}, nil, me, true)
+	assert.Equal(t, templatesGonePlan{failed: unauthorized}, got, "a template status names is waited for")
+	unavailable := &cloud.Error{Kind: cloud.KindUnavailable}
+	got = planTemplatesGone(&templatesRead{err: unavailable}, nil, me, false)
+	assert.Equal(t, templatesGonePlan{failed: unavailable}, got)
+	got = planTemplatesGone(&templatesRead{list: []cloud.ParameterTemplate{mine}}, nil, me, false)
+	assert.Equal(t, &action{kind: actDeleteTemplate, templateID: mine.ID}, got.action, "found: deleted all the same")
 }

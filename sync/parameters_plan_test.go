@@ -191,6 +191,48 @@ func TestPlanParameters(t *testing.T) {
 			},
 		},
 		{
+			reason: "review (#20): the drift check after OTC ignored a parameter of this generation does not send it again, each time in a change of its own",
+			status: func(st *v1alpha1.RdsStatus) {
+				st.Parameters = &v1alpha1.ParametersStatus{Applied: map[string]string{"max_connections": "300", "innodb_buffer_pool_size": "2147483648"},
+					Generation: 2, Checked: &stale, Changed: &stale}
+				st.Conditions = []v1alpha1.Condition{{Type: v1alpha1.ConditionParameters, Status: metav1.ConditionFalse, Reason: ReasonParametersIgnored, Message: "ignored."}}
+			},
+			read: &parametersRead{list: withValues(catalog, map[string]string{"max_connections": "300", "innodb_buffer_pool_size": "2147483648"})},
+			want: parametersPlan{
+				status: &v1alpha1.ParametersStatus{Applied: map[string]string{"max_connections": "300", "innodb_buffer_pool_size": "2147483648"},
+					Generation: 2, Checked: &now, Changed: &stale},
+				synced: wontAct(ReasonParametersIgnored, "ignored."),
+			},
+		},
+		{
+			reason: "review (#20): a change after OTC ignored a parameter of this generation leaves it out, and the condition still names it",
+			status: func(st *v1alpha1.RdsStatus) {
+				st.Parameters = &v1alpha1.ParametersStatus{Applied: map[string]string{"max_connections": "300", "innodb_buffer_pool_size": "2147483648"},
+					Generation: 2, Checked: &stale, Changed: &stale}
+				st.Conditions = []v1alpha1.Condition{{Type: v1alpha1.ConditionParameters, Status: metav1.ConditionFalse, Reason: ReasonParametersIgnored, Message: "ignored."}}
+			},
+			read: &parametersRead{list: withValues(catalog, map[string]string{"max_connections": "999", "innodb_buffer_pool_size": "2147483648"})},
+			want: parametersPlan{action: &action{kind: actUpdateParameters, instance: "inst-1", values: map[string]string{"max_connections": "300"}}},
+		},
+		{
+			reason: "review (#20): OTC's answer to that change: the condition still names the parameter ignored",
+			status: func(st *v1alpha1.RdsStatus) {
+				st.Parameters = &v1alpha1.ParametersStatus{Applied: map[string]string{"max_connections": "300", "innodb_buffer_pool_size": "2147483648"},
+					Generation: 2, Checked: &stale, Changed: &stale}
+				st.Conditions = []v1alpha1.Condition{{Type: v1alpha1.ConditionParameters, Status: metav1.ConditionFalse, Reason: ReasonParametersIgnored, Message: "ignored."}}
+			},
+			read:   &parametersRead{list: withValues(catalog, map[string]string{"max_connections": "999", "innodb_buffer_pool_size": "2147483648"})},
+			answer: &parametersAnswer{kind: actUpdateParameters},
+			want: parametersPlan{
+				status: &v1alpha1.ParametersStatus{Applied: map[string]string{"max_connections": "300", "innodb_buffer_pool_size": "2147483648"},
+					Generation: 2, Checked: &now, Changed: &now},
+				condition: ptr.To(parametersCondition(metav1.ConditionFalse, ReasonParametersIgnored,
+					"OTC ignored the parameters long_query_time: it does not know them or they are read-only for this instance.")),
+				synced: ptr.To(syncedOK(ReasonReconcileSuccess, "The parameters max_connections were set in OTC.", inFlight).made()),
+				stop:   true,
+			},
+		},
+		{
 			reason: "a steady object between two drift checks reads nothing",
 			status: func(st *v1alpha1.RdsStatus) { st.Parameters = applied(2, recent) },
 			want:   parametersPlan{status: applied(2, recent), condition: appliedCond},

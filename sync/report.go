@@ -73,7 +73,11 @@ func reported(st v1alpha1.RdsStatus, inst *cloud.Instance) (v1alpha1.RdsStatus, 
 	if ok {
 		ready.status = metav1.ConditionTrue
 	}
-	if transitional(inst.Status) || st.Operation != nil {
+	// NOTE: a settled operation (settings.go) the instance shows no sign of is the day-2 step's
+	// to follow: it asks for early looks while the operation's job runs, and not once the job
+	// ended without the change, so that the change is asked again at the steady look, not at the
+	// next early one, a new change every few seconds for a change OTC fails every time.
+	if transitional(inst.Status) || st.Operation != nil && !settledOp(st.Operation) {
 		ready.class = inFlight
 	}
 	return st, ready

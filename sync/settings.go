@@ -53,14 +53,15 @@ func init() {
 
 // settledOp reports an operation OTC may carry out without showing a transitional status (a
 // stop, a start, a replication mode, a security group, SSL) or may fail back to ACTIVE (a storage
-// type change): it is over once the instance shows its target (settingReached), or once its job
-// has ended.
+// type change, a port: MODIFYING DATABASE PORT ends ACTIVE on the old port when its job fails, and
+// the simulator's real servers keep their own): it is over once the instance shows its target
+// (settingReached), or once its job has ended.
 func settledOp(op *v1alpha1.Operation) bool {
 	if op == nil {
 		return false
 	}
 	switch op.Type {
-	case OpStorageType, OpReplicationMode, OpStop, OpStart, OpSecurityGroup, OpSSL:
+	case OpStorageType, OpReplicationMode, OpStop, OpStart, OpSecurityGroup, OpSSL, OpPort:
 		return true
 	}
 	return false
@@ -80,6 +81,8 @@ func settingReached(op *v1alpha1.Operation, inst *cloud.Instance) bool {
 		return inst.SecurityGroupID == op.Target
 	case OpSSL: // day2_network.go: the SDK gives no job; the listing's enable_ssl tells
 		return inst.SSL != nil && onOff(*inst.SSL) == op.Target && !transitional(inst.Status)
+	case OpPort: // day2_network.go: MODIFYING DATABASE PORT, then the listing's port tells
+		return strconv.Itoa(inst.Port) == op.Target && !transitional(inst.Status)
 	}
 	return true
 }

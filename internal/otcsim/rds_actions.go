@@ -324,7 +324,9 @@ func (s *Sim) startStop(w http.ResponseWriter, r *http.Request, from, to, verb s
 	in.startOp(opKindStartStop, "", now, d, j, func(in *instance, at time.Time) {
 		in.status, in.stoppedAt = to, time.Time{}
 		if to == StatusShutdown {
+			// the database is down: the start boots it with the values set, as a restart does
 			in.stoppedAt = at
+			clear(in.pendingRestart)
 		}
 		in.replicasFollow(to)
 	})

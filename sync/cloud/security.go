@@ -11,6 +11,7 @@ type Security interface {
 	// UpdatePort moves the database to port and returns OTC's job (workflow) id. The instance is
 	// MODIFYING DATABASE PORT until it is done.
 	UpdatePort(ctx context.Context, id string, port int) (jobID string, err error)
-	// SwitchSSL turns SSL on or off (MySQL only).
-	SwitchSSL(ctx context.Context, id string, on bool) error
+	// SwitchSSL turns SSL on or off (MySQL only) and returns OTC's job id, "" when OTC's answer
+	// names none.
+	SwitchSSL(ctx context.Context, id string, on bool) (jobID string, err error)
 }

@@ -7,8 +7,8 @@ import (
 )
 
 // VerifyCA is the TLS configuration of a session to a server whose certificate must be signed by
-// one of roots (nil: the system's), as MySQL's --ssl-mode=VERIFY_CA checks it: the chain, not the
-// name.
+// one of roots, as MySQL's --ssl-mode=VERIFY_CA checks it: the chain, not the name. Without roots
+// no server is trusted.
 //
 // NOTE: the controller reaches an OTC instance by its private IP, and OTC documents connecting
 // with its CA certificate (--ssl-ca), which verifies the chain; it does not document the names in
@@ -25,8 +25,15 @@ func VerifyCA(roots *x509.CertPool) *tls.Config {
 	}
 }
 
-// verifyChain checks that the server's certificate chains to one of roots (nil: the system's).
+// verifyChain checks that the server's certificate chains to one of roots.
+//
+// NOTE: the name is not checked, so the system's roots are no roots here: they sign certificates
+// for anyone's domain, and whoever answered at the instance's address with one would be trusted
+// and sent the root password. MySQL's VERIFY_CA likewise needs its --ssl-ca.
 func verifyChain(raw [][]byte, roots *x509.CertPool) error {
+	if roots == nil {
+		return fmt.Errorf("%w: no CA is configured to verify it with (--db-ca-file)", ErrUntrusted)
+	}
 	if len(raw) == 0 {
 		return fmt.Errorf("%w: the server sent no certificate", ErrUntrusted)
 	}

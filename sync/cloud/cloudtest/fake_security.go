@@ -6,7 +6,7 @@ import "context"
 type SecurityFns struct {
 	SetSecurityGroupFn func(ctx context.Context, id, securityGroupID string) (string, error)
 	UpdatePortFn       func(ctx context.Context, id string, port int) (string, error)
-	SwitchSSLFn        func(ctx context.Context, id string, on bool) error
+	SwitchSSLFn        func(ctx context.Context, id string, on bool) (string, error)
 }
 
 // SetSecurityGroup implements cloud.Security.
@@ -28,10 +28,10 @@ func (f *Fake) UpdatePort(ctx context.Context, id string, port int) (string, err
 }
 
 // SwitchSSL implements cloud.Security.
-func (f *Fake) SwitchSSL(ctx context.Context, id string, on bool) error {
+func (f *Fake) SwitchSSL(ctx context.Context, id string, on bool) (string, error) {
 	f.record("SwitchSSL")
 	if f.SwitchSSLFn == nil {
-		return unexpected("SwitchSSL")
+		return "", unexpected("SwitchSSL")
 	}
 	return f.SwitchSSLFn(ctx, id, on)
 }

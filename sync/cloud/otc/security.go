@@ -2,7 +2,9 @@ package otc
 
 import (
 	"context"
+	"encoding/json"
 
+	golangsdk "github.com/opentelekomcloud/gophertelekomcloud"
 	"github.com/opentelekomcloud/gophertelekomcloud/openstack/rds/v3/security"
 
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
@@ -40,17 +42,31 @@ func (c *Client) UpdatePort(ctx context.Context, id string, port int) (string, e
 	})
 }
 
-// SwitchSSL turns SSL on or off.
+// SwitchSSL turns SSL on or off and returns the job id OTC answers, "" when its answer names none.
 //
-// NOTE: OTC's API reference names a job_id in the answer; the SDK v0.9.8 reads no body, so the
-// switch is followed by the instance's status and its enable_ssl, not by the job.
-func (c *Client) SwitchSSL(ctx context.Context, id string, on bool) error {
+// NOTE: OTC's API reference answers {"job_id"}; the SDK v0.9.8's security.SwitchSsl reads no
+// body. Without the job, a call whose listing did not show the switch yet (ACTIVE, enable_ssl as
+// before) took the operation for over and switched again, a second restart. The request is the
+// SDK's (path, body, codes); only the answer is read, and a body that is not the documented one
+// leaves the switch to be followed by the listing alone, as before.
+func (c *Client) SwitchSSL(ctx context.Context, id string, on bool) (string, error) {
 	const op = "SwitchSSL"
 	if err := checkFilter(op, "instance id", id); err != nil {
-		return err
+		return "", err
 	}
-	_, err := call(ctx, c, op, func(s services) (struct{}, error) {
-		return struct{}{}, security.SwitchSsl(s.rds, security.SwitchSslOpts{InstanceId: id, SslOption: on})
+	return jobCall(ctx, c, op, func(s services) (*string, error) {
+		var raw []byte
+		_, err := s.rds.Put(s.rds.ServiceURL("instances", id, "ssl"), security.SwitchSslOpts{InstanceId: id, SslOption: on},
+			&raw, &golangsdk.RequestOpts{OkCodes: []int{200, 202}})
+		if err != nil {
+			return nil, err
+		}
+		var answer struct {
+			JobID string `json:"job_id"`
+		}
+		if json.Unmarshal(raw, &answer) != nil || answer.JobID == "" {
+			return nil, nil
+		}
+		return &answer.JobID, nil
 	})
-	return err
 }

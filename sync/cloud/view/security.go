@@ -14,7 +14,7 @@ func (v *View) UpdatePort(ctx context.Context, id string, port int) (string, err
 	return v.Client.UpdatePort(ctx, id, port)
 }
 
-func (v *View) SwitchSSL(ctx context.Context, id string, on bool) error {
+func (v *View) SwitchSSL(ctx context.Context, id string, on bool) (string, error) {
 	defer v.touch(id)
 	return v.Client.SwitchSSL(ctx, id, on)
 }
