@@ -10,7 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	gosync "sync"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -115,7 +115,7 @@ func BenchmarkLargeBodies(b *testing.B) {
 			b.SetBytes(int64(len(body)) * concurrent)
 			b.ResetTimer()
 			for range b.N {
-				var wg gosync.WaitGroup
+				var wg sync.WaitGroup
 				for range concurrent {
 					wg.Add(1)
 					go func() {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
-	gosync "sync"
+	"sync"
 )
 
 // callLogger is the logger of one hook call: base with the call's attributes.
@@ -20,7 +20,7 @@ func callLogger(base *slog.Logger, attrs ...slog.Attr) *slog.Logger {
 type lazyAttrs struct {
 	next  slog.Handler
 	attrs []slog.Attr
-	once  gosync.Once
+	once  sync.Once
 	with  slog.Handler
 }
 

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/server"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/cloudtest"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 )
@@ -31,7 +31,7 @@ const validSpec = `{"availabilityzone":"eu-de-01","datastoretype":"MySQL","datas
 // for what is not an Rds parent); for an invalid spec it asks only for what its valid references
 // name.
 func TestCustomizeValidatesTheParent(t *testing.T) {
-	h := newHarness(t, rdssync.New(rdssync.Config{Cloud: &cloudtest.Fake{}}))
+	h := newHarness(t, reconcile.New(reconcile.Config{Cloud: &cloudtest.Fake{}}))
 	named := `{"name":"db","namespace":"team-a"}`
 	for name, body := range map[string]string{
 		"another kind":    `{"parent":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"b"}}}`,
@@ -127,7 +127,7 @@ func TestInFlightBytesLimit(t *testing.T) {
 // TestCallInFlightBecomes429: the reconciler's single flight ends in 429 Retry-After: 1, never a 500.
 func TestCallInFlightBecomes429(t *testing.T) {
 	h := newHarness(t, stubReconciler{sync: func(context.Context, *hook.Request) (*hook.SyncResponse, error) {
-		return nil, rdssync.ErrCallInFlight
+		return nil, reconcile.ErrCallInFlight
 	}})
 	w := h.post("/sync", sampleRequest(t))
 	assert.Equal(t, http.StatusTooManyRequests, w.Code)

@@ -15,18 +15,18 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/logsapi"
 )
 
-// LogsReader is what the logs port calls (sync.Reconciler.ReadLogs).
+// LogsReader is what the logs port calls (reconcile.Reconciler.ReadLogs).
 type LogsReader interface {
 	ReadLogs(ctx context.Context, token string, req logsapi.Request) (*logsapi.Response, error)
 }
 
 // CapabilityChecker is a LogsReader that can tell a capability it would serve without reading
-// anything (sync.Reconciler.CheckCapability); the port then asks it before it reads a body.
+// anything (reconcile.Reconciler.CheckCapability); the port then asks it before it reads a body.
 type CapabilityChecker interface {
 	CheckCapability(token string) error
 }
@@ -138,17 +138,17 @@ func (s *LogsServer) read(c *gin.Context) {
 		return
 	}
 	if check, ok := s.opts.Reader.(CapabilityChecker); ok {
-		var expired *rdssync.CapabilityExpiredError
+		var expired *reconcile.CapabilityExpiredError
 		switch err := check.CheckCapability(token); {
 		case err == nil:
-		case errors.Is(err, rdssync.ErrLogsUnavailable):
+		case errors.Is(err, reconcile.ErrLogsUnavailable):
 			fail(http.StatusServiceUnavailable, "unavailable", err.Error())
 			return
 		case errors.As(err, &expired):
 			fail(http.StatusUnauthorized, "expired", err.Error())
 			return
 		default:
-			fail(http.StatusUnauthorized, "unauthorized", rdssync.ErrCapabilityInvalid.Error())
+			fail(http.StatusUnauthorized, "unauthorized", reconcile.ErrCapabilityInvalid.Error())
 			return
 		}
 	}
@@ -196,23 +196,23 @@ func (s *LogsServer) read(c *gin.Context) {
 		return
 	}
 
-	ctx, cancel := context.WithTimeout(rdssync.WithLogger(c.Request.Context(), s.opts.Logger), s.opts.Timeout)
+	ctx, cancel := context.WithTimeout(reconcile.WithLogger(c.Request.Context(), s.opts.Logger), s.opts.Timeout)
 	defer cancel()
 	resp, err := s.opts.Reader.ReadLogs(ctx, token, req)
 	var (
-		expired *rdssync.CapabilityExpiredError
-		refused *rdssync.LogsRefusedError
-		ce      *rdssync.LogsCloudError
+		expired *reconcile.CapabilityExpiredError
+		refused *reconcile.LogsRefusedError
+		ce      *reconcile.LogsCloudError
 	)
 	switch {
 	case err == nil:
 		c.PureJSON(http.StatusOK, resp) // no HTML escaping: it would swell the entries
-	case errors.Is(err, rdssync.ErrLogsUnavailable):
+	case errors.Is(err, reconcile.ErrLogsUnavailable):
 		fail(http.StatusServiceUnavailable, "unavailable", err.Error())
-	case errors.Is(err, rdssync.ErrCapabilityBusy):
+	case errors.Is(err, reconcile.ErrCapabilityBusy):
 		c.Header("Retry-After", "2")
 		fail(http.StatusTooManyRequests, "busy", err.Error())
-	case errors.Is(err, rdssync.ErrCapabilityInvalid):
+	case errors.Is(err, reconcile.ErrCapabilityInvalid):
 		fail(http.StatusUnauthorized, "unauthorized", err.Error())
 	case errors.As(err, &expired):
 		fail(http.StatusUnauthorized, "expired", err.Error())

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/server"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/logsapi"
 )
@@ -59,11 +59,11 @@ func TestLogsPort(t *testing.T) {
 		"bad type":         {reason: "error or slow", fn: ok, auth: "Bearer t", body: `{"instance":"i1","type":"all"}`, want: 400},
 		"unknown field":    {reason: "nothing but a read", fn: ok, auth: "Bearer t", body: `{"instance":"i1","type":"error","delete":true}`, want: 400},
 		"too large":        {reason: "bounded body", fn: ok, auth: "Bearer t", body: `{"instance":"` + strings.Repeat("x", 40<<10) + `","type":"error"}`, want: 413},
-		"invalid":          {reason: "a forged or changed token", fn: fail(rdssync.ErrCapabilityInvalid), auth: "Bearer t", body: body, want: 401, wantBody: "the capability is not valid"},
-		"expired":          {reason: "after its expiry", fn: fail(&rdssync.CapabilityExpiredError{At: time.Unix(0, 0)}), auth: "Bearer t", body: body, want: 401, wantBody: "expired"},
-		"outside":          {reason: "another instance", fn: fail(&rdssync.LogsRefusedError{Reason: "the capability is for another instance"}), auth: "Bearer t", body: body, want: 403},
-		"same capability":  {reason: "one read per capability at a time", fn: fail(rdssync.ErrCapabilityBusy), auth: "Bearer t", body: body, want: 429, retryAfter: "2"},
-		"no key":           {reason: "a token login without --password-key", fn: fail(rdssync.ErrLogsUnavailable), auth: "Bearer t", body: body, want: 503},
+		"invalid":          {reason: "a forged or changed token", fn: fail(reconcile.ErrCapabilityInvalid), auth: "Bearer t", body: body, want: 401, wantBody: "the capability is not valid"},
+		"expired":          {reason: "after its expiry", fn: fail(&reconcile.CapabilityExpiredError{At: time.Unix(0, 0)}), auth: "Bearer t", body: body, want: 401, wantBody: "expired"},
+		"outside":          {reason: "another instance", fn: fail(&reconcile.LogsRefusedError{Reason: "the capability is for another instance"}), auth: "Bearer t", body: body, want: 403},
+		"same capability":  {reason: "one read per capability at a time", fn: fail(reconcile.ErrCapabilityBusy), auth: "Bearer t", body: body, want: 429, retryAfter: "2"},
+		"no key":           {reason: "a token login without --password-key", fn: fail(reconcile.ErrLogsUnavailable), auth: "Bearer t", body: body, want: 503},
 		"unexpected error": {reason: "its text stays in the log", fn: fail(errors.New("boom")), auth: "Bearer t", body: body, want: 500, wantBody: `"internal error"`},
 	}
 	for name, tc := range cases {
@@ -100,7 +100,7 @@ func TestLogsPortThrottledAndBusy(t *testing.T) {
 			started <- struct{}{}
 			<-release
 		}
-		return nil, &rdssync.LogsCloudError{Kind: cloud.KindThrottled, RetryAfter: 3 * time.Second}
+		return nil, &reconcile.LogsCloudError{Kind: cloud.KindThrottled, RetryAfter: 3 * time.Second}
 	}}
 	h := server.NewLogs(server.LogsOptions{Reader: reader, Metrics: metrics, MaxInFlight: 1})
 	post := func(instance string) *httptest.ResponseRecorder {
@@ -178,7 +178,7 @@ func TestLogsPortSlowBodyTakesNoSlot(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, <-done)
 }
 
-// checkingReader is a LogsReader that can tell its capabilities (sync.Reconciler).
+// checkingReader is a LogsReader that can tell its capabilities (reconcile.Reconciler).
 type checkingReader struct {
 	fakeReader
 	check func(token string) error
@@ -196,9 +196,9 @@ func TestLogsPortChecksTheCapabilityFirst(t *testing.T) {
 		case "good":
 			return nil
 		case "old":
-			return &rdssync.CapabilityExpiredError{At: time.Unix(0, 0)}
+			return &reconcile.CapabilityExpiredError{At: time.Unix(0, 0)}
 		}
-		return rdssync.ErrCapabilityInvalid
+		return reconcile.ErrCapabilityInvalid
 	}}
 	h := server.NewLogs(server.LogsOptions{Reader: reader, MaxInFlight: 1})
 	for token, want := range map[string]string{"forged": "not valid", "old": "expired", "": "no capability"} {

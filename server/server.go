@@ -14,7 +14,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	gosync "sync"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,7 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/semaphore"
 
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 )
 
@@ -33,7 +33,7 @@ type Reconciler interface {
 	Finalize(ctx context.Context, req *hook.Request) (*hook.FinalizeResponse, error)
 }
 
-// customizer is a Reconciler that answers customize calls itself (rdssync.Reconciler: it adds
+// customizer is a Reconciler that answers customize calls itself (reconcile.Reconciler: it adds
 // the Secret of the object's OTC login); for any other, the package's Customize answers.
 type customizer interface {
 	Customize(req *hook.CustomizeRequest) *hook.CustomizeResponse
@@ -191,7 +191,7 @@ func (s *Server) authenticate(hook string) gin.HandlerFunc {
 
 // logEvery lets a kind of log line through at most once a second, counting those it held back.
 type logEvery struct {
-	mu         gosync.Mutex
+	mu         sync.Mutex
 	last       time.Time
 	suppressed int
 }
@@ -300,7 +300,7 @@ const pooledBody = 64 << 10
 // NOTE: a steady sync allocates little besides its body and the request decoded from it; the
 // body is garbage as soon as it is decoded (decoding copies what it keeps: strings, base64 data,
 // json.RawMessage), so it is kept for the next call instead of left to the collector.
-var bodyBuffers = gosync.Pool{New: func() any { b := make([]byte, 0, pooledBody); return &b }}
+var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, pooledBody); return &b }}
 
 // bodyBuffer is the buffer to read a body of the announced length into: a pooled one (returned
 // with it, to be put back once the call is answered) when the body fits, else one of the
@@ -386,9 +386,9 @@ func (s *Server) hookCall(name string, decode func(body []byte) (served, error))
 		defer func() { s.opts.Metrics.observeHook(name, outcome, time.Since(start)) }()
 
 		log := call1.log
-		ctx := rdssync.WithLogger(call, log)
+		ctx := reconcile.WithLogger(call, log)
 		resp, err := call1.run(ctx)
-		var throttled *rdssync.ThrottledError
+		var throttled *reconcile.ThrottledError
 		switch {
 		case errors.As(err, &throttled):
 			outcome = "throttled"
@@ -397,7 +397,7 @@ func (s *Server) hookCall(name string, decode func(body []byte) (served, error))
 			c.Header("Retry-After", strconv.Itoa(secs))
 			c.AbortWithStatusJSON(http.StatusTooManyRequests, gin.H{"error": "OTC is throttling requests"})
 			return
-		case errors.Is(err, rdssync.ErrCallInFlight):
+		case errors.Is(err, reconcile.ErrCallInFlight):
 			// Another call for this object is still running: Metacontroller retries a 429 after
 			// Retry-After without an Event or a backoff; a 500 would be both.
 			outcome = "in_flight"
@@ -426,7 +426,7 @@ func (s *Server) hookCall(name string, decode func(body []byte) (served, error))
 
 // answerBuffers keep the buffers answers are encoded into: an answer is written to the
 // connection (which copies it) before its buffer serves the next call.
-var answerBuffers = gosync.Pool{New: func() any { return new(bytes.Buffer) }}
+var answerBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // putAnswerBuffer keeps an answer's buffer for the next call, unless an answer of unusual size
 // made it large.
@@ -469,7 +469,7 @@ func (s *Server) customize() gin.HandlerFunc {
 		if err != nil {
 			return served{}, err
 		}
-		answer := rdssync.Customize
+		answer := reconcile.Customize
 		if cz, ok := s.opts.Reconciler.(customizer); ok {
 			answer = cz.Customize
 		}

@@ -22,7 +22,7 @@ import (
 
 	"github.com/mcsps/rds-lambda-controller/internal/hookauth"
 	"github.com/mcsps/rds-lambda-controller/server"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/cloudtest"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
@@ -97,7 +97,7 @@ func TestCapturedRequestsWithRdsParent(t *testing.T) {
 	require.NotEmpty(t, files)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			h := newHarness(t, rdssync.New(rdssync.Config{Cloud: emptyCloud()}))
+			h := newHarness(t, reconcile.New(reconcile.Config{Cloud: emptyCloud()}))
 			body := testdata.WithRdsParent(t, f)
 			finalizing := strings.Contains(f, "finalize")
 			path := "/sync"
@@ -134,7 +134,7 @@ func TestCapturedRequestsWithRdsParent(t *testing.T) {
 }
 
 func TestBadRequests(t *testing.T) {
-	h := newHarness(t, rdssync.New(rdssync.Config{Cloud: &cloudtest.Fake{}}))
+	h := newHarness(t, reconcile.New(reconcile.Config{Cloud: &cloudtest.Fake{}}))
 	cases := map[string]struct {
 		path, body string
 		code       int
@@ -188,7 +188,7 @@ func TestPanicIsRecovered(t *testing.T) {
 
 func TestThrottlingBecomes429(t *testing.T) {
 	h := newHarness(t, stubReconciler{sync: func(context.Context, *hook.Request) (*hook.SyncResponse, error) {
-		return nil, &rdssync.ThrottledError{RetryAfter: 2500 * time.Millisecond}
+		return nil, &reconcile.ThrottledError{RetryAfter: 2500 * time.Millisecond}
 	}})
 	w := h.post("/sync", sampleRequest(t))
 	assert.Equal(t, http.StatusTooManyRequests, w.Code)
@@ -227,7 +227,7 @@ func TestHookDeadline(t *testing.T) {
 }
 
 func TestSecretsNeverLogged(t *testing.T) {
-	h := newHarness(t, rdssync.New(rdssync.Config{Cloud: emptyCloud()}))
+	h := newHarness(t, reconcile.New(reconcile.Config{Cloud: emptyCloud()}))
 	w := h.post("/sync", sampleRequest(t))
 	require.Equal(t, http.StatusOK, w.Code)
 	assert.NotContains(t, h.logs.String(), "A12345678+")
@@ -235,7 +235,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 }
 
 func TestProbesAndMetrics(t *testing.T) {
-	h := newHarness(t, rdssync.New(rdssync.Config{Cloud: emptyCloud()}))
+	h := newHarness(t, reconcile.New(reconcile.Config{Cloud: emptyCloud()}))
 	get := func(path string) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()
 		h.srv.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
@@ -260,7 +260,7 @@ func TestProbesAndMetrics(t *testing.T) {
 
 // TestWrongMethodIs405: a hook path with the wrong method says which methods it takes.
 func TestWrongMethodIs405(t *testing.T) {
-	h := newHarness(t, rdssync.New(rdssync.Config{Cloud: emptyCloud()}))
+	h := newHarness(t, reconcile.New(reconcile.Config{Cloud: emptyCloud()}))
 	cases := map[string]struct {
 		method, path, allow string
 	}{
@@ -290,7 +290,7 @@ func TestWrongMethodIs405(t *testing.T) {
 
 // TestTooLargeBodyIsLogged: a 413 leaves a warning with the limit, never the body.
 func TestTooLargeBodyIsLogged(t *testing.T) {
-	h := newHarness(t, rdssync.New(rdssync.Config{Cloud: emptyCloud()}), func(o *server.Options) { o.MaxBodyBytes = 1024 })
+	h := newHarness(t, reconcile.New(reconcile.Config{Cloud: emptyCloud()}), func(o *server.Options) { o.MaxBodyBytes = 1024 })
 	body := `{"x":"` + strings.Repeat("s3cr3t-", 300) + `"}`
 	w := h.post("/sync", []byte(body))
 	require.Equal(t, http.StatusRequestEntityTooLarge, w.Code)

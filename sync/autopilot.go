@@ -1,10 +1,10 @@
-package sync
+package reconcile
 
 import (
 	"fmt"
 	"log/slog"
 	"slices"
-	gosync "sync"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -483,7 +483,7 @@ type autopilotRecord struct {
 // status.autopilot.last: a call on a stale observation (whose status predates the change) must
 // not start a second change within the cooldown. Entries older than the longest cooldown go.
 type autopilotMemory struct {
-	mu  gosync.Mutex
+	mu  sync.Mutex
 	now func() time.Time
 	m   map[string]v1alpha1.AutopilotAction
 	// lists are flavor lists per region, project, engine and version, with when they were listed.

@@ -1,4 +1,4 @@
-package sync_test
+package reconcile_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	"github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/view"
@@ -76,7 +76,7 @@ func TestAutopilotSameRequestTwice(t *testing.T) {
 	other := w.callWith(w.replica(), before)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "no second change")
 	assert.Equal(t, first.Status.Autopilot.Last, second.Status.Autopilot.Last, "the same replica tells the change it made")
-	assert.Equal(t, sync.ReasonAutopilotWaiting, conditionOf(*other.Status, v1alpha1.ConditionAutopilot).Reason, "the other replica sees the resize in flight")
+	assert.Equal(t, reconcile.ReasonAutopilotWaiting, conditionOf(*other.Status, v1alpha1.ConditionAutopilot).Reason, "the other replica sees the resize in flight")
 }
 
 func conditionOf(st v1alpha1.RdsStatus, typ string) v1alpha1.Condition {
@@ -108,7 +108,7 @@ func TestAutopilotVolumeLostAnswerOtherReplica(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, w.sim.Calls(otcsim.OpEnlargeVolume))
-	w.r = sync.New(sync.Config{Cloud: view.New(w.client, view.Options{Now: w.clock.Now, Logger: slog.Default()}), Now: w.clock.Now, CallTimeout: 5 * time.Second})
+	w.r = reconcile.New(reconcile.Config{Cloud: view.New(w.client, view.Options{Now: w.clock.Now, Logger: slog.Default()}), Now: w.clock.Now, CallTimeout: 5 * time.Second})
 	w.pin(cloud.MetricDisk, 95)
 	w.run(40, time.Minute)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpEnlargeVolume), "one growth per cooldown, whichever replica answers")

@@ -1,4 +1,4 @@
-package sync_test
+package reconcile_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	"github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/view"
@@ -29,7 +29,7 @@ func newAutopilotWorld(t *testing.T, spec func(*v1alpha1.RdsSpec)) (*day2World, 
 		}
 	}, nil)
 	v := view.New(w.client, view.Options{Now: w.clock.Now, Logger: slog.Default()})
-	w.r = sync.New(sync.Config{Cloud: v, Now: w.clock.Now, CallTimeout: 5 * time.Second})
+	w.r = reconcile.New(reconcile.Config{Cloud: v, Now: w.clock.Now, CallTimeout: 5 * time.Second})
 	// The first calls set OTC's storage autoscaling where the engine has it: one change.
 	w.run(3, time.Minute)
 	w.sim.ResetCounters()
@@ -89,11 +89,11 @@ func TestAutopilotFlavor(t *testing.T) {
 			w.sync()
 			require.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "%s: one resize", tc.reason)
 			require.NotNil(t, w.status().Operation)
-			assert.Equal(t, sync.OpResize, w.status().Operation.Type)
+			assert.Equal(t, reconcile.OpResize, w.status().Operation.Type)
 			assert.Equal(t, tc.want, w.status().Operation.Target, tc.reason)
 			last := w.status().Autopilot.Last
 			require.NotNil(t, last)
-			assert.Equal(t, sync.APResize, last.Action)
+			assert.Equal(t, reconcile.APResize, last.Action)
 			assert.Equal(t, floor, last.From)
 			assert.Equal(t, tc.want, last.To)
 			assert.Contains(t, last.Reason, tc.metric+" at least 95.0%")
@@ -102,7 +102,7 @@ func TestAutopilotFlavor(t *testing.T) {
 			w.run(60, 30*time.Second)
 			assert.Equal(t, tc.want, w.view().Flavor, tc.reason)
 			assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "the cooldown holds")
-			assert.Equal(t, sync.ReasonAutopilotCooldown, apCondition(w).Reason)
+			assert.Equal(t, reconcile.ReasonAutopilotCooldown, apCondition(w).Reason)
 			assert.Equal(t, floor, w.mc.Rds().Spec.Flavorref, "the spec is left as the user wrote it")
 
 			// Pressure ends: many further calls, no flip-flop back to flavorref and no change.
@@ -111,7 +111,7 @@ func TestAutopilotFlavor(t *testing.T) {
 			w.run(200, time.Minute)
 			assert.Equal(t, before, w.sim.MutatingCalls(), "no change once the pressure is gone")
 			assert.Equal(t, tc.want, w.view().Flavor)
-			assert.Equal(t, sync.ReasonAutopilotWatching, apCondition(w).Reason)
+			assert.Equal(t, reconcile.ReasonAutopilotWatching, apCondition(w).Reason)
 			w.requireSettled("after autopilot's resize")
 
 			// Turning autopilot off keeps the flavor; raising flavorref above it resizes.
@@ -136,7 +136,7 @@ func TestAutopilotCPUTwiceAfterCooldown(t *testing.T) {
 	assert.Equal(t, "rds.mysql.n1.2xlarge.2", w.view().Flavor)
 	c := apCondition(w)
 	assert.Equal(t, metav1.ConditionFalse, c.Status)
-	assert.Equal(t, sync.ReasonAutopilotAtLimit, c.Reason)
+	assert.Equal(t, reconcile.ReasonAutopilotAtLimit, c.Reason)
 }
 
 // TestAutopilotCountsEndedPeriods pins CPU at 95 % from the instance's first minute with a 5m
@@ -160,7 +160,7 @@ func TestAutopilotCountsEndedPeriods(t *testing.T) {
 		if now.After(first) && now.Before(ended) {
 			require.Zero(t, w.sim.Calls(otcsim.OpResize), "at %s the first period (%s) still runs: no window held yet",
 				now.Format(time.TimeOnly), first.Format(time.TimeOnly))
-			require.Equal(t, sync.ReasonAutopilotWatching, apCondition(w).Reason)
+			require.Equal(t, reconcile.ReasonAutopilotWatching, apCondition(w).Reason)
 		}
 		w.clock.Advance(20 * time.Second)
 	}
@@ -181,7 +181,7 @@ func TestAutopilotAtLimit(t *testing.T) {
 	assert.LessOrEqual(t, w.sim.Calls(otcsim.OpListFlavors), 4, "20 minutes at the limit: the flavor list is kept 5 minutes, not listed per sync")
 	c := apCondition(w)
 	assert.Equal(t, metav1.ConditionFalse, c.Status)
-	assert.Equal(t, sync.ReasonAutopilotAtLimit, c.Reason)
+	assert.Equal(t, reconcile.ReasonAutopilotAtLimit, c.Reason)
 	assert.Contains(t, c.Message, "autopilotmaxvcpus 2")
 	ready := w.condition(v1alpha1.ConditionReady)
 	assert.Equal(t, metav1.ConditionTrue, ready.Status, "Ready keeps its meaning")
@@ -196,7 +196,7 @@ func TestAutopilotMetricsUnavailable(t *testing.T) {
 	assert.Equal(t, before, w.sim.MutatingCalls())
 	c := apCondition(w)
 	assert.Equal(t, metav1.ConditionFalse, c.Status)
-	assert.Equal(t, sync.ReasonAutopilotMetricsUnavailable, c.Reason)
+	assert.Equal(t, reconcile.ReasonAutopilotMetricsUnavailable, c.Reason)
 }
 
 func TestAutopilotFleetReads(t *testing.T) {
@@ -230,7 +230,7 @@ func TestAutopilotNativeStorage(t *testing.T) {
 	assert.Zero(t, w.sim.Calls(otcsim.OpManageAutoScaling), "the policy is not rewritten")
 	last := w.status().Autopilot.Last
 	require.NotNil(t, last)
-	assert.Equal(t, sync.APCloudEnlarge, last.Action)
+	assert.Equal(t, reconcile.APCloudEnlarge, last.Action)
 	assert.Equal(t, "40GB", last.From)
 	assert.Equal(t, "50GB", last.To)
 	assert.Equal(t, 40, w.mc.Rds().Spec.Volumesize)
@@ -258,7 +258,7 @@ func TestAutopilotFallbackStorage(t *testing.T) {
 	assert.Zero(t, w.sim.Calls(otcsim.OpManageAutoScaling))
 	assert.Equal(t, 50, w.view().VolumeSize)
 	require.NotNil(t, w.status().Autopilot.Last)
-	assert.Equal(t, sync.APEnlargeVolume, w.status().Autopilot.Last.Action)
+	assert.Equal(t, reconcile.APEnlargeVolume, w.status().Autopilot.Last.Action)
 	assert.Equal(t, "40GB", w.status().Autopilot.Last.From)
 	assert.Equal(t, "50GB", w.status().Autopilot.Last.To)
 	assert.True(t, strings.HasPrefix(w.status().Autopilot.Last.Reason, cloud.MetricDisk+" 95.0%"))
@@ -272,7 +272,7 @@ func TestAutopilotFallbackStorage(t *testing.T) {
 	w.pin(cloud.MetricDisk, 95) // full again, at the limit
 	w.run(10, time.Minute)
 	assert.Equal(t, 2, w.sim.Calls(otcsim.OpEnlargeVolume), "at the limit: no call")
-	assert.Equal(t, sync.ReasonAutopilotAtLimit, apCondition(w).Reason)
+	assert.Equal(t, reconcile.ReasonAutopilotAtLimit, apCondition(w).Reason)
 	assert.Equal(t, metav1.ConditionTrue, w.condition(v1alpha1.ConditionSynced).Status, "volumesize 40 is a floor, not drift")
 }
 
@@ -322,9 +322,9 @@ func TestAutopilotLostAnswerOtherReplica(t *testing.T) {
 	require.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
 	w.mc.SetStatus(before) // the answer was lost
 	v := view.New(w.client, view.Options{Now: w.clock.Now, Logger: slog.Default()})
-	w.r = sync.New(sync.Config{Cloud: v, Now: w.clock.Now, CallTimeout: 5 * time.Second})
+	w.r = reconcile.New(reconcile.Config{Cloud: v, Now: w.clock.Now, CallTimeout: 5 * time.Second})
 	w.run(40, time.Minute) // within the cooldown of 1h
 	assert.Equal(t, "rds.mysql.n1.xlarge.2", w.view().Flavor)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "one resize per cooldown, whichever replica answers")
-	assert.Equal(t, sync.ReasonAutopilotCooldown, apCondition(w).Reason)
+	assert.Equal(t, reconcile.ReasonAutopilotCooldown, apCondition(w).Reason)
 }

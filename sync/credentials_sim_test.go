@@ -1,4 +1,4 @@
-package sync_test
+package reconcile_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	"github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
@@ -25,7 +25,7 @@ type credsWorld struct {
 	t     *testing.T
 	srv   *otcsim.MultiServer
 	clock *otcsim.ManualClock
-	r     *sync.Reconciler
+	r     *reconcile.Reconciler
 	logs  *testutil.Buffer
 }
 
@@ -44,7 +44,7 @@ func newCredsWorld(t *testing.T, mode string) *credsWorld {
 	pool, err := otc.NewPool(otc.PoolConfig{Base: base, Now: clock.Now})
 	require.NoError(t, err)
 	w := &credsWorld{t: t, srv: srv, clock: clock, logs: &testutil.Buffer{}}
-	w.r = sync.New(sync.Config{Cloud: own, Clouds: pool, Credentials: sync.CredentialsConfig{Mode: mode}, Now: clock.Now})
+	w.r = reconcile.New(reconcile.Config{Cloud: own, Clouds: pool, Credentials: reconcile.CredentialsConfig{Mode: mode}, Now: clock.Now})
 	t.Cleanup(func() {
 		for _, v := range []string{"Team-A-s3cret-pw", "Team-B-s3cret-pw", otcsim.DefaultPassword, "Wrong-passw0rd"} {
 			assert.NotContains(t, w.logs.String(), v, "no credential in any log line")
@@ -86,7 +86,7 @@ func (w *credsWorld) sync(rw *restoreWorld) *hook.SyncResponse {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ctx = sync.WithLogger(ctx, slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	ctx = reconcile.WithLogger(ctx, slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	return rw.syncCtx(ctx)
 }
 
@@ -127,25 +127,25 @@ func names(s *otcsim.Sim) []string {
 }
 
 func TestNamespaceCredentialsEachTeamInItsOwnProject(t *testing.T) {
-	w := newCredsWorld(t, sync.CredentialsOptional)
+	w := newCredsWorld(t, reconcile.CredentialsOptional)
 	simA, simB, own := w.srv.Sims[testutil.ProjectTeamA], w.srv.Sims[testutil.ProjectTeamB], w.srv.Sims[testutil.ProjectController]
 
 	// An instance in team B's project carrying the name team A's object would create: team A's
 	// object never sees it.
-	decoy, err := simB.AddInstance(otcsim.InstanceSpec{Name: sync.InstanceName("local", "team-a", "db")})
+	decoy, err := simB.AddInstance(otcsim.InstanceSpec{Name: reconcile.InstanceName("local", "team-a", "db")})
 	require.NoError(t, err)
 
-	a := w.object("team-a", "db", nil, w.loginSecret("team-a", sync.DefaultCredentialsSecret, testutil.ProjectTeamA, nil))
+	a := w.object("team-a", "db", nil, w.loginSecret("team-a", reconcile.DefaultCredentialsSecret, testutil.ProjectTeamA, nil))
 	b := w.object("team-b", "db", func(s *v1alpha1.RdsSpec) { s.Credentialssecret = "team-b-otc" },
 		w.loginSecret("team-b", "team-b-otc", testutil.ProjectTeamB, nil))
 	w.syncUntilActive(a)
 	w.syncUntilActive(b)
 
-	assert.Equal(t, []string{sync.InstanceName("local", "team-a", "db")}, names(simA))
+	assert.Equal(t, []string{reconcile.InstanceName("local", "team-a", "db")}, names(simA))
 	assert.NotEqual(t, decoy, a.status().ID, "team A's object created its own instance in its own project")
-	assert.ElementsMatch(t, []string{sync.InstanceName("local", "team-a", "db"), sync.InstanceName("local", "team-b", "db")}, names(simB))
+	assert.ElementsMatch(t, []string{reconcile.InstanceName("local", "team-a", "db"), reconcile.InstanceName("local", "team-b", "db")}, names(simB))
 	assert.Empty(t, names(own), "the controller's project is not used")
-	assert.Equal(t, sync.DefaultCredentialsSecret, a.status().CredentialsSecret)
+	assert.Equal(t, reconcile.DefaultCredentialsSecret, a.status().CredentialsSecret)
 	assert.Equal(t, "team-b-otc", b.status().CredentialsSecret)
 	assert.Equal(t, 1, simA.Calls(otcsim.OpCreateToken), "one login for all of team A's calls")
 	assert.Equal(t, 1, simB.Calls(otcsim.OpCreateToken))
@@ -173,38 +173,38 @@ func TestNamespaceCredentialsRefusedWithoutACloudCall(t *testing.T) {
 		message string
 	}{
 		"Required, no Secret": {
-			mode: sync.CredentialsRequired, reason: sync.ReasonCredentialsRequired,
+			mode: reconcile.CredentialsRequired, reason: reconcile.ReasonCredentialsRequired,
 			message: `create the Secret "otc-credentials" in namespace team-a`,
 		},
 		"Required, a Secret of another namespace in related": {
-			mode: sync.CredentialsRequired, reason: sync.ReasonCredentialsRequired,
+			mode: reconcile.CredentialsRequired, reason: reconcile.ReasonCredentialsRequired,
 			secrets: func(w *credsWorld) []*corev1.Secret {
-				return []*corev1.Secret{w.loginSecret("team-b", sync.DefaultCredentialsSecret, testutil.ProjectTeamB, nil)}
+				return []*corev1.Secret{w.loginSecret("team-b", reconcile.DefaultCredentialsSecret, testutil.ProjectTeamB, nil)}
 			},
 		},
 		"a named Secret that is missing is waited for, with no fallback": {
-			mode: sync.CredentialsOptional, reason: sync.ReasonWaitingForCredentials,
+			mode: reconcile.CredentialsOptional, reason: reconcile.ReasonWaitingForCredentials,
 			edit:    func(s *v1alpha1.RdsSpec) { s.Credentialssecret = "mine" },
 			message: `The Secret "mine" named in credentialssecret was not found in namespace team-a.`,
 		},
 		"OS_CLOUD": {
-			mode: sync.CredentialsOptional, reason: sync.ReasonCredentialsInvalid, message: "OS_CLOUD is not allowed",
+			mode: reconcile.CredentialsOptional, reason: reconcile.ReasonCredentialsInvalid, message: "OS_CLOUD is not allowed",
 			secrets: func(w *credsWorld) []*corev1.Secret {
-				return []*corev1.Secret{w.loginSecret("team-a", sync.DefaultCredentialsSecret, testutil.ProjectTeamA,
+				return []*corev1.Secret{w.loginSecret("team-a", reconcile.DefaultCredentialsSecret, testutil.ProjectTeamA,
 					func(env map[string]string) { env["OS_CLOUD"] = "otc" })}
 			},
 		},
 		"a foreign OS_AUTH_URL": {
-			mode: sync.CredentialsOptional, reason: sync.ReasonCredentialsInvalid, message: "OS_AUTH_URL is not one of the identity endpoints",
+			mode: reconcile.CredentialsOptional, reason: reconcile.ReasonCredentialsInvalid, message: "OS_AUTH_URL is not one of the identity endpoints",
 			secrets: func(w *credsWorld) []*corev1.Secret {
-				return []*corev1.Secret{w.loginSecret("team-a", sync.DefaultCredentialsSecret, testutil.ProjectTeamA,
+				return []*corev1.Secret{w.loginSecret("team-a", reconcile.DefaultCredentialsSecret, testutil.ProjectTeamA,
 					func(env map[string]string) { env["OS_AUTH_URL"] = "http://169.254.169.254/v3" })}
 			},
 		},
 		"an incomplete login": {
-			mode: sync.CredentialsOptional, reason: sync.ReasonCredentialsInvalid, message: "OS_PASSWORD not set",
+			mode: reconcile.CredentialsOptional, reason: reconcile.ReasonCredentialsInvalid, message: "OS_PASSWORD not set",
 			secrets: func(w *credsWorld) []*corev1.Secret {
-				return []*corev1.Secret{w.loginSecret("team-a", sync.DefaultCredentialsSecret, testutil.ProjectTeamA,
+				return []*corev1.Secret{w.loginSecret("team-a", reconcile.DefaultCredentialsSecret, testutil.ProjectTeamA,
 					func(env map[string]string) { delete(env, "OS_PASSWORD") })}
 			},
 		},
@@ -232,8 +232,8 @@ func TestNamespaceCredentialsRefusedWithoutACloudCall(t *testing.T) {
 }
 
 func TestNamespaceCredentialsRefusedLogin(t *testing.T) {
-	w := newCredsWorld(t, sync.CredentialsOptional)
-	rw := w.object("team-a", "db", nil, w.loginSecret("team-a", sync.DefaultCredentialsSecret, testutil.ProjectTeamA,
+	w := newCredsWorld(t, reconcile.CredentialsOptional)
+	rw := w.object("team-a", "db", nil, w.loginSecret("team-a", reconcile.DefaultCredentialsSecret, testutil.ProjectTeamA,
 		func(env map[string]string) { env["OS_PASSWORD"] = "Wrong-passw0rd" }))
 	w.resetCounters()
 	first := w.sync(rw)
@@ -242,7 +242,7 @@ func TestNamespaceCredentialsRefusedLogin(t *testing.T) {
 		w.sync(rw)
 	}
 	synced := rw.synced()
-	assert.Equal(t, sync.ReasonCloudUnauthorized, synced.Reason)
+	assert.Equal(t, reconcile.ReasonCloudUnauthorized, synced.Reason)
 	assert.Equal(t, `OTC refused the login in Secret "otc-credentials".`, synced.Message)
 	assert.Equal(t, first.Status.Conditions, rw.status().Conditions, "stable")
 	assert.Equal(t, 1, w.srv.Sims[testutil.ProjectTeamA].Calls(otcsim.OpCreateToken), "the refused login is not repeated on every call")
@@ -252,8 +252,8 @@ func TestNamespaceCredentialsRefusedLogin(t *testing.T) {
 }
 
 func TestNamespaceCredentialsOneLoginAcrossObjects(t *testing.T) {
-	w := newCredsWorld(t, sync.CredentialsOptional)
-	secret := w.loginSecret("team-a", sync.DefaultCredentialsSecret, testutil.ProjectTeamA, nil)
+	w := newCredsWorld(t, reconcile.CredentialsOptional)
+	secret := w.loginSecret("team-a", reconcile.DefaultCredentialsSecret, testutil.ProjectTeamA, nil)
 	for _, name := range []string{"one", "two", "three"} {
 		w.syncUntilActive(w.object("team-a", name, nil, secret))
 	}
@@ -262,7 +262,7 @@ func TestNamespaceCredentialsOneLoginAcrossObjects(t *testing.T) {
 }
 
 func TestNamespaceCredentialsInstanceStaysWithItsLogin(t *testing.T) {
-	w := newCredsWorld(t, sync.CredentialsOptional)
+	w := newCredsWorld(t, reconcile.CredentialsOptional)
 	rw := w.object("team-a", "db", nil) // no Secret: the controller's own login
 	w.syncUntilActive(rw)
 	require.Len(t, w.srv.Sims[testutil.ProjectController].Instances(), 1)
@@ -270,11 +270,11 @@ func TestNamespaceCredentialsInstanceStaysWithItsLogin(t *testing.T) {
 
 	// The team adds its own Secret: the instance is in the controller's project, so the object
 	// waits rather than look for it elsewhere (and report it gone).
-	rw.mc.Related[sync.DefaultCredentialsSecret] = w.loginSecret("team-a", sync.DefaultCredentialsSecret, testutil.ProjectTeamA, nil)
+	rw.mc.Related[reconcile.DefaultCredentialsSecret] = w.loginSecret("team-a", reconcile.DefaultCredentialsSecret, testutil.ProjectTeamA, nil)
 	w.resetCounters()
 	w.sync(rw)
 	assert.Zero(t, w.calls())
-	assert.Equal(t, sync.ReasonCredentialsChanged, rw.synced().Reason)
+	assert.Equal(t, reconcile.ReasonCredentialsChanged, rw.synced().Reason)
 	assert.Contains(t, rw.synced().Message, `found with the controller's own OTC login, but this object would now use the OTC login in Secret "otc-credentials"`)
 
 	// Finalize waits as well: it would find nothing in team A's project and leave the instance.
@@ -285,15 +285,15 @@ func TestNamespaceCredentialsInstanceStaysWithItsLogin(t *testing.T) {
 }
 
 func TestNamespaceCredentialsSecretGone(t *testing.T) {
-	w := newCredsWorld(t, sync.CredentialsOptional)
-	rw := w.object("team-a", "db", nil, w.loginSecret("team-a", sync.DefaultCredentialsSecret, testutil.ProjectTeamA, nil))
+	w := newCredsWorld(t, reconcile.CredentialsOptional)
+	rw := w.object("team-a", "db", nil, w.loginSecret("team-a", reconcile.DefaultCredentialsSecret, testutil.ProjectTeamA, nil))
 	w.syncUntilActive(rw)
 
-	delete(rw.mc.Related, sync.DefaultCredentialsSecret)
+	delete(rw.mc.Related, reconcile.DefaultCredentialsSecret)
 	w.resetCounters()
 	w.sync(rw)
 	assert.Zero(t, w.calls(), "no fallback to the controller's login")
-	assert.Equal(t, sync.ReasonWaitingForCredentials, rw.synced().Reason)
+	assert.Equal(t, reconcile.ReasonWaitingForCredentials, rw.synced().Reason)
 
 	resp := rw.finalize()
 	assert.False(t, resp.Finalized, "the instance cannot be deleted without its login: wait")
@@ -304,17 +304,17 @@ func TestNamespaceCredentialsSecretGone(t *testing.T) {
 // never made one (status.id and the connection Secret are the tenant's to erase; found in review,
 // issue #17): it waits, says why and how to let it go by hand.
 func TestNamespaceCredentialsFinalizeWithoutALoginWaits(t *testing.T) {
-	w := newCredsWorld(t, sync.CredentialsRequired)
+	w := newCredsWorld(t, reconcile.CredentialsRequired)
 	rw := w.object("team-a", "db", nil)
 	w.sync(rw)
-	require.Equal(t, sync.ReasonCredentialsRequired, rw.synced().Reason)
+	require.Equal(t, reconcile.ReasonCredentialsRequired, rw.synced().Reason)
 	w.resetCounters()
 	resp := rw.finalize()
 	assert.False(t, resp.Finalized, "without a login nothing shows that no instance exists: the object waits")
 	assert.Zero(t, w.calls())
-	assert.Equal(t, sync.ReasonCredentialsRequired, rw.synced().Reason, "Synced names the login to provide")
+	assert.Equal(t, reconcile.ReasonCredentialsRequired, rw.synced().Reason, "Synced names the login to provide")
 	ready := conditionOf(*rw.status(), v1alpha1.ConditionReady)
-	assert.Equal(t, sync.ReasonDeletionWaitsForCredentials, ready.Reason)
+	assert.Equal(t, reconcile.ReasonDeletionWaitsForCredentials, ready.Reason)
 	assert.Contains(t, ready.Message, "remove its finalizer metacontroller.io/compositecontroller-rds-controller by hand")
 	again := rw.finalize()
 	assert.False(t, again.Finalized)
@@ -322,7 +322,7 @@ func TestNamespaceCredentialsFinalizeWithoutALoginWaits(t *testing.T) {
 }
 
 func TestCustomizeAsksForTheLoginSecret(t *testing.T) {
-	w := newCredsWorld(t, sync.CredentialsOptional)
+	w := newCredsWorld(t, reconcile.CredentialsOptional)
 	rw := w.object("team-a", "db", nil)
 	rule := func(resp *hook.CustomizeResponse) []string {
 		for _, r := range resp.RelatedResources {
@@ -332,11 +332,11 @@ func TestCustomizeAsksForTheLoginSecret(t *testing.T) {
 		}
 		return nil
 	}
-	assert.Equal(t, []string{sync.DefaultCredentialsSecret}, rule(w.r.Customize(&hook.CustomizeRequest{Parent: rw.mc.Rds()})))
+	assert.Equal(t, []string{reconcile.DefaultCredentialsSecret}, rule(w.r.Customize(&hook.CustomizeRequest{Parent: rw.mc.Rds()})))
 	rw.edit(func(s *v1alpha1.RdsSpec) { s.Credentialssecret = "mine" })
 	assert.Equal(t, []string{"mine"}, rule(w.r.Customize(&hook.CustomizeRequest{Parent: rw.mc.Rds()})))
 
 	// Without a pool the controller's own login serves every object and no Secret is asked for.
-	plain := sync.New(sync.Config{})
+	plain := reconcile.New(reconcile.Config{})
 	assert.Empty(t, plain.Customize(&hook.CustomizeRequest{Parent: rw.mc.Rds()}).RelatedResources)
 }

@@ -1,4 +1,4 @@
-package sync
+package reconcile
 
 import (
 	"github.com/mcsps/rds-lambda-controller/sync/hook"

@@ -1,4 +1,4 @@
-package sync_test
+package reconcile_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/pgusers"
 )
@@ -146,7 +146,7 @@ func TestPostgreSQLDatabasesEndToEnd(t *testing.T) {
 	})
 	e.createInstance()
 	e.converge()
-	appSecret, readerSecret := rdssync.UserSecretName("shop-db", app, ""), rdssync.UserSecretName("shop-db", reader, "")
+	appSecret, readerSecret := reconcile.UserSecretName("shop-db", app, ""), reconcile.UserSecretName("shop-db", reader, "")
 
 	t.Run("roles, databases and grants are there", func(t *testing.T) {
 		assert.Equal(t, []string{logs, shop}, e.must("postgres", "SELECT datname FROM pg_database WHERE datname LIKE '"+e.prefix+"%'"))
@@ -163,7 +163,7 @@ func TestPostgreSQLDatabasesEndToEnd(t *testing.T) {
 	})
 
 	t.Run("a login with each Secret works", func(t *testing.T) {
-		for _, key := range []string{rdssync.KeyURI, rdssync.KeyDSN} {
+		for _, key := range []string{reconcile.KeyURI, reconcile.KeyDSN} {
 			out, err := e.login(appSecret, key, "SELECT current_user || '@' || current_database() || ' ssl=' || (SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid())")
 			require.NoError(t, err, key)
 			assert.Equal(t, []string{app + "@" + shop + " ssl=true"}, out, "%s: the user, its first database, over TLS", key)
@@ -172,25 +172,25 @@ func TestPostgreSQLDatabasesEndToEnd(t *testing.T) {
 			assert.Equal(t, []string{reader}, out, key)
 		}
 		s := e.mc.Secrets[readerSecret]
-		assert.Equal(t, shop, string(s.Data[rdssync.KeyDatabase]))
+		assert.Equal(t, shop, string(s.Data[reconcile.KeyDatabase]))
 		b, err := json.Marshal(e.mc.Status())
 		require.NoError(t, err)
-		assert.NotContains(t, string(b), string(s.Data[rdssync.KeyPassword]), "no password in status")
+		assert.NotContains(t, string(b), string(s.Data[reconcile.KeyPassword]), "no password in status")
 		assert.NotContains(t, string(b), "App-pw-1", "no password in status")
 	})
 
 	t.Run("the application's tables reach the read-only user; it cannot write", func(t *testing.T) {
-		_, err := e.login(appSecret, rdssync.KeyURI, "CREATE TABLE public.orders (id int); INSERT INTO public.orders VALUES (1)")
+		_, err := e.login(appSecret, reconcile.KeyURI, "CREATE TABLE public.orders (id int); INSERT INTO public.orders VALUES (1)")
 		require.NoError(t, err)
 		e.clock.Advance(e2eDrift) // the drift check applies again and finds the new table
 		e.sync()
 		assert.Contains(t, e.changes, "granted SELECT on table "+shop+".public.orders to "+reader)
-		out, err := e.login(readerSecret, rdssync.KeyURI, "SELECT count(*) FROM public.orders")
+		out, err := e.login(readerSecret, reconcile.KeyURI, "SELECT count(*) FROM public.orders")
 		require.NoError(t, err)
 		assert.Equal(t, []string{"1"}, out)
-		_, err = e.login(readerSecret, rdssync.KeyURI, "INSERT INTO public.orders VALUES (2)")
+		_, err = e.login(readerSecret, reconcile.KeyURI, "INSERT INTO public.orders VALUES (2)")
 		assert.ErrorContains(t, err, "permission denied")
-		_, err = e.login(readerSecret, rdssync.KeyURI, "CREATE TABLE public.mine (id int)")
+		_, err = e.login(readerSecret, reconcile.KeyURI, "CREATE TABLE public.mine (id int)")
 		assert.ErrorContains(t, err, "permission denied", "read-only: no CREATE on the schema")
 	})
 
@@ -215,7 +215,7 @@ func TestPostgreSQLDatabasesEndToEnd(t *testing.T) {
 		assert.Empty(t, e.must("postgres", "SELECT rolname FROM pg_roles WHERE rolname = '"+reader+"'"), "the reader is dropped")
 		assert.Nil(t, e.mc.Secrets[readerSecret], "and its Secret deleted")
 		assert.NotContains(t, e.acl(shop, app), "database "+logs+": CONNECT")
-		_, err := e.login(appSecret, rdssync.KeyURI, "SELECT 1")
+		_, err := e.login(appSecret, reconcile.KeyURI, "SELECT 1")
 		assert.NoError(t, err, "the application still logs in")
 	})
 
@@ -223,7 +223,7 @@ func TestPostgreSQLDatabasesEndToEnd(t *testing.T) {
 		e.edit(func(s *v1alpha1.RdsSpec) { s.Users = nil })
 		e.sync()
 		c := e.condition(v1alpha1.ConditionDatabasesReady)
-		assert.Equal(t, rdssync.ReasonUserOwnsObjects, c.Reason)
+		assert.Equal(t, reconcile.ReasonUserOwnsObjects, c.Reason)
 		assert.Contains(t, c.Message, "user "+app+" is not dropped: it owns objects in database "+shop)
 		assert.NotEmpty(t, e.must("postgres", "SELECT rolname FROM pg_roles WHERE rolname = '"+app+"'"), "the owner and its table stay")
 		assert.NotNil(t, e.mc.Secrets[appSecret], "and so does its Secret")
@@ -265,13 +265,13 @@ func TestPostgreSQLDatabasesEndToEnd(t *testing.T) {
 				applies := e.applies
 				e.sync()
 				c := e.condition(v1alpha1.ConditionDatabasesReady)
-				assert.Equal(t, rdssync.ReasonInvalidSpec, c.Reason, tc.reason)
+				assert.Equal(t, reconcile.ReasonInvalidSpec, c.Reason, tc.reason)
 				assert.Equal(t, applies, e.applies, "%s: nothing is executed", tc.reason)
 				assert.Equal(t, []string{shop}, e.must("postgres", "SELECT datname FROM pg_database WHERE datname = '"+shop+"'"), tc.reason)
 			})
 		}
 		e.edit(func(s *v1alpha1.RdsSpec) { *s = good })
 		e.sync()
-		assert.Equal(t, rdssync.ReasonApplied, e.condition(v1alpha1.ConditionDatabasesReady).Reason, "a fixed spec is valid again")
+		assert.Equal(t, reconcile.ReasonApplied, e.condition(v1alpha1.ConditionDatabasesReady).Reason, "a fixed spec is valid again")
 	})
 }

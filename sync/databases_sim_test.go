@@ -1,4 +1,4 @@
-package sync_test
+package reconcile_test
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
@@ -44,7 +44,7 @@ type simRds struct {
 	t     *testing.T
 	clock *otcsim.ManualClock
 	sim   *otcsim.Sim
-	r     *rdssync.Reconciler
+	r     *reconcile.Reconciler
 	// mc is the object as Metacontroller and the cluster hold it.
 	mc     *metacontroller.Object
 	addr   string
@@ -66,9 +66,9 @@ func newSimRds(t *testing.T, addr string, apply func(context.Context, dbusers.Co
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
 	e := &simRds{t: t, clock: clock, sim: srv.Sim, addr: addr, prefix: "e2e" + hex.EncodeToString(b)}
-	e.r = rdssync.New(rdssync.Config{
+	e.r = reconcile.New(reconcile.Config{
 		Cloud: client, Now: clock.Now,
-		Databases: rdssync.DatabasesConfig{DriftCheck: e2eDrift, Apply: func(ctx context.Context, conn dbusers.Conn, d dbusers.Desired, m dbusers.ManagedState) (dbusers.Result, error) {
+		Databases: reconcile.DatabasesConfig{DriftCheck: e2eDrift, Apply: func(ctx context.Context, conn dbusers.Conn, d dbusers.Desired, m dbusers.ManagedState) (dbusers.Result, error) {
 			e.applies++
 			res, err := apply(ctx, conn, d, m)
 			e.changes = res.Changes
@@ -80,7 +80,7 @@ func newSimRds(t *testing.T, addr string, apply func(context.Context, dbusers.Co
 		Spec:       spec,
 	}
 	e.mc = metacontroller.NewRds(parent)
-	require.Empty(t, rdssync.Validate(&parent.Spec),
+	require.Empty(t, reconcile.Validate(&parent.Spec),
 		"the test server's root password must also be a valid OTC root password (8-32 characters, three classes); test/mariadb.sh and test/postgres.sh generate such")
 	return e
 }
@@ -256,17 +256,17 @@ func TestDatabasesEndToEnd(t *testing.T) {
 		assert.Equal(t, []string{"GRANT SELECT, INSERT ON `" + shop + "`.* TO `" + app + "`@`%`"}, e.grants(app, "%"))
 		assert.Equal(t, []string{"GRANT ALL PRIVILEGES ON `" + logs + "`.* TO `" + gen + "`@`%`"}, e.grants(gen, "%"))
 		assert.True(t, e.canLogin(app, "App-pw-1"), "the spec's password is set")
-		genSecret := e.mc.Secrets[rdssync.UserSecretName("shop-db", gen, "")]
+		genSecret := e.mc.Secrets[reconcile.UserSecretName("shop-db", gen, "")]
 		require.NotNil(t, genSecret, "the generated password has its Secret")
-		assert.Equal(t, gen, string(genSecret.Data[rdssync.KeyUsername]))
-		assert.Equal(t, logs, string(genSecret.Data[rdssync.KeyDatabase]))
-		assert.Equal(t, e.addr, net.JoinHostPort(string(genSecret.Data[rdssync.KeyHost]), string(genSecret.Data[rdssync.KeyPort])))
-		assert.True(t, e.canLogin(gen, string(genSecret.Data[rdssync.KeyPassword])), "the generated password is the one in the Secret")
+		assert.Equal(t, gen, string(genSecret.Data[reconcile.KeyUsername]))
+		assert.Equal(t, logs, string(genSecret.Data[reconcile.KeyDatabase]))
+		assert.Equal(t, e.addr, net.JoinHostPort(string(genSecret.Data[reconcile.KeyHost]), string(genSecret.Data[reconcile.KeyPort])))
+		assert.True(t, e.canLogin(gen, string(genSecret.Data[reconcile.KeyPassword])), "the generated password is the one in the Secret")
 		b, err := json.Marshal(e.mc.Status())
 		require.NoError(t, err)
 		status := string(b)
 		assert.NotContains(t, status, "App-pw-1", "no password in status")
-		assert.NotContains(t, status, string(genSecret.Data[rdssync.KeyPassword]), "no password in status")
+		assert.NotContains(t, status, string(genSecret.Data[reconcile.KeyPassword]), "no password in status")
 	})
 
 	t.Run("identical call changes nothing", func(t *testing.T) {
@@ -306,7 +306,7 @@ func TestDatabasesEndToEnd(t *testing.T) {
 		assert.True(t, e.canLogin(app, "App-pw-2"))
 		assert.False(t, e.canLogin(app, "App-pw-1"))
 		assert.False(t, e.userExists(gen), "a user removed from the spec is dropped")
-		assert.Nil(t, e.mc.Secrets[rdssync.UserSecretName("shop-db", gen, "")], "and its Secret deleted")
+		assert.Nil(t, e.mc.Secrets[reconcile.UserSecretName("shop-db", gen, "")], "and its Secret deleted")
 		assert.True(t, e.dbExists(logs), "a database removed from the spec stays without prunedatabases")
 
 		applies := e.applies
@@ -351,7 +351,7 @@ func TestDatabasesEndToEnd(t *testing.T) {
 				e.sim.ResetCounters()
 				e.sync()
 				dbReady := e.condition(v1alpha1.ConditionDatabasesReady)
-				assert.Equal(t, rdssync.ReasonInvalidSpec, dbReady.Reason, tc.reason)
+				assert.Equal(t, reconcile.ReasonInvalidSpec, dbReady.Reason, tc.reason)
 				assert.Equal(t, metav1.ConditionFalse, dbReady.Status, tc.reason)
 				assert.Equal(t, metav1.ConditionTrue, e.condition(v1alpha1.ConditionReady).Status, "%s: the instance is still reported", tc.reason)
 				assert.Equal(t, applies, e.applies, "%s: nothing is executed", tc.reason)
@@ -362,6 +362,6 @@ func TestDatabasesEndToEnd(t *testing.T) {
 		}
 		e.edit(func(s *v1alpha1.RdsSpec) { *s = good })
 		e.sync()
-		assert.Equal(t, rdssync.ReasonApplied, e.condition(v1alpha1.ConditionDatabasesReady).Reason, "a fixed spec is valid again")
+		assert.Equal(t, reconcile.ReasonApplied, e.condition(v1alpha1.ConditionDatabasesReady).Reason, "a fixed spec is valid again")
 	})
 }

@@ -1,4 +1,4 @@
-package sync
+package reconcile
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	gosync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -532,7 +532,7 @@ func TestDatabasesUnreachableBacksOff(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = l.Close() })
-	var mu gosync.Mutex
+	var mu sync.Mutex
 	var held []net.Conn
 	go func() {
 		for {

@@ -1,4 +1,4 @@
-package sync_test
+package reconcile_test
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	"github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 )
 
@@ -37,7 +37,7 @@ func TestNetworkChangesEndToEnd(t *testing.T) {
 				w.sim.AddSecurityGroup("web")
 				return func(s *v1alpha1.RdsSpec) { s.Securitygroup = "web" }
 			},
-			simOp: otcsim.OpSetSecurityGroup, op: sync.OpSecurityGroup, busy: "ACTIVE", lostResends: true,
+			simOp: otcsim.OpSetSecurityGroup, op: reconcile.OpSecurityGroup, busy: "ACTIVE", lostResends: true,
 			check: func(t *testing.T, w *day2World, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
 				assert.NotEqual(t, otcsim.SeedSecurityGroupID, v.SecurityGroupID)
 				assert.Equal(t, v.SecurityGroupID, st.SecurityGroupID)
@@ -50,7 +50,7 @@ func TestNetworkChangesEndToEnd(t *testing.T) {
 			edit: func(*day2World) func(*v1alpha1.RdsSpec) {
 				return func(s *v1alpha1.RdsSpec) { s.Port = ptr.To(intstr.FromString("3307")) }
 			},
-			simOp: otcsim.OpUpdatePort, op: sync.OpPort, busy: otcsim.StatusModifyingPort,
+			simOp: otcsim.OpUpdatePort, op: reconcile.OpPort, busy: otcsim.StatusModifyingPort,
 			check: func(t *testing.T, _ *day2World, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
 				assert.Equal(t, 3307, v.Port)
 				assert.Equal(t, 3307, st.Port)
@@ -62,7 +62,7 @@ func TestNetworkChangesEndToEnd(t *testing.T) {
 			edit: func(*day2World) func(*v1alpha1.RdsSpec) {
 				return func(s *v1alpha1.RdsSpec) { s.Ssl = ptr.To(true) }
 			},
-			simOp: otcsim.OpSwitchSSL, op: sync.OpSSL, busy: otcsim.StatusRebooting,
+			simOp: otcsim.OpSwitchSSL, op: reconcile.OpSSL, busy: otcsim.StatusRebooting,
 			check: func(t *testing.T, _ *day2World, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
 				assert.True(t, v.SSL)
 				assert.Equal(t, ptr.To(true), st.SSL)
@@ -80,11 +80,11 @@ func TestNetworkChangesEndToEnd(t *testing.T) {
 			require.NotNil(t, op, "the operation shows while it runs")
 			assert.Equal(t, tc.op, op.Type)
 			assert.Equal(t, int64(2), op.Generation)
-			assert.Equal(t, sync.ReasonChangeInProgress, w.condition(v1alpha1.ConditionSynced).Reason)
+			assert.Equal(t, reconcile.ReasonChangeInProgress, w.condition(v1alpha1.ConditionSynced).Reason)
 			w.sync()
 			assert.Equal(t, tc.busy, w.status().Status, "OTC reports the change as it does")
 			assert.Equal(t, metav1.ConditionTrue, w.condition(v1alpha1.ConditionSynced).Status)
-			assert.Equal(t, sync.ReasonChangeInProgress, w.condition(v1alpha1.ConditionSynced).Reason, "in flight")
+			assert.Equal(t, reconcile.ReasonChangeInProgress, w.condition(v1alpha1.ConditionSynced).Reason, "in flight")
 			require.NotNil(t, w.status().Operation, "still shown")
 			assert.Equal(t, 1, w.sim.Calls(tc.simOp), "not sent again while it runs")
 			w.settle(8)
@@ -98,7 +98,7 @@ func TestNetworkChangesEndToEnd(t *testing.T) {
 			w.edit(tc.edit(w))
 			w.sync()
 			assert.Equal(t, 1, w.sim.Calls(tc.simOp))
-			assert.Equal(t, sync.ReasonCloudUnavailable, w.condition(v1alpha1.ConditionSynced).Reason, "the lost answer is reported")
+			assert.Equal(t, reconcile.ReasonCloudUnavailable, w.condition(v1alpha1.ConditionSynced).Reason, "the lost answer is reported")
 			w.settle(8)
 			if tc.lostResends {
 				assert.LessOrEqual(t, w.sim.Calls(tc.simOp), 3, "%s: asked again only while OTC's job runs, and refused", tc.reason)
@@ -162,7 +162,7 @@ func TestImmutableFieldsRefusedEndToEnd(t *testing.T) {
 			w.settle(3)
 			synced := w.condition(v1alpha1.ConditionSynced)
 			assert.Equal(t, metav1.ConditionFalse, synced.Status)
-			assert.Equal(t, sync.ReasonInvalidSpec, synced.Reason)
+			assert.Equal(t, reconcile.ReasonInvalidSpec, synced.Reason)
 			assert.Contains(t, synced.Message, tc.want)
 			assert.Equal(t, metav1.ConditionTrue, w.condition(v1alpha1.ConditionReady).Status, "the instance is fine")
 			assert.Zero(t, w.sim.MutatingCalls(), "no change in OTC")

@@ -1,10 +1,10 @@
-package sync_test
+package reconcile_test
 
 import (
 	"context"
 	"net/http"
 	"strings"
-	gosync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	"github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
@@ -29,7 +29,7 @@ type day2World struct {
 	srv    *otcsim.Server
 	sim    *otcsim.Sim
 	client *otc.Client
-	r      *sync.Reconciler
+	r      *reconcile.Reconciler
 	// mc is the object as Metacontroller and the cluster hold it.
 	mc   *metacontroller.Object
 	last *hook.SyncResponse
@@ -50,7 +50,7 @@ func newDay2World(t *testing.T, spec func(*v1alpha1.RdsSpec), wrap func(http.Rou
 
 	w := &day2World{
 		t: t, clock: clock, srv: srv, sim: srv.Sim, client: client,
-		r: sync.New(sync.Config{Cloud: client, Now: clock.Now, CallTimeout: 5 * time.Second}),
+		r: reconcile.New(reconcile.Config{Cloud: client, Now: clock.Now, CallTimeout: 5 * time.Second}),
 	}
 	obj := v1alpha1.Rds{
 		ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "team-a", UID: "uid-day2", Generation: 1},
@@ -134,7 +134,7 @@ func (w *day2World) requireSettled(reason string) {
 	ready, synced := w.condition(v1alpha1.ConditionReady), w.condition(v1alpha1.ConditionSynced)
 	assert.Equal(w.t, metav1.ConditionTrue, ready.Status, reason)
 	assert.Equal(w.t, metav1.ConditionTrue, synced.Status, "%s: %s", reason, synced.Message)
-	assert.Equal(w.t, sync.ReasonReconcileSuccess, synced.Reason, reason)
+	assert.Equal(w.t, reconcile.ReasonReconcileSuccess, synced.Reason, reason)
 	before, status := w.sim.MutatingCalls(), w.status()
 	w.sync()
 	assert.Equal(w.t, before, w.sim.MutatingCalls(), "%s: a repeated call makes no change", reason)
@@ -155,7 +155,7 @@ func TestDay2EndToEnd(t *testing.T) {
 		"resize": {
 			reason: "a new flavorref resizes the instance once",
 			edit:   func(s *v1alpha1.RdsSpec) { s.Flavorref = "rds.mysql.n1.xlarge.2" },
-			simOp:  otcsim.OpResize, op: sync.OpResize,
+			simOp:  otcsim.OpResize, op: reconcile.OpResize,
 			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
 				assert.Equal(t, "rds.mysql.n1.xlarge.2", v.Flavor)
 				assert.Equal(t, "rds.mysql.n1.xlarge.2", st.Flavor)
@@ -164,7 +164,7 @@ func TestDay2EndToEnd(t *testing.T) {
 		"storage growth": {
 			reason: "a larger volumesize grows the volume once",
 			edit:   func(s *v1alpha1.RdsSpec) { s.Volumesize = 60 },
-			simOp:  otcsim.OpEnlargeVolume, op: sync.OpStorage,
+			simOp:  otcsim.OpEnlargeVolume, op: reconcile.OpStorage,
 			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
 				assert.Equal(t, 60, v.VolumeSize)
 				assert.Equal(t, 60, st.Volume.Size)
@@ -194,20 +194,20 @@ func TestDay2EndToEnd(t *testing.T) {
 		"restart": {
 			reason: "a new restartrequest is marked in OTC, then restarts once and is remembered",
 			edit:   func(s *v1alpha1.RdsSpec) { s.Restartrequest = "2026-05-01" },
-			simOp:  otcsim.OpRestart, op: sync.OpRestart,
+			simOp:  otcsim.OpRestart, op: reconcile.OpRestart,
 			writeAhead: true,
 			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
 				assert.Equal(t, "2026-05-01", st.RestartRequest)
-				assert.Equal(t, sync.RestartSeal("uid-day2", "2026-05-01"), v.Tags[sync.TagRestartRequest], "sealed once status records it")
+				assert.Equal(t, reconcile.RestartSeal("uid-day2", "2026-05-01"), v.Tags[reconcile.TagRestartRequest], "sealed once status records it")
 			},
 		},
 		"minor upgrade": {
 			reason: "8.0.32 asked while 8.0.28 runs is marked in OTC, then upgrades once",
 			edit:   func(s *v1alpha1.RdsSpec) { s.Datastoreversion = "8.0.32" },
-			simOp:  otcsim.OpUpgradeDbVersion, op: sync.OpMinorUpgrade,
+			simOp:  otcsim.OpUpgradeDbVersion, op: reconcile.OpMinorUpgrade,
 			writeAhead: true,
 			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
-				assert.Equal(t, sync.RequestMark("uid-day2", "8.0.32")+"-8.0.28", v.Tags[sync.TagUpgradeRequest])
+				assert.Equal(t, reconcile.RequestMark("uid-day2", "8.0.32")+"-8.0.28", v.Tags[reconcile.TagUpgradeRequest])
 				assert.Equal(t, "8.0.32", v.CompleteVersion)
 				assert.Equal(t, "8.0.32", st.Version)
 				assert.Equal(t, "8.0.32", st.UpgradeRequest)
@@ -218,7 +218,7 @@ func TestDay2EndToEnd(t *testing.T) {
 			edit: func(s *v1alpha1.RdsSpec) {
 				s.Hamode, s.Flavorref, s.Availabilityzone = "Ha", "rds.mysql.n1.large.2.ha", "eu-de-01,eu-de-02"
 			},
-			simOp: otcsim.OpSingleToHa, op: sync.OpSingleToHA,
+			simOp: otcsim.OpSingleToHa, op: reconcile.OpSingleToHA,
 			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
 				assert.Equal(t, "Ha", v.Type)
 				assert.Equal(t, "rds.mysql.n1.large.2.ha", v.Flavor)
@@ -242,7 +242,7 @@ func TestDay2EndToEnd(t *testing.T) {
 				require.NotNil(t, op, "the operation shows while it runs")
 				assert.Equal(t, tc.op, op.Type)
 				assert.Equal(t, int64(2), op.Generation)
-				assert.Equal(t, sync.ReasonChangeInProgress, w.condition(v1alpha1.ConditionSynced).Reason)
+				assert.Equal(t, reconcile.ReasonChangeInProgress, w.condition(v1alpha1.ConditionSynced).Reason)
 				w.sync()
 				assert.NotEqual(t, "ACTIVE", w.status().Status, "OTC reports the change")
 				assert.Equal(t, metav1.ConditionFalse, w.condition(v1alpha1.ConditionReady).Status, "Ready follows OTC's status")
@@ -264,7 +264,7 @@ func TestDay2EndToEnd(t *testing.T) {
 			w.sync()
 			assert.Equal(t, 1, w.sim.Calls(tc.simOp))
 			synced := w.condition(v1alpha1.ConditionSynced)
-			assert.Equal(t, sync.ReasonCloudUnavailable, synced.Reason, "the lost answer is reported")
+			assert.Equal(t, reconcile.ReasonCloudUnavailable, synced.Reason, "the lost answer is reported")
 			w.settle(8)
 			assert.Equal(t, 1, w.sim.Calls(tc.simOp), "%s: OTC acted on the lost request; it is not sent again", tc.reason)
 			tc.check(t, w.view(), w.statusRef())
@@ -280,7 +280,7 @@ func TestDay2EndToEndSoldOutFlavor(t *testing.T) {
 	assert.Equal(t, 0, w.sim.Calls(otcsim.OpResize), "no call for a flavor sold out in the instance's AZ")
 	synced := w.condition(v1alpha1.ConditionSynced)
 	assert.Equal(t, metav1.ConditionFalse, synced.Status)
-	assert.Equal(t, sync.ReasonFlavorUnavailable, synced.Reason)
+	assert.Equal(t, reconcile.ReasonFlavorUnavailable, synced.Reason)
 	assert.Equal(t, "The flavor rds.mysql.n1.2xlarge.4 is not available in eu-de-03 (sellout).", synced.Message)
 	assert.Equal(t, metav1.ConditionTrue, w.condition(v1alpha1.ConditionReady).Status, "the instance is fine")
 	assert.Equal(t, "rds.mysql.n1.large.2", w.view().Flavor)
@@ -298,7 +298,7 @@ func TestDay2EndToEndSoldOutFlavor(t *testing.T) {
 type busyOnce struct {
 	base  http.RoundTripper
 	w     **day2World
-	once  gosync.Once
+	once  sync.Once
 	fired bool
 }
 
@@ -324,14 +324,14 @@ func TestDay2EndToEndBusy(t *testing.T) {
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize))
 	synced := w.condition(v1alpha1.ConditionSynced)
 	assert.Equal(t, metav1.ConditionTrue, synced.Status, "busy is no error")
-	assert.Equal(t, sync.ReasonInstanceBusy, synced.Reason)
+	assert.Equal(t, reconcile.ReasonInstanceBusy, synced.Reason)
 	assert.Equal(t, 10.0, resp.ResyncAfterSeconds, "a short resync")
 	assert.Nil(t, w.status().Operation, "nothing was started")
 
 	// While the backup runs the hook waits without calling; then the resize goes through once.
 	w.sync()
 	assert.Equal(t, "BACKING UP", w.status().Status)
-	assert.Equal(t, sync.ReasonWaitingForInstance, w.condition(v1alpha1.ConditionSynced).Reason)
+	assert.Equal(t, reconcile.ReasonWaitingForInstance, w.condition(v1alpha1.ConditionSynced).Reason)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpResize), "no call while the backup runs")
 	w.settle(8)
 	assert.Equal(t, 2, w.sim.Calls(otcsim.OpResize), "one refused, one accepted")
@@ -387,7 +387,7 @@ func TestDay2EndToEndUnavailableInstance(t *testing.T) {
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpEnlargeVolume), "no change to a FAILED instance")
 	synced := w.condition(v1alpha1.ConditionSynced)
 	assert.Equal(t, metav1.ConditionFalse, synced.Status)
-	assert.Equal(t, sync.ReasonInstanceUnavailable, synced.Reason)
+	assert.Equal(t, reconcile.ReasonInstanceUnavailable, synced.Reason)
 	assert.Equal(t, "The instance is FAILED in OTC; the pending storage growth to 60GB waits until it is ACTIVE again.", synced.Message)
 }
 
@@ -401,7 +401,7 @@ func userTags(t *testing.T, tags map[string]string) map[string]string {
 		switch {
 		case strings.HasPrefix(k, "rds-owner-"):
 			owners++
-		case k != sync.TagRestartRequest && k != sync.TagUpgradeRequest:
+		case k != reconcile.TagRestartRequest && k != reconcile.TagUpgradeRequest:
 			out[k] = v
 		}
 	}

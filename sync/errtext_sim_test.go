@@ -1,4 +1,4 @@
-package sync_test
+package reconcile_test
 
 import (
 	"context"
@@ -18,13 +18,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	"github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
 
 // errtextGateway stands between the adapter and the simulator like a gateway in front of OTC: it
 // answers every create with status and a body holding a request id that differs on every call.
-func errtextGateway(t *testing.T, status int, body func(requestID string) string) (*sync.Reconciler, *otcsim.ManualClock) {
+func errtextGateway(t *testing.T, status int, body func(requestID string) string) (*reconcile.Reconciler, *otcsim.ManualClock) {
 	t.Helper()
 	var sim atomic.Pointer[url.URL]
 	var calls atomic.Int32
@@ -55,7 +55,7 @@ func errtextGateway(t *testing.T, status int, body func(requestID string) string
 	sim.Store(u)
 
 	client := testutil.Login(t, srv, nil)
-	return sync.New(sync.Config{Cloud: client, Now: clock.Now}), clock
+	return reconcile.New(reconcile.Config{Cloud: client, Now: clock.Now}), clock
 }
 
 // TestRefusalsDifferingInRequestIDGiveTheSameStatus: OTC's text without an error code may hold a
@@ -73,28 +73,28 @@ func TestRefusalsDifferingInRequestIDGiveTheSameStatus(t *testing.T) {
 			reason:      "a too-large request refused without an OTC code",
 			status:      http.StatusRequestEntityTooLarge,
 			body:        func(id string) string { return `{"error_msg":"Request entity too large, request id ` + id + `"}` },
-			wantReason:  sync.ReasonCloudRefused,
+			wantReason:  reconcile.ReasonCloudRefused,
 			wantMessage: "OTC refused the request: OTC answered 413: the request was too large.",
 		},
 		"codeless 404": {
 			reason:      "a 404 whose body is a message but no code",
 			status:      http.StatusNotFound,
 			body:        func(id string) string { return `{"code":404,"message":"Not found (request ` + id + `)"}` },
-			wantReason:  sync.ReasonCloudRefused,
+			wantReason:  reconcile.ReasonCloudRefused,
 			wantMessage: "OTC refused the request: OTC answered 404: not found.",
 		},
 		"400 with a body that is not the documented JSON": {
 			reason:      "a body of another form is not OTC's documented error",
 			status:      http.StatusBadRequest,
 			body:        func(id string) string { return `{"errors":[{"detail":"bad body","request_id":"` + id + `"}]}` },
-			wantReason:  sync.ReasonCloudUnavailable,
+			wantReason:  reconcile.ReasonCloudUnavailable,
 			wantMessage: "OTC did not answer as expected; the call will be retried.",
 		},
 		"HTML page of a gateway": {
 			reason:      "a gateway answers with its own page",
 			status:      http.StatusForbidden,
 			body:        func(id string) string { return "<html><body><h1>403 Forbidden</h1><p>" + id + "</p></body></html>" },
-			wantReason:  sync.ReasonCloudUnauthorized,
+			wantReason:  reconcile.ReasonCloudUnauthorized,
 			wantMessage: "OTC refused the controller's credentials.",
 		},
 	}
@@ -104,7 +104,7 @@ func TestRefusalsDifferingInRequestIDGiveTheSameStatus(t *testing.T) {
 			w := &restoreWorld{t: t, clock: clock, r: r}
 			w.object("errtext", restoreSpec())
 			logs := &testutil.Buffer{}
-			ctx := sync.WithLogger(context.Background(), slog.New(slog.NewJSONHandler(logs, nil)))
+			ctx := reconcile.WithLogger(context.Background(), slog.New(slog.NewJSONHandler(logs, nil)))
 
 			// The first call only stores the connection Secret; the create follows.
 			w.syncCtx(ctx)

@@ -1,4 +1,4 @@
-package sync
+package reconcile
 
 // What each spec field does: the one table a field added to v1alpha1.RdsSpec must join
 // (TestEveryFieldHasABehaviour walks the type and fails for a field without an entry, and for an

@@ -1,4 +1,4 @@
-package sync_test
+package reconcile_test
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	"github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/test/metacontroller"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
@@ -36,7 +36,7 @@ func TestFinalizeFindsAdoptedInstanceByTagsWhenStatusForged(t *testing.T) {
 	require.Equal(t, id, w.status().ID)
 	inst, ok := w.sim.Instance(id)
 	require.True(t, ok)
-	require.Equal(t, "uid-lg", inst.Tags[sync.TagOwnerUID], "adopted: the ownership tags name the object")
+	require.Equal(t, "uid-lg", inst.Tags[reconcile.TagOwnerUID], "adopted: the ownership tags name the object")
 
 	// The tenant: clear instanceid (a spec edit sync accepts), forge status.id, delete.
 	w.edit(func(s *v1alpha1.RdsSpec) { s.Instanceid = "" })
@@ -74,7 +74,7 @@ func TestFinalizeFindsAdoptedInstanceByTagsWhenStatusForged(t *testing.T) {
 // is backed up and deleted as usual. Found in review (issue #17): finalize looked only in the
 // forged project and released the object, its instance left billed in the controller's project.
 func TestFinalizeLooksInTheControllersProjectWhateverStatusSays(t *testing.T) {
-	w := newCredsWorld(t, sync.CredentialsOptional)
+	w := newCredsWorld(t, reconcile.CredentialsOptional)
 	a := w.object("team-a", "db", func(s *v1alpha1.RdsSpec) { s.Skipfinalbackup = false })
 	w.syncUntilActive(a)
 	id := a.status().ID
@@ -83,7 +83,7 @@ func TestFinalizeLooksInTheControllersProjectWhateverStatusSays(t *testing.T) {
 	require.True(t, ok, "created with the controller's login, in its project")
 
 	// The tenant: a Secret with its own project's login, and status naming it.
-	login := w.loginSecret("team-a", sync.DefaultCredentialsSecret, testutil.ProjectTeamA, nil)
+	login := w.loginSecret("team-a", reconcile.DefaultCredentialsSecret, testutil.ProjectTeamA, nil)
 	a.mc.Related[login.Name] = login
 	st := a.status()
 	st.CredentialsSecret = login.Name
@@ -102,9 +102,9 @@ func TestFinalizeLooksInTheControllersProjectWhateverStatusSays(t *testing.T) {
 	require.False(t, a.mc.Gone())
 	assert.Equal(t, id, a.status().ID, "what OTC showed is recorded: the instance is the controller's login's")
 	assert.Empty(t, a.status().CredentialsSecret)
-	assert.Equal(t, sync.ReasonCredentialsChanged, a.synced().Reason)
+	assert.Equal(t, reconcile.ReasonCredentialsChanged, a.synced().Reason)
 	assert.Contains(t, a.synced().Message, `found with the controller's own OTC login, but this object would now use the OTC login in Secret "otc-credentials"`)
-	assert.Equal(t, sync.ReasonDeletionWaitsForCredentials, conditionOf(*a.status(), v1alpha1.ConditionReady).Reason)
+	assert.Equal(t, reconcile.ReasonDeletionWaitsForCredentials, conditionOf(*a.status(), v1alpha1.ConditionReady).Reason)
 
 	// The way out: the Secret goes, the controller's own login serves the object again.
 	delete(a.mc.Related, login.Name)
@@ -133,7 +133,7 @@ func TestFinalizeLooksInTheControllersProjectWhateverStatusSays(t *testing.T) {
 // DeletionWaitsForCredentials, and its instance stays tracked. Found in review (issue #17): the
 // object went without a single cloud call, its instance left billed in the controller's project.
 func TestFinalizeWithoutLoginWaitsWhenStatusIDErased(t *testing.T) {
-	w := newCredsWorld(t, sync.CredentialsOptional)
+	w := newCredsWorld(t, reconcile.CredentialsOptional)
 	a := w.object("team-a", "db", func(s *v1alpha1.RdsSpec) { s.Skipfinalbackup = false })
 	w.syncUntilActive(a)
 	id := a.status().ID
@@ -151,6 +151,6 @@ func TestFinalizeWithoutLoginWaitsWhenStatusIDErased(t *testing.T) {
 	assert.False(t, a.mc.Gone() && stillThere, "the object is released while its instance stays billed in the controller's project")
 	assert.False(t, a.mc.Gone(), "without a login the object is never released")
 	assert.Zero(t, w.calls())
-	assert.Equal(t, sync.ReasonWaitingForCredentials, a.synced().Reason, "Synced names the Secret to provide")
-	assert.Equal(t, sync.ReasonDeletionWaitsForCredentials, conditionOf(*a.status(), v1alpha1.ConditionReady).Reason)
+	assert.Equal(t, reconcile.ReasonWaitingForCredentials, a.synced().Reason, "Synced names the Secret to provide")
+	assert.Equal(t, reconcile.ReasonDeletionWaitsForCredentials, conditionOf(*a.status(), v1alpha1.ConditionReady).Reason)
 }

@@ -1,8 +1,8 @@
-package sync
+package reconcile
 
 import (
 	"k8s.io/apimachinery/pkg/types"
-	gosync "sync"
+	"sync"
 	"time"
 )
 
@@ -18,7 +18,7 @@ type ledger struct {
 	ttl time.Duration
 	now func() time.Time
 
-	mu   gosync.Mutex
+	mu   sync.Mutex
 	sent map[string]time.Time
 }
 

@@ -1,4 +1,4 @@
-package sync_test
+package reconcile_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	"github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
@@ -32,7 +32,7 @@ type logsLoop struct {
 	t     *testing.T
 	sim   *otcsim.Sim
 	clock *otcsim.ManualClock
-	r     *sync.Reconciler
+	r     *reconcile.Reconciler
 	mc    *metacontroller.Object
 	// jobCredential is the expiry of the Secret's capability when the Job first appeared.
 	jobCredential map[string]time.Time
@@ -50,8 +50,8 @@ func newLogsLoop(t *testing.T) *logsLoop {
 	client, err := otc.New(context.Background(), cfg)
 	require.NoError(t, err)
 	w := &logsLoop{t: t, sim: srv.Sim, clock: clock, jobCredential: map[string]time.Time{}, client: client}
-	w.r = sync.New(sync.Config{Cloud: client, Now: clock.Now, JobImage: "img:1", PasswordKey: secret.New("logs loop key"),
-		Databases: sync.DatabasesConfig{Apply: func(context.Context, dbusers.Conn, dbusers.Desired, dbusers.ManagedState) (dbusers.Result, error) {
+	w.r = reconcile.New(reconcile.Config{Cloud: client, Now: clock.Now, JobImage: "img:1", PasswordKey: secret.New("logs loop key"),
+		Databases: reconcile.DatabasesConfig{Apply: func(context.Context, dbusers.Conn, dbusers.Desired, dbusers.ManagedState) (dbusers.Result, error) {
 			return dbusers.Result{}, nil
 		}}})
 	w.mc = metacontroller.NewRds(v1alpha1.Rds{
@@ -70,7 +70,7 @@ func (w *logsLoop) created(before map[string]*batchv1.Job) {
 		}
 		s := w.mc.Secrets[name+"-credentials"]
 		require.NotNil(w.t, s, "a Job is returned with its Secret")
-		exp, err := time.Parse(time.RFC3339, s.Annotations[sync.AnnotationCapabilityExpires])
+		exp, err := time.Parse(time.RFC3339, s.Annotations[reconcile.AnnotationCapabilityExpires])
 		require.NoError(w.t, err, "the log Secret says when its capability expires")
 		w.jobCredential[name] = exp
 		require.True(w.t, exp.After(w.clock.Now().Add(5*time.Minute)), "Job %s started with a capability expiring %s, at %s", name, exp, w.clock.Now())
@@ -178,7 +178,7 @@ func TestLogsCredentialExpiresBehindRestore(t *testing.T) {
 		for _, c := range resp.Children {
 			if s, ok := c.(*corev1.Secret); ok && s.Name == ls.Job+"-credentials" {
 				stale := s.DeepCopy()
-				stale.Annotations[sync.AnnotationCapabilityExpires] = w.clock.Now().Add(-5 * time.Minute).Format(time.RFC3339)
+				stale.Annotations[reconcile.AnnotationCapabilityExpires] = w.clock.Now().Add(-5 * time.Minute).Format(time.RFC3339)
 				w.mc.Secrets[s.Name] = stale
 			}
 		}
@@ -240,12 +240,12 @@ func TestLogsRunWithPasswordUnknown(t *testing.T) {
 		w.sync()
 	}
 	assert.True(t, w.status().Adopted)
-	assert.Equal(t, sync.ReasonPasswordUnknown, w.synced().Reason, "the password problem is still reported")
+	assert.Equal(t, reconcile.ReasonPasswordUnknown, w.synced().Reason, "the password problem is still reported")
 	ls := w.status().Logs
 	require.NotNil(t, ls)
 	assert.Equal(t, v1alpha1.LogsRunning, ls.State)
 	assert.Contains(t, w.mc.Jobs, ls.Job)
-	assert.NotContains(t, w.mc.Secrets, sync.ConnectionSecretName("other"), "no connection Secret without a password")
+	assert.NotContains(t, w.mc.Secrets, reconcile.ConnectionSecretName("other"), "no connection Secret without a password")
 }
 
 // The logs step after a step that stopped the call neither drops the answer nor delays the
@@ -278,7 +278,7 @@ func TestLogsAfterAStoppedStep(t *testing.T) {
 		w.clock.Advance(time.Second)
 		w.edit(func(s *v1alpha1.RdsSpec) { s.Logs = &v1alpha1.LogsRequest{Request: "r1", Since: "1d"} })
 		resp := w.sync()
-		assert.Equal(t, sync.ReasonInvalidSpec, w.synced().Reason, "the problem is reported")
+		assert.Equal(t, reconcile.ReasonInvalidSpec, w.synced().Reason, "the problem is reported")
 		assert.LessOrEqual(t, resp.ResyncAfterSeconds, 10.0, "the resize in flight is still looked at soon")
 		assert.Nil(t, w.status().Logs)
 	})
@@ -339,7 +339,7 @@ func TestLogsRequestsAreRateLimitedPerObject(t *testing.T) {
 			w.sync()
 			require.NotNil(t, w.status().Logs)
 			assert.Equal(t, "later", w.status().Logs.Request)
-			assert.Equal(t, sync.ReasonReconcileSuccess, w.synced().Reason)
+			assert.Equal(t, reconcile.ReasonReconcileSuccess, w.synced().Reason)
 		})
 	}
 }

@@ -1,9 +1,9 @@
-package sync
+package reconcile
 
 import (
 	"fmt"
 	"slices"
-	gosync "sync"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -97,7 +97,7 @@ func logRequestThrottledForInstance(request string, next time.Time) outcome {
 // logRequests is the process's memory of the log requests accepted for each object (by uid) and
 // for each instance (by id; its entries' request is "<uid>/<request>") within the window.
 type logRequests struct {
-	mu         gosync.Mutex
+	mu         sync.Mutex
 	byUID      map[string][]logAcceptance
 	byInstance map[string][]logAcceptance
 	swept      time.Time

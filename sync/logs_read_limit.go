@@ -1,8 +1,8 @@
-package sync
+package reconcile
 
 import (
 	"errors"
-	gosync "sync"
+	"sync"
 	"time"
 )
 
@@ -22,7 +22,7 @@ const maxReadsPerCapability = 20
 // capabilityReads counts the reads of each capability (by object and request, so that a renewed
 // expiry shares the count) until it expires.
 type capabilityReads struct {
-	mu      gosync.Mutex
+	mu      sync.Mutex
 	entries map[string]*capabilityUse
 }
 

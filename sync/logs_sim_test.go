@@ -1,4 +1,4 @@
-package sync_test
+package reconcile_test
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/server"
-	"github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/logsapi"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
@@ -29,7 +29,7 @@ import (
 // logsCluster runs one Rds object through the Metacontroller stand-in: in process, or with
 // overHTTP through the hook server, with the JSON Metacontroller sends.
 type logsCluster struct {
-	r        *sync.Reconciler
+	r        *reconcile.Reconciler
 	overHTTP bool
 	mc       *metacontroller.Object
 }
@@ -62,13 +62,13 @@ func testLogsEndToEnd(t *testing.T, overHTTP bool) {
 	t.Cleanup(srv.Close)
 	client := testutil.Login(t, srv, nil)
 
-	id, err := srv.Sim.AddInstance(otcsim.InstanceSpec{Name: sync.InstanceName("local", "shop", "orders"), Engine: "MySQL", Version: "8.0"})
+	id, err := srv.Sim.AddInstance(otcsim.InstanceSpec{Name: reconcile.InstanceName("local", "shop", "orders"), Engine: "MySQL", Version: "8.0"})
 	require.NoError(t, err)
 	require.NoError(t, srv.Sim.AddErrorLog(id, clock.Now().Add(-20*time.Minute), "ERROR", "Table 'orders' is full"))
 
 	port := intstr.FromInt32(3306)
 	k := &logsCluster{
-		r:        sync.New(sync.Config{Cloud: client, Now: clock.Now, JobImage: "ghcr.io/mcsps/rds-lambda-controller:e2e", PasswordKey: secret.New("e2e key")}),
+		r:        reconcile.New(reconcile.Config{Cloud: client, Now: clock.Now, JobImage: "ghcr.io/mcsps/rds-lambda-controller:e2e", PasswordKey: secret.New("e2e key")}),
 		overHTTP: overHTTP,
 		mc: metacontroller.NewRds(v1alpha1.Rds{
 			ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop", UID: "uid-orders", Generation: 1},

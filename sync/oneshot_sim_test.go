@@ -1,4 +1,4 @@
-package sync_test
+package reconcile_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	"github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
@@ -17,14 +17,14 @@ import (
 
 // replica is a second hooks process: its own Reconciler and its own OTC login (so its own view of
 // the cloud); it shares nothing with the world's but the simulator.
-func (w *day2World) replica() *sync.Reconciler {
+func (w *day2World) replica() *reconcile.Reconciler {
 	w.t.Helper()
-	return sync.New(sync.Config{Cloud: testutil.Login(w.t, w.srv, nil), Now: w.clock.Now, CallTimeout: 5 * time.Second})
+	return reconcile.New(reconcile.Config{Cloud: testutil.Login(w.t, w.srv, nil), Now: w.clock.Now, CallTimeout: 5 * time.Second})
 }
 
 // callWith makes one hook call to r observing status st, and does not feed the answer back: the
 // answer is lost, or Metacontroller refuses it as stale.
-func (w *day2World) callWith(r *sync.Reconciler, st v1alpha1.RdsStatus) *hook.SyncResponse {
+func (w *day2World) callWith(r *reconcile.Reconciler, st v1alpha1.RdsStatus) *hook.SyncResponse {
 	w.t.Helper()
 	req, err := w.mc.Request()
 	require.NoError(w.t, err)
@@ -51,7 +51,7 @@ func TestRestartOnceAcrossReplicas(t *testing.T) {
 
 	w.sync() // replica A writes the mark
 	require.Zero(t, w.sim.Calls(otcsim.OpRestart), "the mark first")
-	require.Equal(t, sync.RequestMark(string(w.mc.Rds().UID), "2026-11-23"), w.view().Tags[sync.TagRestartRequest])
+	require.Equal(t, reconcile.RequestMark(string(w.mc.Rds().UID), "2026-11-23"), w.view().Tags[reconcile.TagRestartRequest])
 	marked := w.status()
 
 	resp := w.callWith(w.r, marked) // replica A restarts; its answer is lost
@@ -79,7 +79,7 @@ func TestRestartOnceAcrossReplicas(t *testing.T) {
 	}
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "exactly one restart for the value")
 	w.requireSettled("restarted once across replicas")
-	require.Equal(t, sync.RestartSeal(string(w.mc.Rds().UID), "2026-11-23"), w.view().Tags[sync.TagRestartRequest], "the mark is sealed")
+	require.Equal(t, reconcile.RestartSeal(string(w.mc.Rds().UID), "2026-11-23"), w.view().Tags[reconcile.TagRestartRequest], "the mark is sealed")
 
 	// Long after the reboot, a call observing a status from before the restart reaches a third,
 	// fresh replica: no trace of the reboot in OTC but the sealed mark, which is enough.

@@ -1,9 +1,9 @@
-package sync
+package reconcile
 
 import (
 	"maps"
 	"slices"
-	gosync "sync"
+	"sync"
 	"time"
 )
 
@@ -16,7 +16,7 @@ import (
 // NOTE: like the restarts sent (ledger.go), it is this process's: a call on another replica with
 // an older status can still forget the pending restart until the values change again.
 type parametersMemory struct {
-	mu  gosync.Mutex
+	mu  sync.Mutex
 	now func() time.Time
 	m   map[string]pendingChange // by instance id
 }

@@ -1,4 +1,4 @@
-package sync_test
+package reconcile_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	"github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 )
 
@@ -114,12 +114,12 @@ func TestParametersImmediateAfterFailedChange(t *testing.T) {
 	}
 	assert.Equal(t, "3221225472", w.simParameters().Values["innodb_buffer_pool_size"], "set")
 	assert.Empty(t, w.simParameters().PendingRestart, "and in effect")
-	w.clock.Advance(sync.DefaultParametersDriftCheck)
+	w.clock.Advance(reconcile.DefaultParametersDriftCheck)
 	w.settle(4)
 	w.clock.Advance(otcsim.DefaultDurations().Restart)
 	w.settle(4)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "one restart")
-	assert.Equal(t, sync.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
+	assert.Equal(t, reconcile.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
 }
 
 // TestParametersImmediateWithRestartRequest (review #20): parameters that need a restart and a
@@ -140,7 +140,7 @@ func TestParametersImmediateWithRestartRequest(t *testing.T) {
 	assert.Equal(t, "3221225472", w.simParameters().Values["innodb_buffer_pool_size"])
 	assert.Empty(t, w.simParameters().PendingRestart, "in effect")
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "one restart")
-	assert.Equal(t, sync.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
+	assert.Equal(t, reconcile.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
 }
 
 // TestParametersBooleanChecked (review #20): a boolean parameter's allowed values ("on|off", as
@@ -154,7 +154,7 @@ func TestParametersBooleanChecked(t *testing.T) {
 	w.sync()
 	assert.Zero(t, w.sim.Calls(otcsim.OpUpdateInstanceCfg), "no call")
 	cond := w.condition(v1alpha1.ConditionParameters)
-	assert.Equal(t, sync.ReasonInvalidParameters, cond.Reason)
+	assert.Equal(t, reconcile.ReasonInvalidParameters, cond.Reason)
 	assert.Contains(t, cond.Message, "explicit_defaults_for_timestamp")
 
 	w.edit(func(s *v1alpha1.RdsSpec) {
@@ -163,7 +163,7 @@ func TestParametersBooleanChecked(t *testing.T) {
 	w.settle(3)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpUpdateInstanceCfg))
 	assert.Equal(t, "false", w.simParameters().Values["explicit_defaults_for_timestamp"])
-	assert.Equal(t, sync.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
+	assert.Equal(t, reconcile.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
 }
 
 // TestParametersRefusedNotEverySync (review #20): OTC refuses a change the check passed (a rule
@@ -184,10 +184,10 @@ func TestParametersRefusedNotEverySync(t *testing.T) {
 	}
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpGetInstanceConfig), "no read between two drift checks")
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpUpdateInstanceCfg), "no refused call at every sync")
-	assert.Equal(t, sync.ReasonInvalidParameters, w.condition(v1alpha1.ConditionParameters).Reason)
+	assert.Equal(t, reconcile.ReasonInvalidParameters, w.condition(v1alpha1.ConditionParameters).Reason)
 	assert.Equal(t, metav1.ConditionFalse, w.condition(v1alpha1.ConditionSynced).Status)
 
-	w.clock.Advance(sync.DefaultParametersDriftCheck)
+	w.clock.Advance(reconcile.DefaultParametersDriftCheck)
 	w.sync()
 	assert.Equal(t, 2, w.sim.Calls(otcsim.OpUpdateInstanceCfg), "tried again at the drift check")
 }
@@ -237,7 +237,7 @@ func TestParametersPendingUntilStopped(t *testing.T) {
 	require.Equal(t, "ACTIVE", w.view().Status)
 	assert.Empty(t, w.simParameters().PendingRestart, "the start booted the database with the values")
 	assert.Empty(t, w.status().Parameters.PendingRestart)
-	assert.Equal(t, sync.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
+	assert.Equal(t, reconcile.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
 	window := time.Date(2026, 5, 2, 3, 0, 0, 0, time.UTC) // within OTC's default window, 02:00-06:00
 	w.clock.Advance(window.Sub(w.clock.Now()))
 	w.settle(3)

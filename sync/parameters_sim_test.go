@@ -1,4 +1,4 @@
-package sync_test
+package reconcile_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	"github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/test/metacontroller"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
@@ -53,7 +53,7 @@ func TestParametersEndToEnd(t *testing.T) {
 	assert.Equal(t, threeParameters, st.Parameters.Applied)
 	cond := w.condition(v1alpha1.ConditionParameters)
 	assert.Equal(t, metav1.ConditionFalse, cond.Status)
-	assert.Equal(t, sync.ReasonParametersPendingRestart, cond.Reason)
+	assert.Equal(t, reconcile.ReasonParametersPendingRestart, cond.Reason)
 	assert.Contains(t, cond.Message, "innodb_buffer_pool_size")
 	assert.Equal(t, metav1.ConditionTrue, w.condition(v1alpha1.ConditionSynced).Status)
 
@@ -64,7 +64,7 @@ func TestParametersEndToEnd(t *testing.T) {
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpGetInstanceConfig), "no read between two drift checks")
 	assert.Equal(t, 1, w.sim.MutatingCalls())
 	assert.Equal(t, []string{"innodb_buffer_pool_size"}, w.simParameters().PendingRestart)
-	assert.Equal(t, sync.ReasonParametersPendingRestart, w.condition(v1alpha1.ConditionParameters).Reason)
+	assert.Equal(t, reconcile.ReasonParametersPendingRestart, w.condition(v1alpha1.ConditionParameters).Reason)
 
 	// The user asks for the restart: it brings the value into effect and the condition clears.
 	w.edit(func(s *v1alpha1.RdsSpec) { s.Restartrequest = "2026-05-01" })
@@ -76,7 +76,7 @@ func TestParametersEndToEnd(t *testing.T) {
 	assert.Empty(t, w.status().Parameters.PendingRestart)
 	cond = w.condition(v1alpha1.ConditionParameters)
 	assert.Equal(t, metav1.ConditionTrue, cond.Status, cond.Message)
-	assert.Equal(t, sync.ReasonParametersApplied, cond.Reason)
+	assert.Equal(t, reconcile.ReasonParametersApplied, cond.Reason)
 	w.requireSettled("the parameters are in effect")
 
 	// A change in the console is set back at the next drift check, and only then.
@@ -106,12 +106,12 @@ func TestParametersEndToEnd(t *testing.T) {
 	assert.Zero(t, w.sim.MutatingCalls(), "nothing is set while a value is wrong")
 	cond = w.condition(v1alpha1.ConditionParameters)
 	assert.Equal(t, metav1.ConditionFalse, cond.Status)
-	assert.Equal(t, sync.ReasonInvalidParameters, cond.Reason)
+	assert.Equal(t, reconcile.ReasonInvalidParameters, cond.Reason)
 	assert.Equal(t, "parameters max_connections: 999999999 is outside its range 10-100000. "+
 		"parameters no_such_parameter: OTC knows no such parameter for MySQL 8.0.", cond.Message)
 	synced := w.condition(v1alpha1.ConditionSynced)
 	assert.Equal(t, metav1.ConditionFalse, synced.Status)
-	assert.Equal(t, sync.ReasonInvalidParameters, synced.Reason)
+	assert.Equal(t, reconcile.ReasonInvalidParameters, synced.Reason)
 	assert.Equal(t, "2", w.simParameters().Values["long_query_time"], "the valid value was not set either")
 	before := w.status()
 	w.sync()
@@ -141,12 +141,12 @@ func TestParametersImmediateRestart(t *testing.T) {
 	w.sync()
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart))
 	require.NotNil(t, w.status().Operation)
-	assert.Equal(t, sync.OpParametersRestart, w.status().Operation.Type)
+	assert.Equal(t, reconcile.OpParametersRestart, w.status().Operation.Type)
 	w.clock.Advance(otcsim.DefaultDurations().Restart)
 	w.settle(3)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "once")
 	assert.Empty(t, w.simParameters().PendingRestart)
-	assert.Equal(t, sync.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
+	assert.Equal(t, reconcile.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
 	w.requireSettled("restarted into the new values")
 }
 
@@ -160,7 +160,7 @@ func newCreateWorld(t *testing.T, spec func(*v1alpha1.RdsSpec)) *day2World {
 	client := testutil.Login(t, srv, nil)
 	w := &day2World{
 		t: t, clock: clock, srv: srv, sim: srv.Sim, client: client,
-		r: sync.New(sync.Config{Cloud: client, Now: clock.Now, CallTimeout: 5 * time.Second}),
+		r: reconcile.New(reconcile.Config{Cloud: client, Now: clock.Now, CallTimeout: 5 * time.Second}),
 	}
 	obj := v1alpha1.Rds{
 		ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "team-a", UID: "uid-params", Generation: 1},
@@ -205,9 +205,9 @@ func TestParametersAtCreate(t *testing.T) {
 		assert.Zero(t, w.sim.MutatingCalls(), "no template, no instance")
 		assert.Zero(t, w.sim.Calls(otcsim.OpCreateInstance))
 		cond := w.condition(v1alpha1.ConditionParameters)
-		assert.Equal(t, sync.ReasonInvalidParameters, cond.Reason)
+		assert.Equal(t, reconcile.ReasonInvalidParameters, cond.Reason)
 		assert.Equal(t, "parameters max_connections: 5 is outside its range 10-100000.", cond.Message)
-		assert.Equal(t, sync.ReasonInvalidParameters, w.condition(v1alpha1.ConditionSynced).Reason)
+		assert.Equal(t, reconcile.ReasonInvalidParameters, w.condition(v1alpha1.ConditionSynced).Reason)
 
 		w.edit(func(s *v1alpha1.RdsSpec) { s.Parameters = values })
 		w.untilActive(8)
@@ -236,7 +236,7 @@ func TestParametersAtCreate(t *testing.T) {
 	require.NotNil(t, st.Parameters)
 	assert.Empty(t, st.Parameters.Template)
 	assert.Empty(t, st.Parameters.PendingRestart)
-	assert.Equal(t, sync.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
+	assert.Equal(t, reconcile.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
 	w.requireSettled("created with its parameters")
 }
 
@@ -294,7 +294,7 @@ func TestParametersRestartInMaintenanceWindow(t *testing.T) {
 	w.settle(3)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestart), "once")
 	assert.Empty(t, w.simParameters().PendingRestart)
-	assert.Equal(t, sync.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
+	assert.Equal(t, reconcile.ReasonParametersApplied, w.condition(v1alpha1.ConditionParameters).Reason)
 }
 
 // TestParametersLostAnswer: OTC sets the values but its answer is lost. The call records them as
@@ -316,5 +316,5 @@ func TestParametersLostAnswer(t *testing.T) {
 	w.sync()
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpUpdateInstanceCfg), "nothing set again")
 	assert.Equal(t, []string{"innodb_buffer_pool_size"}, w.status().Parameters.PendingRestart, "the restart is still owed")
-	assert.Equal(t, sync.ReasonParametersPendingRestart, w.condition(v1alpha1.ConditionParameters).Reason)
+	assert.Equal(t, reconcile.ReasonParametersPendingRestart, w.condition(v1alpha1.ConditionParameters).Reason)
 }

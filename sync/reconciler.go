@@ -1,7 +1,10 @@
-// Package sync decides what one hook call does: from the observed Rds object, its observed children
-// and what OTC reports, it computes the whole status, the children, and when to be called again,
-// making at most one change to the cloud. It knows nothing of HTTP.
-package sync
+// Package reconcile decides what one hook call does: from the observed Rds object, its observed
+// children and what OTC reports, it computes the whole status, the children, and when to be called
+// again, making at most one change to the cloud. It knows nothing of HTTP.
+//
+// It lives in sync/, the directory named for the hook it mostly serves; the package is named for
+// what it does, so that it does not shadow the standard library's sync (import it as reconcile).
+package reconcile
 
 import (
 	"context"

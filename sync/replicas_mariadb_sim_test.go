@@ -1,4 +1,4 @@
-package sync_test
+package reconcile_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/test/metacontroller"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
@@ -60,13 +60,13 @@ func TestReadReplicaEndpointReachesMariaDB(t *testing.T) {
 	})
 
 	clock := otcsim.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
-	replica := rdssync.ReplicaInstanceName("local", "team-a", "shop", "reader")
+	replica := reconcile.ReplicaInstanceName("local", "team-a", "shop", "reader")
 	srv := otcsim.NewServer(otcsim.Options{Clock: clock, Endpoints: map[string]string{
-		rdssync.InstanceName("local", "team-a", "shop"): primaryAddr,
+		reconcile.InstanceName("local", "team-a", "shop"): primaryAddr,
 		replica: addr,
 	}})
 	t.Cleanup(srv.Close)
-	r := rdssync.New(rdssync.Config{Cloud: testutil.Login(t, srv, nil), Now: clock.Now, CallTimeout: 5 * time.Second})
+	r := reconcile.New(reconcile.Config{Cloud: testutil.Login(t, srv, nil), Now: clock.Now, CallTimeout: 5 * time.Second})
 	mc := metacontroller.NewRds(v1alpha1.Rds{
 		ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "team-a", UID: "uid-rr", Generation: 1},
 		Spec: v1alpha1.RdsSpec{
@@ -82,7 +82,7 @@ func TestReadReplicaEndpointReachesMariaDB(t *testing.T) {
 		},
 	})
 	spec := mc.Rds().Spec
-	require.Empty(t, rdssync.Validate(&spec), "TEST_MYSQL_PASSWORD must also be a valid OTC root password")
+	require.Empty(t, reconcile.Validate(&spec), "TEST_MYSQL_PASSWORD must also be a valid OTC root password")
 
 	var conn, user *corev1.Secret
 	for i := 0; ; i++ {
@@ -92,28 +92,28 @@ func TestReadReplicaEndpointReachesMariaDB(t *testing.T) {
 		for _, c := range resp.Children {
 			switch s, _ := c.(*corev1.Secret); {
 			case s == nil:
-			case s.Name == rdssync.ConnectionSecretName("shop"):
+			case s.Name == reconcile.ConnectionSecretName("shop"):
 				conn = s
-			case s.Name == rdssync.UserSecretName("shop", prefix+"ro", "%"):
+			case s.Name == reconcile.UserSecretName("shop", prefix+"ro", "%"):
 				user = s
 			}
 		}
 		st := mc.Status()
-		if len(st.ReadReplicas) == 1 && st.ReadReplicas[0].Status == "ACTIVE" && conn != nil && len(conn.Data[rdssync.KeyReaderHosts]) > 0 &&
-			user != nil && len(user.Data[rdssync.KeyReaderHosts]) > 0 {
+		if len(st.ReadReplicas) == 1 && st.ReadReplicas[0].Status == "ACTIVE" && conn != nil && len(conn.Data[reconcile.KeyReaderHosts]) > 0 &&
+			user != nil && len(user.Data[reconcile.KeyReaderHosts]) > 0 {
 			break
 		}
 		clock.Advance(10 * time.Second)
 	}
-	assert.Equal(t, addr, string(conn.Data[rdssync.KeyReaderHosts]), "readerhosts is the replica's endpoint")
-	assert.Equal(t, "localhost", string(conn.Data[rdssync.KeyHost]), "host stays the instance's")
-	assert.Equal(t, addr, string(user.Data[rdssync.KeyReaderHosts]), "an account's Secret has the replicas too")
+	assert.Equal(t, addr, string(conn.Data[reconcile.KeyReaderHosts]), "readerhosts is the replica's endpoint")
+	assert.Equal(t, "localhost", string(conn.Data[reconcile.KeyHost]), "host stays the instance's")
+	assert.Equal(t, addr, string(user.Data[reconcile.KeyReaderHosts]), "an account's Secret has the replicas too")
 	assert.True(t, slices.ContainsFunc(srv.Sim.Instances(), func(v otcsim.InstanceView) bool { return v.Type == otcsim.TypeReplica && v.Name == replica }))
 
 	var one int
-	root := openDB(t, string(conn.Data[rdssync.KeyReaderHosts]), string(conn.Data[rdssync.KeyUsername]), string(conn.Data[rdssync.KeyPassword]))
+	root := openDB(t, string(conn.Data[reconcile.KeyReaderHosts]), string(conn.Data[reconcile.KeyUsername]), string(conn.Data[reconcile.KeyPassword]))
 	require.NoError(t, root.QueryRowContext(context.Background(), "SELECT 1").Scan(&one), "a reader reaches the server at readerhosts")
-	ro := openDB(t, string(user.Data[rdssync.KeyReaderHosts]), string(user.Data[rdssync.KeyUsername]), string(user.Data[rdssync.KeyPassword]))
+	ro := openDB(t, string(user.Data[reconcile.KeyReaderHosts]), string(user.Data[reconcile.KeyUsername]), string(user.Data[reconcile.KeyPassword]))
 	require.NoError(t, ro.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = ?", prefix+"db").Scan(&one),
 		"the read-only account reads at its readerhosts")
 	assert.Equal(t, 1, one)

@@ -1,4 +1,4 @@
-package sync_test
+package reconcile_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	"github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
@@ -27,7 +27,7 @@ func (w *day2World) replicas() map[string][]otcsim.InstanceView {
 			continue
 		}
 		require.Equal(w.t, w.status().ID, v.ReplicaOf, "a replica only of the object's own instance")
-		key := v.Tags[sync.TagReplica]
+		key := v.Tags[reconcile.TagReplica]
 		if key == "" {
 			key = v.Name
 		}
@@ -95,8 +95,8 @@ func TestReadReplicasEndToEnd(t *testing.T) {
 	for i, name := range []string{"r1", "r2"} {
 		require.Len(t, rrs[name], 1, name)
 		v := rrs[name][0]
-		assert.Equal(t, sync.ReplicaInstanceName("local", "team-a", "shop", name), v.Name)
-		assert.Equal(t, "uid-day2", v.Tags[sync.TagOwnerUID], "the ownership tags, as on the primary")
+		assert.Equal(t, reconcile.ReplicaInstanceName("local", "team-a", "shop", name), v.Name)
+		assert.Equal(t, "uid-day2", v.Tags[reconcile.TagOwnerUID], "the ownership tags, as on the primary")
 		st := w.status().ReadReplicas[i]
 		assert.Equal(t, name, st.Name)
 		assert.Equal(t, v.ID, st.ID)
@@ -105,7 +105,7 @@ func TestReadReplicasEndToEnd(t *testing.T) {
 		assert.NotEmpty(t, st.Endpoint)
 	}
 	st := w.status()
-	assert.Equal(t, st.ReadReplicas[0].Endpoint+","+st.ReadReplicas[1].Endpoint, string(w.connectionSecret().Data[sync.KeyReaderHosts]))
+	assert.Equal(t, st.ReadReplicas[0].Endpoint+","+st.ReadReplicas[1].Endpoint, string(w.connectionSecret().Data[reconcile.KeyReaderHosts]))
 	w.requireSettled("two replicas")
 
 	w.edit(func(s *v1alpha1.RdsSpec) { s.Readreplicas[0].Flavorref = "rds.mysql.n1.xlarge.2.rr" })
@@ -124,7 +124,7 @@ func TestReadReplicasEndToEnd(t *testing.T) {
 	assert.False(t, listed, "a replica left out of readreplicas is deleted")
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpDeleteInstance))
 	require.Len(t, w.status().ReadReplicas, 1)
-	assert.Equal(t, w.status().ReadReplicas[0].Endpoint, string(w.connectionSecret().Data[sync.KeyReaderHosts]))
+	assert.Equal(t, w.status().ReadReplicas[0].Endpoint, string(w.connectionSecret().Data[reconcile.KeyReaderHosts]))
 	w.requireSettled("one replica")
 
 	// The primary deleted: its final backup, its delete, and nothing left in OTC.
@@ -164,7 +164,7 @@ func TestReadReplicasRetain(t *testing.T) {
 	all := w.sim.Instances()
 	require.Len(t, all, 3, "the primary and its two replicas stay")
 	for _, v := range all {
-		assert.Equal(t, "uid-day2", v.Tags[sync.TagReleasedBy], "%s %s is released", v.Type, v.Name)
+		assert.Equal(t, "uid-day2", v.Tags[reconcile.TagReleasedBy], "%s %s is released", v.Type, v.Name)
 	}
 	assert.Zero(t, w.sim.Calls(otcsim.OpDeleteInstance))
 }
@@ -184,7 +184,7 @@ func TestReadReplicaCreateAnswerLost(t *testing.T) {
 	w.settleReplicas(40)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpCreateReplica), "no second create")
 	require.Len(t, w.replicas()["r1"], 1)
-	assert.Equal(t, "uid-day2", w.replicas()["r1"][0].Tags[sync.TagOwnerUID])
+	assert.Equal(t, "uid-day2", w.replicas()["r1"][0].Tags[reconcile.TagOwnerUID])
 }
 
 // TestReadReplicaSecondOfANameIsDeleted: a second replica of a name (a create raced by another
@@ -196,7 +196,7 @@ func TestReadReplicaSecondOfANameIsDeleted(t *testing.T) {
 	kept := w.replicas()["r1"][0].ID
 	// The other controller replica's create, whose tags it has not written yet.
 	_, _, err := w.client.CreateReplica(context.Background(), cloud.CreateReplicaOpts{
-		Name: sync.ReplicaInstanceName("local", "team-a", "shop", "r1"), Of: w.status().ID,
+		Name: reconcile.ReplicaInstanceName("local", "team-a", "shop", "r1"), Of: w.status().ID,
 		Flavor: "rds.mysql.n1.large.2.rr", VolumeType: "CLOUDSSD", VolumeSize: 40, AvailabilityZone: "eu-de-02",
 	})
 	require.NoError(t, err)
@@ -216,12 +216,12 @@ func TestReadReplicaOfAnotherIsLeftAlone(t *testing.T) {
 	w := newDay2World(t, nil, nil)
 	ctx := context.Background()
 	id, _, err := w.client.CreateReplica(ctx, cloud.CreateReplicaOpts{
-		Name: sync.ReplicaInstanceName("local", "team-a", "shop", "r1"), Of: w.status().ID,
+		Name: reconcile.ReplicaInstanceName("local", "team-a", "shop", "r1"), Of: w.status().ID,
 		Flavor: "rds.mysql.n1.large.2.rr", VolumeType: "CLOUDSSD", VolumeSize: 40, AvailabilityZone: "eu-de-02",
 	})
 	require.NoError(t, err)
 	require.NoError(t, w.client.SetTags(ctx, id, map[string]string{
-		sync.TagOwnerCluster: "local", sync.TagOwnerNamespace: "team-b", sync.TagOwnerName: "other", sync.TagOwnerUID: "uid-other",
+		reconcile.TagOwnerCluster: "local", reconcile.TagOwnerNamespace: "team-b", reconcile.TagOwnerName: "other", reconcile.TagOwnerUID: "uid-other",
 	}))
 	w.clock.Advance(otcsim.DefaultDurations().Create)
 	w.sim.ResetCounters()
@@ -231,7 +231,7 @@ func TestReadReplicaOfAnotherIsLeftAlone(t *testing.T) {
 	assert.Zero(t, w.sim.Calls(otcsim.OpDeleteInstance))
 	assert.Zero(t, w.sim.Calls(otcsim.OpTagsAction), "nor taken over")
 	synced := w.condition(v1alpha1.ConditionSynced)
-	assert.Equal(t, sync.ReasonReplicaNameTaken, synced.Reason)
+	assert.Equal(t, reconcile.ReasonReplicaNameTaken, synced.Reason)
 	assert.NotContains(t, synced.Message, id, "the message names no instance that is not the object's")
 }
 
@@ -269,7 +269,7 @@ func TestReadReplicasStopWithTheInstance(t *testing.T) {
 	w := newDay2World(t, nil, nil)
 	w.edit(func(s *v1alpha1.RdsSpec) { twoReplicas(s); s.Readreplicas = s.Readreplicas[:1] })
 	w.settleReplicas(40)
-	readers := string(w.connectionSecret().Data[sync.KeyReaderHosts])
+	readers := string(w.connectionSecret().Data[reconcile.KeyReaderHosts])
 	require.NotEmpty(t, readers)
 
 	w.sim.ResetCounters()
@@ -281,12 +281,12 @@ func TestReadReplicasStopWithTheInstance(t *testing.T) {
 	}
 	w.syncOneChange()
 	assert.Equal(t, "SHUTDOWN", w.status().ReadReplicas[0].Status, "OTC stops a replica with its primary")
-	assert.Empty(t, w.connectionSecret().Data[sync.KeyReaderHosts], "no reader while it is stopped")
+	assert.Empty(t, w.connectionSecret().Data[reconcile.KeyReaderHosts], "no reader while it is stopped")
 	assert.Equal(t, 1, w.sim.MutatingCalls(), "one stop, nothing done to the replica")
 
 	w.edit(func(s *v1alpha1.RdsSpec) { s.Stopped = false })
 	w.settleReplicas(20)
-	assert.Equal(t, readers, string(w.connectionSecret().Data[sync.KeyReaderHosts]))
+	assert.Equal(t, readers, string(w.connectionSecret().Data[reconcile.KeyReaderHosts]))
 }
 
 func pgSpec(s *v1alpha1.RdsSpec) {
@@ -337,7 +337,7 @@ func TestReadReplicaRemovedWhileStopped(t *testing.T) {
 			}
 			assert.Zero(t, w.sim.MutatingCalls(), "nothing is changed while the instance is stopped")
 			synced := w.condition(v1alpha1.ConditionSynced)
-			assert.Equal(t, sync.ReasonInstanceStopped, synced.Reason, synced.Message)
+			assert.Equal(t, reconcile.ReasonInstanceStopped, synced.Reason, synced.Message)
 			assert.Contains(t, synced.Message, "deletion of the read replica")
 
 			w.edit(func(s *v1alpha1.RdsSpec) { s.Stopped = false })
@@ -376,7 +376,7 @@ func TestReadReplicasRetainStatusNamingAReplica(t *testing.T) {
 	all := w.sim.Instances()
 	require.Len(t, all, 3, "the primary and its two replicas stay")
 	for _, v := range all {
-		assert.Equal(t, "uid-day2", v.Tags[sync.TagReleasedBy], "%s %s is released", v.Type, v.Name)
+		assert.Equal(t, "uid-day2", v.Tags[reconcile.TagReleasedBy], "%s %s is released", v.Type, v.Name)
 	}
 }
 
@@ -398,7 +398,7 @@ func TestReadReplicaWaitsForTheStop(t *testing.T) {
 	}
 	require.Equal(t, "SHUTDOWN", w.status().Status)
 	assert.Zero(t, w.sim.Calls(otcsim.OpResize), "no replica is resized while the instance stops or is stopped")
-	assert.Equal(t, sync.ReasonInstanceStopped, w.condition(v1alpha1.ConditionSynced).Reason)
+	assert.Equal(t, reconcile.ReasonInstanceStopped, w.condition(v1alpha1.ConditionSynced).Reason)
 
 	w.edit(func(s *v1alpha1.RdsSpec) { s.Stopped = false })
 	w.settleReplicas(30)
@@ -422,5 +422,5 @@ func TestReadReplicaNamedInStatusIsNotTheInstance(t *testing.T) {
 	w.edit(func(s *v1alpha1.RdsSpec) { s.Volumesize = 60; s.Tags = []v1alpha1.Tag{{Key: "team", Value: "shop"}} })
 	w.settle(5)
 	assert.Zero(t, w.sim.MutatingCalls(), "nothing is done to the replica as if it were the instance")
-	assert.Equal(t, sync.ReasonInstanceNotFound, w.condition(v1alpha1.ConditionReady).Reason)
+	assert.Equal(t, reconcile.ReasonInstanceNotFound, w.condition(v1alpha1.ConditionReady).Reason)
 }

@@ -1,4 +1,4 @@
-package sync_test
+package reconcile_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	"github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
@@ -18,7 +18,7 @@ import (
 // A restore waiting on a STORAGE FULL instance does not hold the storage growth (the way out of
 // STORAGE FULL) nor a log request; once the instance is ACTIVE again the restore runs.
 func TestE2ERestoreWaitingOnStorageFullLetsLaterStepsRun(t *testing.T) {
-	w := newRestoreWorldWith(t, func(c *sync.Config) { c.JobImage, c.PasswordKey = "img:1", secret.New("restore key") })
+	w := newRestoreWorldWith(t, func(c *reconcile.Config) { c.JobImage, c.PasswordKey = "img:1", secret.New("restore key") })
 	id := w.created()
 	w.clock.Advance(time.Hour)
 	w.sync()
@@ -34,7 +34,7 @@ func TestE2ERestoreWaitingOnStorageFullLetsLaterStepsRun(t *testing.T) {
 	resp := w.sync()
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpEnlargeVolume), "the storage growth is issued although a restore waits")
 	assert.Zero(t, w.sim.Calls(otcsim.OpRestorePITR), "no restore on a STORAGE FULL instance")
-	assert.Equal(t, sync.ReasonChangeInProgress, w.synced().Reason, "the issued change reports, not the waiting restore")
+	assert.Equal(t, reconcile.ReasonChangeInProgress, w.synced().Reason, "the issued change reports, not the waiting restore")
 	assert.LessOrEqual(t, resp.ResyncAfterSeconds, 10.0, "followed at the pending pace, or sooner for the log request's Secret")
 
 	for range 10 {
@@ -59,7 +59,7 @@ func TestE2ERestoreWaitingOnFrozenInstanceIsSteady(t *testing.T) {
 	w.sim.ResetCounters()
 	first := w.sync()
 	second := w.sync()
-	assert.Equal(t, sync.ReasonRestoreWaiting, w.synced().Reason)
+	assert.Equal(t, reconcile.ReasonRestoreWaiting, w.synced().Reason)
 	assert.Equal(t, first.Status, second.Status, "the same answer twice")
 	assert.Greater(t, second.ResyncAfterSeconds, 10.0, "nothing ends by itself: the steady pace")
 	assert.Zero(t, w.sim.MutatingCalls())
@@ -69,7 +69,7 @@ func TestE2ERestoreWaitingOnFrozenInstanceIsSteady(t *testing.T) {
 // them again, and only that one.
 func TestE2ERestoreInPlaceAppliesDatabasesAgain(t *testing.T) {
 	applies := 0
-	w := newRestoreWorldWith(t, func(c *sync.Config) {
+	w := newRestoreWorldWith(t, func(c *reconcile.Config) {
 		c.Databases.DriftCheck = 24 * time.Hour // only the restore may cause a second apply
 		c.Databases.Apply = func(_ context.Context, _ dbusers.Conn, d dbusers.Desired, _ dbusers.ManagedState) (dbusers.Result, error) {
 			applies++

@@ -1,4 +1,4 @@
-package sync_test
+package reconcile_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	"github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 	"github.com/mcsps/rds-lambda-controller/test/metacontroller"
@@ -24,7 +24,7 @@ type restoreWorld struct {
 	t     *testing.T
 	sim   *otcsim.Sim
 	clock *otcsim.ManualClock
-	r     *sync.Reconciler
+	r     *reconcile.Reconciler
 	// mc is the object as Metacontroller and the cluster hold it.
 	mc *metacontroller.Object
 }
@@ -32,17 +32,17 @@ type restoreWorld struct {
 func newRestoreWorld(t *testing.T) *restoreWorld { return newRestoreWorldWith(t, nil) }
 
 // newRestoreWorldWith is newRestoreWorld with the reconciler's configuration changed by configure.
-func newRestoreWorldWith(t *testing.T, configure func(*sync.Config)) *restoreWorld {
+func newRestoreWorldWith(t *testing.T, configure func(*reconcile.Config)) *restoreWorld {
 	t.Helper()
 	clock := otcsim.NewManualClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
 	srv := otcsim.NewServer(otcsim.Options{Clock: clock})
 	t.Cleanup(srv.Close)
 	client := testutil.Login(t, srv, nil)
-	rc := sync.Config{Cloud: client, Now: clock.Now}
+	rc := reconcile.Config{Cloud: client, Now: clock.Now}
 	if configure != nil {
 		configure(&rc)
 	}
-	return &restoreWorld{t: t, sim: srv.Sim, clock: clock, r: sync.New(rc)}
+	return &restoreWorld{t: t, sim: srv.Sim, clock: clock, r: reconcile.New(rc)}
 }
 
 // restoreSpec is a single MySQL instance in the simulator's seed network, with automated backups.
@@ -148,7 +148,7 @@ func TestE2EPointInTimeRestoreOnce(t *testing.T) {
 	require.Equal(t, 1, w.sim.Calls(otcsim.OpRestorePITR), "one restore")
 	assert.Equal(t, v1alpha1.RestoreIssued, w.status().Restore.Result)
 	require.NotNil(t, w.status().Operation)
-	assert.Equal(t, sync.OpRestore, w.status().Operation.Type)
+	assert.Equal(t, reconcile.OpRestore, w.status().Operation.Type)
 	in, _ := w.sim.Instance(id)
 	assert.Equal(t, otcsim.StatusRestoring, in.Status)
 
@@ -177,7 +177,7 @@ func TestE2ERestoreTimeRefused(t *testing.T) {
 		w.edit(func(s *v1alpha1.RdsSpec) { s.Backuprestoretime = before })
 		w.sync()
 		first := w.synced()
-		assert.Equal(t, sync.ReasonRestoreTimeOutOfRange, first.Reason)
+		assert.Equal(t, reconcile.ReasonRestoreTimeOutOfRange, first.Reason)
 		assert.Equal(t, metav1.ConditionFalse, first.Status)
 		assert.Equal(t, v1alpha1.RestoreOutOfRange, w.status().Restore.Result)
 		w.clock.Advance(time.Minute)
@@ -191,7 +191,7 @@ func TestE2ERestoreTimeRefused(t *testing.T) {
 		w.sim.ResetCounters()
 		w.edit(func(s *v1alpha1.RdsSpec) { s.Backuprestoretime = "2026-13-45T25:00:00Z" })
 		w.sync()
-		assert.Equal(t, sync.ReasonInvalidSpec, w.synced().Reason)
+		assert.Equal(t, reconcile.ReasonInvalidSpec, w.synced().Reason)
 		assert.Empty(t, w.sim.CallCounts(), "no call at all")
 	})
 }
@@ -278,11 +278,11 @@ func TestE2ERestoreIntoNewInstance(t *testing.T) {
 			require.Len(t, w.sim.Instances(), 2, "the source and its copy")
 			in, ok := w.sim.Instance(w.status().ID)
 			require.True(t, ok)
-			assert.Equal(t, sync.InstanceName("local", "team-a", "orders-copy"), in.Name)
+			assert.Equal(t, reconcile.InstanceName("local", "team-a", "orders-copy"), in.Name)
 			assert.Equal(t, ownedBy("team-a", "orders-copy"), in.Tags)
 			assert.Equal(t, otcsim.StatusActive, in.Status)
-			assert.Equal(t, "Restore-Passw0rd", string(w.mc.Secrets["orders-copy-connection"].Data[sync.KeyPassword]))
-			assert.NotEmpty(t, w.mc.Secrets["orders-copy-connection"].Data[sync.KeyHost])
+			assert.Equal(t, "Restore-Passw0rd", string(w.mc.Secrets["orders-copy-connection"].Data[reconcile.KeyPassword]))
+			assert.NotEmpty(t, w.mc.Secrets["orders-copy-connection"].Data[reconcile.KeyHost])
 		})
 	}
 }
@@ -311,7 +311,7 @@ func TestE2EAdoption(t *testing.T) {
 		assert.Equal(t, metav1.ConditionTrue, w.synced().Status, w.synced().Message)
 		conn := w.mc.Secrets["legacy-connection"]
 		require.NotNil(t, conn)
-		assert.Equal(t, "Restore-Passw0rd", string(conn.Data[sync.KeyPassword]))
+		assert.Equal(t, "Restore-Passw0rd", string(conn.Data[reconcile.KeyPassword]))
 		assert.Equal(t, 1, w.sim.MutatingCalls(), "adoption creates nothing and changes only the ownership tags")
 		assert.Equal(t, 1, w.sim.Calls(otcsim.OpTagsAction))
 		assert.Len(t, w.sim.Instances(), 1)
@@ -342,7 +342,7 @@ func TestE2EAdoption(t *testing.T) {
 		w.object("legacy", spec)
 		w.sync()
 		assert.Empty(t, w.status().ID)
-		assert.Equal(t, sync.ReasonAdoptionMismatch, w.synced().Reason)
+		assert.Equal(t, reconcile.ReasonAdoptionMismatch, w.synced().Reason)
 		resp := w.finalize()
 		assert.True(t, resp.Finalized, "nothing was taken over, so there is nothing to delete")
 		assert.Zero(t, w.sim.MutatingCalls())
@@ -361,7 +361,7 @@ func TestE2ERestoreBusyAndFailed(t *testing.T) {
 		w.edit(func(s *v1alpha1.RdsSpec) { s.Backuprestoretime = at })
 		w.sync()
 		w.sync()
-		assert.Equal(t, sync.ReasonRestoreWaiting, w.synced().Reason)
+		assert.Equal(t, reconcile.ReasonRestoreWaiting, w.synced().Reason)
 		assert.Equal(t, v1alpha1.RestoreSkipped, w.status().Restore.Result, "not handled yet")
 		assert.Zero(t, w.sim.MutatingCalls())
 
@@ -386,7 +386,7 @@ func TestE2ERestoreBusyAndFailed(t *testing.T) {
 		w.clock.Advance(time.Minute)
 		w.sync()
 		assert.Equal(t, v1alpha1.RestoreFailed, w.status().Restore.Result)
-		assert.Equal(t, sync.ReasonRestoreFailed, w.synced().Reason)
+		assert.Equal(t, reconcile.ReasonRestoreFailed, w.synced().Reason)
 		assert.Nil(t, w.status().Operation)
 		assert.Equal(t, 1, w.sim.Calls(otcsim.OpRestorePITR))
 	})
@@ -414,6 +414,6 @@ func TestE2ERestoreTimeAtCreationIsNotARequest(t *testing.T) {
 // simulator's cluster "local".
 func ownedBy(namespace, name string) map[string]string {
 	return map[string]string{
-		sync.TagOwnerCluster: "local", sync.TagOwnerNamespace: namespace, sync.TagOwnerName: name, sync.TagOwnerUID: "uid-" + name,
+		reconcile.TagOwnerCluster: "local", reconcile.TagOwnerNamespace: namespace, reconcile.TagOwnerName: name, reconcile.TagOwnerUID: "uid-" + name,
 	}
 }

@@ -1,4 +1,4 @@
-package sync_test
+package reconcile_test
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	"github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/test/metacontroller"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
@@ -26,7 +26,7 @@ func TestPortChangeOTCDoesNotMakeIsNotALoop(t *testing.T) {
 	t.Cleanup(srv.Close)
 	client := testutil.Login(t, srv, nil)
 	w := &day2World{t: t, clock: clock, srv: srv, sim: srv.Sim, client: client,
-		r: sync.New(sync.Config{Cloud: client, Now: clock.Now, CallTimeout: 5 * time.Second})}
+		r: reconcile.New(reconcile.Config{Cloud: client, Now: clock.Now, CallTimeout: 5 * time.Second})}
 	obj := v1alpha1.Rds{}
 	obj.Name, obj.Namespace, obj.UID, obj.Generation = "shop", "team-a", "uid-port", 1
 	obj.Spec = v1alpha1.RdsSpec{
@@ -56,7 +56,7 @@ func TestPortChangeOTCDoesNotMakeIsNotALoop(t *testing.T) {
 	t.Logf("%d calls, %d port changes in 10 minutes", calls, changes)
 	assert.LessOrEqual(t, changes, 3, "a port change per steady look at most, not one per pending look")
 	synced := w.condition(v1alpha1.ConditionSynced)
-	assert.Contains(t, []string{sync.ReasonChangeFailed, sync.ReasonChangeInProgress}, synced.Reason, synced.Message)
+	assert.Contains(t, []string{reconcile.ReasonChangeFailed, reconcile.ReasonChangeInProgress}, synced.Reason, synced.Message)
 }
 
 // TestSSLSwitchFollowsItsJob (review #19 A): OTC answers an SSL switch with a job id (the SDK v0.9.8
@@ -70,6 +70,6 @@ func TestSSLSwitchFollowsItsJob(t *testing.T) {
 	require.Equal(t, 1, w.sim.Calls(otcsim.OpSwitchSSL))
 	op := w.status().Operation
 	require.NotNil(t, op)
-	assert.Equal(t, sync.OpSSL, op.Type)
+	assert.Equal(t, reconcile.OpSSL, op.Type)
 	assert.NotEmpty(t, op.JobID, "OTC's job of the switch")
 }

@@ -1,4 +1,4 @@
-package sync
+package reconcile
 
 // Regression tests from the review of the observe-decide-act refactor (#11): each pins the
 // behaviour before it, which the refactor had changed.

@@ -1,4 +1,4 @@
-package sync_test
+package reconcile_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	"github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 )
 
@@ -44,7 +44,7 @@ func TestSettingsEndToEnd(t *testing.T) {
 			reason: "a primary/standby instance moves from CLOUDSSD to ESSD once",
 			create: haSpec,
 			edit:   func(s *v1alpha1.RdsSpec) { s.Volumetype = "ESSD" },
-			simOp:  otcsim.OpChangeStorageType, op: sync.OpStorageType, statusShows: "MODIFYING",
+			simOp:  otcsim.OpChangeStorageType, op: reconcile.OpStorageType, statusShows: "MODIFYING",
 			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
 				assert.Equal(t, "ESSD", v.VolumeType)
 				assert.Equal(t, "ESSD", st.Volume.Type)
@@ -54,7 +54,7 @@ func TestSettingsEndToEnd(t *testing.T) {
 			reason: "hareplicationmode semisync switches the replication once",
 			create: haSpec,
 			edit:   func(s *v1alpha1.RdsSpec) { s.Hareplicationmode = "semisync" },
-			simOp:  otcsim.OpChangeFailoverMode, op: sync.OpReplicationMode, statusShows: "ACTIVE", refusedAfterLoss: 1,
+			simOp:  otcsim.OpChangeFailoverMode, op: reconcile.OpReplicationMode, statusShows: "ACTIVE", refusedAfterLoss: 1,
 			check: func(t *testing.T, v otcsim.InstanceView, st *v1alpha1.RdsStatus) {
 				assert.Equal(t, "semisync", v.ReplicationMode)
 				assert.Equal(t, "semisync", st.ReplicationMode)
@@ -91,10 +91,10 @@ func TestSettingsEndToEnd(t *testing.T) {
 				require.NotNil(t, op, "the operation shows while it runs")
 				assert.Equal(t, tc.op, op.Type)
 				assert.Equal(t, int64(2), op.Generation)
-				assert.Equal(t, sync.ReasonChangeInProgress, w.condition(v1alpha1.ConditionSynced).Reason)
+				assert.Equal(t, reconcile.ReasonChangeInProgress, w.condition(v1alpha1.ConditionSynced).Reason)
 				w.sync()
 				assert.Equal(t, tc.statusShows, w.status().Status)
-				assert.Equal(t, sync.ReasonChangeInProgress, w.condition(v1alpha1.ConditionSynced).Reason, "still in flight")
+				assert.Equal(t, reconcile.ReasonChangeInProgress, w.condition(v1alpha1.ConditionSynced).Reason, "still in flight")
 				assert.Equal(t, tc.op, w.status().Operation.Type, "still shown")
 				assert.Equal(t, 1, w.sim.Calls(tc.simOp), "not sent again while it runs")
 			}
@@ -109,7 +109,7 @@ func TestSettingsEndToEnd(t *testing.T) {
 			w.edit(tc.edit)
 			w.sync()
 			assert.Equal(t, 1, w.sim.Calls(tc.simOp))
-			assert.Equal(t, sync.ReasonCloudUnavailable, w.condition(v1alpha1.ConditionSynced).Reason, "the lost answer is reported")
+			assert.Equal(t, reconcile.ReasonCloudUnavailable, w.condition(v1alpha1.ConditionSynced).Reason, "the lost answer is reported")
 			w.settle(8)
 			accepted := w.sim.Calls(tc.simOp) - tc.refusedAfterLoss
 			assert.Equal(t, 1, accepted, "%s: OTC acted on the lost request; it is not made again", tc.reason)
@@ -126,7 +126,7 @@ func TestSettingsEndToEndRefusedStorageMove(t *testing.T) {
 	assert.Zero(t, w.sim.Calls(otcsim.OpChangeStorageType), "no call for a move OTC does not offer")
 	synced := w.condition(v1alpha1.ConditionSynced)
 	assert.Equal(t, metav1.ConditionFalse, synced.Status)
-	assert.Equal(t, sync.ReasonStorageTypeUnavailable, synced.Reason)
+	assert.Equal(t, reconcile.ReasonStorageTypeUnavailable, synced.Reason)
 	assert.Equal(t, "volumetype ESSD: OTC moves the storage of a single MySQL instance only between CLOUDSSD and Flexible SSD; CLOUDSSD to ESSD needs a primary/standby instance (hamode Ha).", synced.Message)
 	assert.Equal(t, "CLOUDSSD", w.view().VolumeType)
 }
@@ -138,12 +138,12 @@ func TestStopStartEndToEnd(t *testing.T) {
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpStopInstance), "issued at once")
 	op := w.status().Operation
 	require.NotNil(t, op)
-	assert.Equal(t, sync.OpStop, op.Type)
+	assert.Equal(t, reconcile.OpStop, op.Type)
 	require.NotNil(t, w.status().Stopped, "status records the stop")
 	since := w.status().Stopped.Since
 	w.sync()
 	assert.Equal(t, "ACTIVE", w.status().Status, "OTC lists the instance ACTIVE while the stop runs")
-	assert.Equal(t, sync.ReasonChangeInProgress, w.condition(v1alpha1.ConditionSynced).Reason)
+	assert.Equal(t, reconcile.ReasonChangeInProgress, w.condition(v1alpha1.ConditionSynced).Reason)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpStopInstance), "not sent again while it runs")
 	w.settle(6)
 
@@ -155,7 +155,7 @@ func TestStopStartEndToEnd(t *testing.T) {
 	assert.Equal(t, time.Date(2026, 5, 9, 2, 0, 0, 0, time.UTC), st.Stopped.AutoStart.UTC(), "OTC starts it in the first maintenance window (02:00-06:00) seven days later")
 	ready, synced := w.condition(v1alpha1.ConditionReady), w.condition(v1alpha1.ConditionSynced)
 	assert.Equal(t, metav1.ConditionFalse, ready.Status)
-	assert.Equal(t, sync.ReasonStopped, ready.Reason)
+	assert.Equal(t, reconcile.ReasonStopped, ready.Reason)
 	assert.Equal(t, metav1.ConditionTrue, synced.Status, synced.Message)
 	before := w.sim.MutatingCalls()
 	w.settle(2)
@@ -166,14 +166,14 @@ func TestStopStartEndToEnd(t *testing.T) {
 	w.settle(2)
 	assert.Zero(t, w.sim.Calls(otcsim.OpEnlargeVolume))
 	synced = w.condition(v1alpha1.ConditionSynced)
-	assert.Equal(t, sync.ReasonInstanceStopped, synced.Reason)
+	assert.Equal(t, reconcile.ReasonInstanceStopped, synced.Reason)
 	assert.Equal(t, "The instance is stopped (spec.stopped); the pending storage growth to 60GB waits until stopped is false.", synced.Message)
 
 	// stopped false starts it; the storage growth follows.
 	w.edit(func(s *v1alpha1.RdsSpec) { s.Stopped = false })
 	w.sync()
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpStartupInstance), "the start first")
-	assert.Equal(t, sync.OpStart, w.status().Operation.Type)
+	assert.Equal(t, reconcile.OpStart, w.status().Operation.Type)
 	w.settle(10)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpStartupInstance), "once")
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpEnlargeVolume), "then the waiting change")
@@ -230,5 +230,5 @@ func TestStoppedAgainAfterOTCStartsIt(t *testing.T) {
 	assert.Equal(t, "SHUTDOWN", st.Status)
 	require.NotNil(t, st.Stopped)
 	assert.True(t, st.Stopped.Since.After(autoStart), "stopped anew: %s", st.Stopped.Since)
-	assert.Equal(t, sync.ReasonStopped, w.condition(v1alpha1.ConditionReady).Reason)
+	assert.Equal(t, reconcile.ReasonStopped, w.condition(v1alpha1.ConditionReady).Reason)
 }

@@ -1,9 +1,9 @@
-package sync
+package reconcile
 
 import (
 	"context"
 	"errors"
-	gosync "sync"
+	"sync"
 	"time"
 
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
@@ -23,7 +23,7 @@ var ErrCallInFlight = errors.New("another call for this object is in flight")
 // keyedMutex is a mutex per key. An entry lives only while a call holds or waits for it, so the
 // map never grows beyond the calls in flight.
 type keyedMutex struct {
-	mu      gosync.Mutex
+	mu      sync.Mutex
 	entries map[string]*keyedEntry
 }
 

@@ -1,8 +1,8 @@
-package sync
+package reconcile
 
 import (
 	"context"
-	gosync "sync"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -49,7 +49,7 @@ func TestKeyedMutex(t *testing.T) {
 func TestKeyedMutexSerialises(t *testing.T) {
 	k := newKeyedMutex()
 	var inside [3]atomic.Int32
-	var wg gosync.WaitGroup
+	var wg sync.WaitGroup
 	for i := range 60 {
 		wg.Add(1)
 		go func() {
@@ -73,7 +73,7 @@ func TestKeyedMutexSerialises(t *testing.T) {
 // CreateInstance; the others find the instance it made. A call that cannot get the object within
 // LockWait gives up with ErrCallInFlight.
 func TestConcurrentCallsForOneObjectAreSerialised(t *testing.T) {
-	var mu gosync.Mutex
+	var mu sync.Mutex
 	var created *cloud.Instance
 	var creates atomic.Int32
 	release := make(chan struct{})
@@ -103,7 +103,7 @@ func TestConcurrentCallsForOneObjectAreSerialised(t *testing.T) {
 	spec := sampleSpec()
 	req := request(spec, v1alpha1.RdsStatus{}, storedSecret(spec.Password))
 
-	var wg gosync.WaitGroup
+	var wg sync.WaitGroup
 	ids := make(chan string, 4)
 	for range 4 {
 		wg.Add(1)

@@ -35,7 +35,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/internal/version"
 	"github.com/mcsps/rds-lambda-controller/server"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/view"
@@ -138,10 +138,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	str(&c.simListen, "sim-listen", "127.0.0.1:0", "with --cloud sim: where the embedded simulator listens")
 	str(&c.passwordKey, "password-key", "", "secret key that makes generated passwords reproducible per object (default: derived from the OTC password or secret key)")
 	str(&c.clusterID, "cluster-id", "", "this cluster's name in the ownership tags and instance names of the instances it creates: 1-32 of [a-z0-9-], unique among the clusters sharing an OTC project, never changed (required with --cloud otc; default \"local\" with --cloud sim)")
-	str(&c.adoption, "adoption", string(rdssync.AdoptUnowned), "which instances spec.instanceid may adopt: Unowned (no ownership tags, or released by an Rds of the same namespace), SameNamespace (only released by an Rds of the same namespace) or Never")
+	str(&c.adoption, "adoption", string(reconcile.AdoptUnowned), "which instances spec.instanceid may adopt: Unowned (no ownership tags, or released by an Rds of the same namespace), SameNamespace (only released by an Rds of the same namespace) or Never")
 	str(&c.jobImage, "job-image", "ghcr.io/mcsps/rds-lambda-controller:"+version.Version, "image of the log Job (it runs /rds-logs)")
 	str(&c.logsListen, "logs-listen", "127.0.0.1:8081", "address to serve the log Jobs on, POST /v1/logs only (\":8081\" in a pod)")
-	str(&c.logsURL, "logs-url", rdssync.DefaultLogsURL, "where log Jobs reach --logs-listen (the hooks' Service)")
+	str(&c.logsURL, "logs-url", reconcile.DefaultLogsURL, "where log Jobs reach --logs-listen (the hooks' Service)")
 	dur(&c.logsTTL, "logs-ttl", 15*time.Minute, "lifetime of a log Job's capability; longer than the Job's 5m deadline")
 	dur(&c.hookTimeout, "hook-timeout", 8*time.Second, "deadline of one hook call; under Metacontroller's webhook timeout (10s)")
 	dur(&c.callTimeout, "call-timeout", 4*time.Second, "deadline of one OTC call inside a hook call")
@@ -151,11 +151,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	dur(&c.viewMaxAge, "view-max-age", view.DefaultMaxAge, "bound on the staleness of the shared view of all instances that steady syncs read (docs/view.md); 0 reads every instance fresh")
 	dur(&c.sqlDrift, "sql-drift-check", time.Hour, "how often databases, users and grants are applied again to repair changes made behind the controller's back")
 	str(&c.dbCAFile, "db-ca-file", "", "PEM bundle of the CAs that sign OTC's database server certificates (downloaded from the RDS console): the SQL session to an instance with SSL on verifies the server with it (unset: no server with SSL on is trusted; the system's roots are not used, as the name is not checked)")
-	dur(&c.paramsDrift, "parameters-drift-check", rdssync.DefaultParametersDriftCheck, "how often a steady object's engine parameters are read from OTC to set back a value changed elsewhere (docs/parameters.md)")
+	dur(&c.paramsDrift, "parameters-drift-check", reconcile.DefaultParametersDriftCheck, "how often a steady object's engine parameters are read from OTC to set back a value changed elsewhere (docs/parameters.md)")
 	dur(&c.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight calls may finish after SIGTERM")
-	str(&c.nsCredentials, "namespace-credentials", rdssync.CredentialsOptional,
+	str(&c.nsCredentials, "namespace-credentials", reconcile.CredentialsOptional,
 		"OTC logins from the objects' namespaces: Optional (a namespace's Secret when there is one, else the controller's own login) or Required (the controller's own login serves no Rds)")
-	str(&c.nsSecret, "namespace-credentials-secret", rdssync.DefaultCredentialsSecret, "name of a namespace's default Secret with its OTC login (OS_* keys)")
+	str(&c.nsSecret, "namespace-credentials-secret", reconcile.DefaultCredentialsSecret, "name of a namespace's default Secret with its OTC login (OS_* keys)")
 	str(&c.nsAuthURLs, "namespace-credentials-auth-urls", "", "comma-separated identity endpoints a namespace's OS_AUTH_URL may name (default: the controller's own)")
 	dur(&c.nsIdle, "namespace-credentials-idle", otc.DefaultPoolIdle, "how long a namespace's logged-in OTC client is kept unused")
 	fs.IntVar(&c.maxInFlight, "max-inflight", 8, "hook calls served at once (with at most 32 MiB of bodies); more wait up to 2s, then get 429 Retry-After: 1")
@@ -204,8 +204,8 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	if u, err := url.Parse(c.logsURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return c, fmt.Errorf("%s %q: want the http(s) URL log Jobs reach the logs port at", setting("logs-url"), c.logsURL)
 	}
-	if c.nsCredentials != rdssync.CredentialsOptional && c.nsCredentials != rdssync.CredentialsRequired {
-		return c, fmt.Errorf("%s must be %q or %q, not %q", setting("namespace-credentials"), rdssync.CredentialsOptional, rdssync.CredentialsRequired, c.nsCredentials)
+	if c.nsCredentials != reconcile.CredentialsOptional && c.nsCredentials != reconcile.CredentialsRequired {
+		return c, fmt.Errorf("%s must be %q or %q, not %q", setting("namespace-credentials"), reconcile.CredentialsOptional, reconcile.CredentialsRequired, c.nsCredentials)
 	}
 	if errs := validation.IsDNS1123Subdomain(c.nsSecret); len(errs) > 0 {
 		return c, fmt.Errorf("%s %q: not a Secret name: %s", setting("namespace-credentials-secret"), c.nsSecret, strings.Join(errs, "; "))
@@ -242,11 +242,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 		return c, errors.New("--cluster-id (RDS_HOOKS_CLUSTER_ID) is required with --cloud otc: " +
 			"choose a name for this cluster (e.g. its own name), 1-32 of [a-z0-9-], unique among the clusters that share an OTC project, and never change it: " +
 			"it is written into the ownership tags and names of every instance the controller creates")
-	case !rdssync.ClusterIDPattern.MatchString(c.clusterID):
+	case !reconcile.ClusterIDPattern.MatchString(c.clusterID):
 		return c, fmt.Errorf("%s %q is not 1-32 of [a-z0-9-]", setting("cluster-id"), c.clusterID)
 	}
-	if !slices.Contains(rdssync.AdoptionPolicies, rdssync.AdoptionPolicy(c.adoption)) {
-		return c, fmt.Errorf("%s must be one of %v, not %q", setting("adoption"), rdssync.AdoptionPolicies, c.adoption)
+	if !slices.Contains(reconcile.AdoptionPolicies, reconcile.AdoptionPolicy(c.adoption)) {
+		return c, fmt.Errorf("%s must be one of %v, not %q", setting("adoption"), reconcile.AdoptionPolicies, c.adoption)
 	}
 	if c.hookTimeout <= c.callTimeout {
 		return c, fmt.Errorf("--hook-timeout (%s) must be longer than --call-timeout (%s)", c.hookTimeout, c.callTimeout)
@@ -402,15 +402,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	// Steady syncs read one shared, paged listing of the project's instances (docs/view.md).
 	hooksCloud := inView(client)
-	reconciler := rdssync.New(rdssync.Config{
+	reconciler := reconcile.New(reconcile.Config{
 		Cloud:         hooksCloud,
 		Clouds:        pool,
-		Credentials:   rdssync.CredentialsConfig{Mode: cfg.nsCredentials, DefaultSecret: cfg.nsSecret},
+		Credentials:   reconcile.CredentialsConfig{Mode: cfg.nsCredentials, DefaultSecret: cfg.nsSecret},
 		PasswordKey:   passwordKey,
 		CallTimeout:   cfg.callTimeout,
 		ResyncPending: cfg.resyncPending,
 		ResyncSteady:  cfg.resyncSteady,
-		Databases:     rdssync.DatabasesConfig{DriftCheck: cfg.sqlDrift, CA: dbCA},
+		Databases:     reconcile.DatabasesConfig{DriftCheck: cfg.sqlDrift, CA: dbCA},
 
 		ParametersDriftCheck: cfg.paramsDrift,
 		JobImage:             cfg.jobImage,
@@ -418,7 +418,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 		LogsCapabilityTTL: cfg.logsTTL,
 		ClusterID:         cfg.clusterID,
-		Adoption:          rdssync.AdoptionPolicy(cfg.adoption),
+		Adoption:          reconcile.AdoptionPolicy(cfg.adoption),
 	})
 	var (
 		tokens  *hookauth.Tokens

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
@@ -57,7 +57,7 @@ func TestJobReachesOnlyItsOwnLogs(t *testing.T) {
 
 		// A token for the other instance sealed with another key (another controller's, or one
 		// an attacker runs), presented to these hooks.
-		r2 := rdssync.New(rdssync.Config{Cloud: testutil.Login(t, e.srv, nil), Now: e.clock.Now, JobImage: "img:1", PasswordKey: secret.New("another key")})
+		r2 := reconcile.New(reconcile.Config{Cloud: testutil.Login(t, e.srv, nil), Now: e.clock.Now, JobImage: "img:1", PasswordKey: secret.New("another key")})
 		forged := testutil.LogJob(t, r2, testutil.AdoptingRds("evil", "thief", e.other, jobRequest))
 		e.env["RDS_LOGS_TOKEN"] = forged.Env["RDS_LOGS_TOKEN"]
 		_, err = e.runJob(t, "--instance", e.other, "--types", "error")

@@ -16,7 +16,7 @@ import (
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/server"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 	"github.com/mcsps/rds-lambda-controller/test/testutil"
@@ -31,7 +31,7 @@ type jobEnv struct {
 	srv   *otcsim.Server
 	sim   *otcsim.Sim
 	clock *otcsim.ManualClock
-	r     *rdssync.Reconciler
+	r     *reconcile.Reconciler
 	logs  *httptest.Server
 	id    string
 	other string // another object's instance
@@ -53,7 +53,7 @@ func newJobEnv(t *testing.T) *jobEnv {
 	require.NoError(t, err)
 
 	client := testutil.Login(t, srv, nil)
-	r := rdssync.New(rdssync.Config{Cloud: client, Now: clock.Now, JobImage: "img:1", PasswordKey: secret.New("hooks key")})
+	r := reconcile.New(reconcile.Config{Cloud: client, Now: clock.Now, JobImage: "img:1", PasswordKey: secret.New("hooks key")})
 	logs := httptest.NewServer(server.NewLogs(server.LogsOptions{Reader: r}))
 	t.Cleanup(logs.Close)
 	job := testutil.LogJob(t, r, testutil.AdoptingRds("shop", "orders", id, jobRequest))

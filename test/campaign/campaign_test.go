@@ -25,7 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
@@ -471,7 +471,7 @@ func (r *run) checkInstances() {
 	if len(in) > 1 {
 		r.fail("%d OTC instances for one object: %+v", len(in), in)
 	}
-	if want := rdssync.InstanceName("local", objectNamespace, objectName); len(in) == 1 && in[0].Name != want {
+	if want := reconcile.InstanceName("local", objectNamespace, objectName); len(in) == 1 && in[0].Name != want {
 		r.fail("the instance is named %q, not %q", in[0].Name, want)
 	}
 }
@@ -480,7 +480,7 @@ func (r *run) checkInstances() {
 // ahead with ("" without instance or tag).
 func (r *run) restartMark() string {
 	if in, ok := r.primary(); ok {
-		return in.Tags[rdssync.TagRestartRequest]
+		return in.Tags[reconcile.TagRestartRequest]
 	}
 	return ""
 }
@@ -532,21 +532,21 @@ func (r *run) checkAnswer(req *request, resp *hookResponse, apply bool) {
 	if pw := r.password(); pw != "" && strings.Contains(r.statusOf(resp), pw) {
 		r.fail("status contains the root password")
 	}
-	conn := secretIn(resp, rdssync.ConnectionSecretName(objectName))
+	conn := secretIn(resp, reconcile.ConnectionSecretName(objectName))
 	switch {
 	case conn != nil && r.secret == "":
-		if pw, ok := r.m.spec()["password"].(string); ok && pw != string(conn.Data[rdssync.KeyPassword]) {
+		if pw, ok := r.m.spec()["password"].(string); ok && pw != string(conn.Data[reconcile.KeyPassword]) {
 			r.fail("the connection Secret holds another password than spec.password")
 		}
-		if strings.Contains(r.statusOf(resp), string(conn.Data[rdssync.KeyPassword])) {
+		if strings.Contains(r.statusOf(resp), string(conn.Data[reconcile.KeyPassword])) {
 			r.fail("status contains the root password")
 		}
 		if apply {
-			r.secret = string(conn.Data[rdssync.KeyPassword]) // the cluster has it now
+			r.secret = string(conn.Data[reconcile.KeyPassword]) // the cluster has it now
 		}
-	case conn != nil && string(conn.Data[rdssync.KeyPassword]) != r.secret:
+	case conn != nil && string(conn.Data[reconcile.KeyPassword]) != r.secret:
 		r.fail("the connection Secret's password changed")
-	case conn == nil && observed(r.m, req, secretGroup, rdssync.ConnectionSecretName(objectName)) && !resp.Finalized:
+	case conn == nil && observed(r.m, req, secretGroup, reconcile.ConnectionSecretName(objectName)) && !resp.Finalized:
 		r.fail("the observed connection Secret was dropped from the children while the object exists")
 	}
 	if resp.Finalized && len(r.w.sim.Instances()) != 0 {
@@ -568,7 +568,7 @@ func (r *run) converge() {
 		}
 		st := r.status()
 		if i := slices.IndexFunc(st.Conditions, func(c v1alpha1.Condition) bool { return c.Type == v1alpha1.ConditionSynced }); i >= 0 &&
-			st.Conditions[i].Reason == rdssync.ReasonLogRequestThrottled {
+			st.Conditions[i].Reason == reconcile.ReasonLogRequestThrottled {
 			// More log requests than an hour allows (docs/logs.md): the latest starts when the
 			// controller said, within the hour.
 			r.w.clock.Advance(time.Hour)
@@ -592,14 +592,14 @@ func (r *run) converged(spec v1alpha1.RdsSpec) bool {
 	// The instance carries the spec's tags, this object's ownership tags and the mark of its
 	// restartrequest, nothing else.
 	tags := map[string]string{
-		rdssync.TagOwnerCluster: "local", rdssync.TagOwnerNamespace: objectNamespace, rdssync.TagOwnerName: objectName,
-		rdssync.TagOwnerUID: r.m.parent["metadata"].(map[string]any)["uid"].(string),
+		reconcile.TagOwnerCluster: "local", reconcile.TagOwnerNamespace: objectNamespace, reconcile.TagOwnerName: objectName,
+		reconcile.TagOwnerUID: r.m.parent["metadata"].(map[string]any)["uid"].(string),
 	}
 	for _, tag := range spec.Tags {
 		tags[tag.Key] = tag.Value
 	}
 	if spec.Restartrequest != "" { // the mark written ahead of the restart, sealed after it (sync/oneshot.go)
-		tags[rdssync.TagRestartRequest] = rdssync.RestartSeal(tags[rdssync.TagOwnerUID], spec.Restartrequest)
+		tags[reconcile.TagRestartRequest] = reconcile.RestartSeal(tags[reconcile.TagOwnerUID], spec.Restartrequest)
 	}
 	flavor, volume := st.Flavor == spec.Flavorref, st.Volume != nil && st.Volume.Size == spec.Volumesize
 	if r.w.autopilot { // flavorref and volumesize are floors: autopilot's or OTC's growth is kept
@@ -618,7 +618,7 @@ func (r *run) converged(spec v1alpha1.RdsSpec) bool {
 		}
 		params = params && conditionTrue(st, v1alpha1.ConditionParameters)
 	}
-	port, _ := rdssync.Port(&spec)
+	port, _ := reconcile.Port(&spec)
 	ssl := spec.Ssl != nil && *spec.Ssl
 	network := in[0].SecurityGroupID == securityGroups[spec.Securitygroup] && in[0].Port == port && in[0].SSL == ssl
 	return st.Operation == nil && flavor && volume && params && network &&
@@ -759,7 +759,7 @@ func (r *run) autopilotSettled(st *v1alpha1.RdsStatus) bool {
 	for _, c := range st.Conditions {
 		if c.Type == v1alpha1.ConditionAutopilot {
 			switch c.Reason {
-			case rdssync.ReasonAutopilotWatching, rdssync.ReasonAutopilotCooldown, rdssync.ReasonAutopilotAtLimit:
+			case reconcile.ReasonAutopilotWatching, reconcile.ReasonAutopilotCooldown, reconcile.ReasonAutopilotAtLimit:
 				return r.w.clock.Now().Sub(r.convergeStart) > 2*time.Minute
 			}
 		}

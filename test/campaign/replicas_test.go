@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 )
 
@@ -98,7 +98,7 @@ func (r *run) replicaViews() []otcsim.InstanceView {
 func (r *run) replicaName(otcName string) string {
 	for i := 1; i <= r.rrNext; i++ {
 		name := fmt.Sprintf("r%d", i)
-		if rdssync.ReplicaInstanceName("local", objectNamespace, objectName, name) == otcName {
+		if reconcile.ReplicaInstanceName("local", objectNamespace, objectName, name) == otcName {
 			return name
 		}
 	}
@@ -199,7 +199,7 @@ func (r *run) replicasConverged(spec v1alpha1.RdsSpec, st v1alpha1.RdsStatus) bo
 		}
 		v, e := views[j], st.ReadReplicas[i]
 		if v.Status != "ACTIVE" || v.Flavor != d.Flavorref || v.VolumeSize != max(cmp.Or(d.Volumesize, spec.Volumesize), p.VolumeSize) || v.AvailabilityZones[0] != d.Availabilityzone ||
-			v.Tags[rdssync.TagReplica] != d.Name || e.ID != v.ID || e.Status != "ACTIVE" {
+			v.Tags[reconcile.TagReplica] != d.Name || e.ID != v.ID || e.Status != "ACTIVE" {
 			return false
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	gosync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,7 +19,7 @@ import (
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/server"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/view"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
@@ -66,7 +66,7 @@ func newWorld(t testing.TB, seed uint64) *world {
 	var key [32]byte
 	key[0], key[1] = byte(seed), byte(seed>>8)
 	logs := &testutil.Buffer{}
-	rec := rdssync.New(rdssync.Config{
+	rec := reconcile.New(reconcile.Config{
 		Cloud: cl, Now: clock.Now, CallTimeout: 4 * time.Second,
 		Random:      rand.NewChaCha8(key), // only without PasswordKey
 		PasswordKey: secret.New(fmt.Sprintf("campaign key %d", seed)),
@@ -122,7 +122,7 @@ func (w *world) settle() {
 // refused a request (status, throttle), so that a retried change is not mistaken for a repeated
 // one. Commit-then-drop faults performed the request and are counted apart.
 type faultLog struct {
-	mu        gosync.Mutex
+	mu        sync.Mutex
 	fired     map[string]int // op -> refused requests
 	committed map[string]int // op -> performed, then dropped
 	total     int

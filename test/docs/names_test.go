@@ -13,12 +13,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 )
 
 // TestInstanceNameAsDocumented keeps every page that spells out an instance name's form
-// (`rds-<namespace>-<name>-<N hex digits of sha256(...)>`) true to sync.InstanceName and
-// sync.LegacyInstanceName: the number of hex digits and what the hash is taken of.
+// (`rds-<namespace>-<name>-<N hex digits of sha256(...)>`) true to reconcile.InstanceName and
+// reconcile.LegacyInstanceName: the number of hex digits and what the hash is taken of.
 func TestInstanceNameAsDocumented(t *testing.T) {
 	form := regexp.MustCompile("`rds-<namespace>-<name>-<([0-9]+) hex digits of\\s+sha256\\(([^)]*)\\)>`")
 	const cluster, ns, name = "c1", "shop", "db"
@@ -27,8 +27,8 @@ func TestInstanceNameAsDocumented(t *testing.T) {
 		"namespace/name":            ns + "/" + name,
 	}
 	names := map[string]string{
-		"cluster id/namespace/name": sync.InstanceName(cluster, ns, name),
-		"namespace/name":            sync.LegacyInstanceName(ns, name),
+		"cluster id/namespace/name": reconcile.InstanceName(cluster, ns, name),
+		"namespace/name":            reconcile.LegacyInstanceName(ns, name),
 	}
 	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	require.NoError(t, err)

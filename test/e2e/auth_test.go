@@ -17,7 +17,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/internal/hookauth"
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/server"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 )
 
 // The attacks of issue #17 that needed no more than a pod anywhere in the cluster: with no
@@ -48,7 +48,7 @@ func (w *world) deployedHooks(t *testing.T) (url string, metacontroller, attacke
 	tokens, err := hookauth.NewTokens(filepath.Join(dir, "token"), nil)
 	require.NoError(t, err)
 	hooks := httptest.NewUnstartedServer(server.New(server.Options{
-		Reconciler: rdssync.New(rdssync.Config{Cloud: w.cloud, Now: w.clock.Now, CallTimeout: 4 * time.Second}),
+		Reconciler: reconcile.New(reconcile.Config{Cloud: w.cloud, Now: w.clock.Now, CallTimeout: 4 * time.Second}),
 		Logger:     slog.New(slog.NewJSONHandler(w.logs, nil)),
 		Auth:       tokens,
 	}))

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 )
 
@@ -23,7 +23,7 @@ func TestRefusalShowsOurSentence(t *testing.T) {
 	synced := condition(first.Status, v1alpha1.ConditionSynced)
 	require.NotNil(t, synced)
 	assert.Equal(t, metav1.ConditionFalse, synced.Status)
-	assert.Equal(t, rdssync.ReasonCloudRefused, synced.Reason)
+	assert.Equal(t, reconcile.ReasonCloudRefused, synced.Reason)
 	assert.Equal(t, "OTC refused the request: the flavor does not exist (DBS.200053).", synced.Message)
 	assert.Equal(t, 300.0, first.ResyncAfterSeconds, "the same request would be refused again")
 	assert.Contains(t, w.logText(), "DBS.200053", "the details stay in the log")
@@ -41,7 +41,7 @@ func TestConstraintsAgreeWithOTC(t *testing.T) {
 		mc.sync()
 		resp := mc.sync()
 		assert.Equal(t, 1, w.sim.Calls(otcsim.OpCreateInstance))
-		assert.Equal(t, rdssync.ReasonCreating, condition(resp.Status, v1alpha1.ConditionReady).Reason,
+		assert.Equal(t, reconcile.ReasonCreating, condition(resp.Status, v1alpha1.ConditionReady).Reason,
 			"OTC takes ',' in a MySQL root password")
 	})
 	t.Run("SQL Server port 5355", func(t *testing.T) {
@@ -53,7 +53,7 @@ func TestConstraintsAgreeWithOTC(t *testing.T) {
 		resp := mc.sync()
 		synced := condition(resp.Status, v1alpha1.ConditionSynced)
 		require.NotNil(t, synced)
-		assert.Equal(t, rdssync.ReasonInvalidSpec, synced.Reason)
+		assert.Equal(t, reconcile.ReasonInvalidSpec, synced.Reason)
 		assert.Contains(t, synced.Message, "port 5355")
 		assert.Empty(t, w.sim.CallCounts(), "no call to OTC at all")
 	})

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 )
 
@@ -43,10 +43,10 @@ func TestRefusedCreateSaysCreateFailed(t *testing.T) {
 			require.NotNil(t, ready)
 			require.NotNil(t, synced)
 			assert.Equal(t, metav1.ConditionFalse, ready.Status)
-			assert.Equal(t, rdssync.ReasonCreateFailed, ready.Reason)
+			assert.Equal(t, reconcile.ReasonCreateFailed, ready.Reason)
 			assert.Equal(t, "OTC refused to create the instance; see the Synced condition.", ready.Message)
 			assert.Equal(t, metav1.ConditionFalse, synced.Status)
-			assert.Equal(t, rdssync.ReasonCloudRefused, synced.Reason)
+			assert.Equal(t, reconcile.ReasonCloudRefused, synced.Reason)
 			assert.Contains(t, synced.Message, tc.want)
 			assert.NotContains(t, synced.Message, "http", "no raw OTC text")
 			assert.Empty(t, w.sim.Instances())
@@ -54,15 +54,15 @@ func TestRefusedCreateSaysCreateFailed(t *testing.T) {
 			// Later calls for the same spec say the same, also after a transient error.
 			w.sim.AddFault(otcsim.Fault{Op: otcsim.OpListInstances, Kind: otcsim.FaultStatus, Status: 503, Count: 1})
 			transient := mc.sync()
-			assert.Equal(t, rdssync.ReasonCreateFailed, condition(transient.Status, v1alpha1.ConditionReady).Reason)
-			assert.Equal(t, rdssync.ReasonCloudUnavailable, condition(transient.Status, v1alpha1.ConditionSynced).Reason)
+			assert.Equal(t, reconcile.ReasonCreateFailed, condition(transient.Status, v1alpha1.ConditionReady).Reason)
+			assert.Equal(t, reconcile.ReasonCloudUnavailable, condition(transient.Status, v1alpha1.ConditionSynced).Reason)
 			again := mc.sync()
 			assert.Equal(t, refused.Status.Conditions, again.Status.Conditions, "a stable status: no sync loop")
 
 			// A changed spec is tried again and created.
 			mc.editSpec(tc.fix)
 			created := mc.sync()
-			assert.Equal(t, rdssync.ReasonCreating, condition(created.Status, v1alpha1.ConditionReady).Reason)
+			assert.Equal(t, reconcile.ReasonCreating, condition(created.Status, v1alpha1.ConditionReady).Reason)
 			assert.Equal(t, "The instance is being created.", condition(created.Status, v1alpha1.ConditionReady).Message)
 			assert.Equal(t, metav1.ConditionTrue, condition(created.Status, v1alpha1.ConditionSynced).Status)
 			assert.Len(t, w.sim.Instances(), 1)
@@ -76,7 +76,7 @@ func TestChangedSpecForgetsCreateFailed(t *testing.T) {
 	w := newWorld(t)
 	mc := w.newObject(func(spec map[string]any) { spec["flavorref"] = "rds.mysql.n1.huge.2" })
 	mc.sync()
-	require.Equal(t, rdssync.ReasonCreateFailed, condition(mc.sync().Status, v1alpha1.ConditionReady).Reason)
+	require.Equal(t, reconcile.ReasonCreateFailed, condition(mc.sync().Status, v1alpha1.ConditionReady).Reason)
 
 	// The new spec names a password Secret that does not exist yet: the create waits for it.
 	mc.editSpec(func(spec map[string]any) {
@@ -85,8 +85,8 @@ func TestChangedSpecForgetsCreateFailed(t *testing.T) {
 		spec["passwordsecretref"] = map[string]any{"name": "not-there-yet"}
 	})
 	resp := mc.sync()
-	assert.Equal(t, rdssync.ReasonCreating, condition(resp.Status, v1alpha1.ConditionReady).Reason)
-	assert.Equal(t, rdssync.ReasonWaitingForPasswordSecret, condition(resp.Status, v1alpha1.ConditionSynced).Reason)
+	assert.Equal(t, reconcile.ReasonCreating, condition(resp.Status, v1alpha1.ConditionReady).Reason)
+	assert.Equal(t, reconcile.ReasonWaitingForPasswordSecret, condition(resp.Status, v1alpha1.ConditionSynced).Reason)
 }
 
 // editSpec changes the spec as a user would: the API server raises the generation.

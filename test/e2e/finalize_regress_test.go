@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 )
@@ -46,7 +46,7 @@ func TestRecreatedObjectTakesItsOwnFinalBackup(t *testing.T) {
 
 		resp := mc.finalize()
 		require.NotNil(t, resp.Status.FinalBackup, uid)
-		assert.Equal(t, rdssync.ReasonFinalBackupInProgress, condition(resp.Status, v1alpha1.ConditionReady).Reason, uid)
+		assert.Equal(t, reconcile.ReasonFinalBackupInProgress, condition(resp.Status, v1alpha1.ConditionReady).Reason, uid)
 		w.clock.Advance(d.Backup)
 		resp = mc.finalize()
 		assert.Equal(t, cloud.BackupCompleted, resp.Status.FinalBackup.Status, uid)
@@ -84,7 +84,7 @@ func TestFinalBackupNameTakenIsReported(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err = w.cloud.CreateBackup(ctx, other, rdssync.FinalBackupName(st.Name, st.ID), "taken by hand")
+	_, err = w.cloud.CreateBackup(ctx, other, reconcile.FinalBackupName(st.Name, st.ID), "taken by hand")
 	require.NoError(t, err)
 	w.clock.Advance(otcsim.DefaultDurations().Backup)
 	w.sim.ResetCounters()
@@ -92,8 +92,8 @@ func TestFinalBackupNameTakenIsReported(t *testing.T) {
 	first := mc.finalize()
 	assert.False(t, first.Finalized)
 	ready := condition(first.Status, v1alpha1.ConditionReady)
-	assert.Equal(t, rdssync.ReasonFinalBackupNameTaken, ready.Reason)
-	assert.Contains(t, ready.Message, rdssync.FinalBackupName(st.Name, st.ID))
+	assert.Equal(t, reconcile.ReasonFinalBackupNameTaken, ready.Reason)
+	assert.Contains(t, ready.Message, reconcile.FinalBackupName(st.Name, st.ID))
 	assert.Equal(t, metav1.ConditionFalse, condition(first.Status, v1alpha1.ConditionSynced).Status)
 	assert.Equal(t, float64(300), first.ResyncAfterSeconds, "nothing changes until the user acts")
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpCreateBackup))
@@ -119,29 +119,29 @@ func TestRetainHoldsAGeneratedPassword(t *testing.T) {
 		delete(spec, "password")
 		spec["deletionpolicy"] = "Retain"
 	})
-	stored := string(mc.secret("my-rds-single-connection").Data[rdssync.KeyPassword])
+	stored := string(mc.secret("my-rds-single-connection").Data[reconcile.KeyPassword])
 	require.NotEmpty(t, stored)
 	w.sim.ResetCounters()
 
 	first := mc.finalize()
 	assert.False(t, first.Finalized)
 	ready := condition(first.Status, v1alpha1.ConditionReady)
-	assert.Equal(t, rdssync.ReasonPasswordWouldBeLost, ready.Reason)
+	assert.Equal(t, reconcile.ReasonPasswordWouldBeLost, ready.Reason)
 	assert.Contains(t, ready.Message, "my-rds-single-connection")
-	assert.Contains(t, ready.Message, rdssync.AnnotationPasswordSaved)
+	assert.Contains(t, ready.Message, reconcile.AnnotationPasswordSaved)
 	assert.Equal(t, float64(300), first.ResyncAfterSeconds)
 	require.NotNil(t, mc.secret("my-rds-single-connection"), "the Secret stays while the deletion waits")
-	assert.Equal(t, stored, string(mc.secret("my-rds-single-connection").Data[rdssync.KeyPassword]))
+	assert.Equal(t, stored, string(mc.secret("my-rds-single-connection").Data[reconcile.KeyPassword]))
 	second := mc.finalize()
 	assert.Equal(t, first, second, "the same observation gives the same answer")
 	assert.Empty(t, w.sim.CallCounts(), "Retain makes no call to OTC")
 
-	mc.parent["metadata"].(map[string]any)["annotations"] = map[string]any{rdssync.AnnotationPasswordSaved: "true"}
+	mc.parent["metadata"].(map[string]any)["annotations"] = map[string]any{reconcile.AnnotationPasswordSaved: "true"}
 	resp := mc.finalize()
 	assert.False(t, resp.Finalized, "the release tag first")
 	resp = mc.finalize()
 	assert.True(t, resp.Finalized)
-	assert.Equal(t, rdssync.ReasonRetained, condition(resp.Status, v1alpha1.ConditionReady).Reason)
+	assert.Equal(t, reconcile.ReasonRetained, condition(resp.Status, v1alpha1.ConditionReady).Reason)
 	assert.Equal(t, 1, w.sim.MutatingCalls(), "only the release tag")
 	require.Len(t, w.sim.Instances(), 1)
 	assert.Equal(t, cloud.StatusActive, w.sim.Instances()[0].Status, "the instance is left alone")
@@ -164,7 +164,7 @@ func TestFinalizeBrokenInstance(t *testing.T) {
 			first := mc.finalize()
 			assert.False(t, first.Finalized)
 			ready := condition(first.Status, v1alpha1.ConditionReady)
-			assert.Equal(t, rdssync.ReasonFinalBackupImpossible, ready.Reason)
+			assert.Equal(t, reconcile.ReasonFinalBackupImpossible, ready.Reason)
 			assert.Equal(t, "OTC cannot back up a "+status+" instance; set skipfinalbackup or deletionpolicy Retain to finish deleting.", ready.Message)
 			assert.Equal(t, float64(300), first.ResyncAfterSeconds)
 			second := mc.finalize()
@@ -174,7 +174,7 @@ func TestFinalizeBrokenInstance(t *testing.T) {
 			mc.spec()["skipfinalbackup"] = true
 			resp := mc.finalize()
 			assert.False(t, resp.Finalized)
-			assert.Equal(t, rdssync.ReasonDeleting, condition(resp.Status, v1alpha1.ConditionReady).Reason)
+			assert.Equal(t, reconcile.ReasonDeleting, condition(resp.Status, v1alpha1.ConditionReady).Reason)
 			assert.Equal(t, 1, w.sim.Calls(otcsim.OpDeleteInstance), "OTC deletes a "+status+" instance")
 			w.clock.Advance(otcsim.DefaultDurations().Delete)
 			resp = mc.finalize()

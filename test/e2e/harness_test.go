@@ -15,7 +15,7 @@ import (
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/server"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
 	standin "github.com/mcsps/rds-lambda-controller/test/metacontroller"
@@ -46,7 +46,7 @@ func newWorld(t testing.TB) *world {
 	client := testutil.Login(t, srv, nil)
 
 	logs := &testutil.Buffer{}
-	rec := rdssync.New(rdssync.Config{Cloud: client, Now: clock.Now, CallTimeout: 4 * time.Second})
+	rec := reconcile.New(reconcile.Config{Cloud: client, Now: clock.Now, CallTimeout: 4 * time.Second})
 	hooks := httptest.NewServer(server.New(server.Options{
 		// The hooks' authentication has tests of its own (server, cmd/rds-hooks, test/image.sh);
 		// these play an authenticated Metacontroller.

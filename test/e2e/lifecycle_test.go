@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 )
@@ -28,7 +28,7 @@ func TestLifecycle(t *testing.T) {
 	resp := mc.sync()
 	assert.Zero(t, w.sim.MutatingCalls(), "nothing is created before the Secret holding the password is observed")
 	require.NotNil(t, mc.secret("my-rds-single-connection"))
-	assert.Equal(t, "A12345678+", string(mc.secret("my-rds-single-connection").Data[rdssync.KeyPassword]))
+	assert.Equal(t, "A12345678+", string(mc.secret("my-rds-single-connection").Data[reconcile.KeyPassword]))
 	assert.Equal(t, metav1.ConditionFalse, condition(resp.Status, v1alpha1.ConditionReady).Status)
 
 	// 2. The create is issued once the Secret is observed.
@@ -36,7 +36,7 @@ func TestLifecycle(t *testing.T) {
 	require.Equal(t, 1, w.sim.Calls(otcsim.OpCreateInstance))
 	require.NotEmpty(t, resp.Status.ID)
 	assert.Equal(t, cloud.StatusBuild, resp.Status.Status)
-	assert.Equal(t, rdssync.ReasonCreating, condition(resp.Status, v1alpha1.ConditionReady).Reason)
+	assert.Equal(t, reconcile.ReasonCreating, condition(resp.Status, v1alpha1.ConditionReady).Reason)
 	assert.Equal(t, float64(10), resp.ResyncAfterSeconds, "a short resync while OTC works")
 	instances := w.sim.Instances()
 	require.Len(t, instances, 1)
@@ -47,8 +47,8 @@ func TestLifecycle(t *testing.T) {
 	resp = mc.sync()
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpTagsAction), "the ownership tags")
 	assert.Equal(t, map[string]string{
-		rdssync.TagOwnerCluster: "local", rdssync.TagOwnerNamespace: "rds1", rdssync.TagOwnerName: "my-rds-single",
-		rdssync.TagOwnerUID: "6a3c7f0e-1d2b-4c5a-9e8f-0123456789ab",
+		reconcile.TagOwnerCluster: "local", reconcile.TagOwnerNamespace: "rds1", reconcile.TagOwnerName: "my-rds-single",
+		reconcile.TagOwnerUID: "6a3c7f0e-1d2b-4c5a-9e8f-0123456789ab",
 	}, w.sim.Instances()[0].Tags)
 	w.clock.Advance(durations.Create / 2)
 	resp = mc.sync()
@@ -62,7 +62,7 @@ func TestLifecycle(t *testing.T) {
 	ready := condition(resp.Status, v1alpha1.ConditionReady)
 	require.NotNil(t, ready)
 	assert.Equal(t, metav1.ConditionTrue, ready.Status)
-	assert.Equal(t, rdssync.ReasonAvailable, ready.Reason)
+	assert.Equal(t, reconcile.ReasonAvailable, ready.Reason)
 	assert.Equal(t, metav1.ConditionTrue, condition(resp.Status, v1alpha1.ConditionSynced).Status)
 	assert.NotEmpty(t, resp.Status.Endpoint)
 	assert.Equal(t, 3306, resp.Status.Port)
@@ -74,11 +74,11 @@ func TestLifecycle(t *testing.T) {
 	assert.Equal(t, float64(300), resp.ResyncAfterSeconds, "a long resync when steady")
 	conn := mc.secret("my-rds-single-connection")
 	require.NotNil(t, conn)
-	assert.Equal(t, resp.Status.IP, string(conn.Data[rdssync.KeyHost]))
-	assert.Equal(t, "3306", string(conn.Data[rdssync.KeyPort]))
-	assert.Equal(t, "root", string(conn.Data[rdssync.KeyUsername]))
-	assert.Equal(t, "A12345678+", string(conn.Data[rdssync.KeyPassword]))
-	assert.Contains(t, string(conn.Data[rdssync.KeyDSN]), "tcp("+resp.Status.Endpoint+")")
+	assert.Equal(t, resp.Status.IP, string(conn.Data[reconcile.KeyHost]))
+	assert.Equal(t, "3306", string(conn.Data[reconcile.KeyPort]))
+	assert.Equal(t, "root", string(conn.Data[reconcile.KeyUsername]))
+	assert.Equal(t, "A12345678+", string(conn.Data[reconcile.KeyPassword]))
+	assert.Contains(t, string(conn.Data[reconcile.KeyDSN]), "tcp("+resp.Status.Endpoint+")")
 	assert.NotContains(t, string(mustMarshal(t, resp.Status)), "A12345678+", "no password in status")
 
 	// 5. Steady: the same request twice gives the same answer, to the byte, and no change in the
@@ -100,7 +100,7 @@ func TestLifecycle(t *testing.T) {
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpCreateBackup))
 	assert.Zero(t, w.sim.Calls(otcsim.OpDeleteInstance), "no delete before the final backup completed")
 	require.NotNil(t, resp.Status.FinalBackup)
-	assert.Equal(t, rdssync.ReasonFinalBackupInProgress, condition(resp.Status, v1alpha1.ConditionReady).Reason)
+	assert.Equal(t, reconcile.ReasonFinalBackupInProgress, condition(resp.Status, v1alpha1.ConditionReady).Reason)
 
 	resp = mc.finalize()
 	assert.False(t, resp.Finalized)
@@ -113,7 +113,7 @@ func TestLifecycle(t *testing.T) {
 	assert.False(t, resp.Finalized)
 	assert.Equal(t, cloud.BackupCompleted, resp.Status.FinalBackup.Status)
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpDeleteInstance))
-	assert.Equal(t, rdssync.ReasonDeleting, condition(resp.Status, v1alpha1.ConditionReady).Reason)
+	assert.Equal(t, reconcile.ReasonDeleting, condition(resp.Status, v1alpha1.ConditionReady).Reason)
 
 	w.clock.Advance(durations.Delete)
 	resp = mc.finalize()
@@ -163,7 +163,7 @@ func TestGeneratedPassword(t *testing.T) {
 
 	mc.sync()
 	assert.Zero(t, w.sim.MutatingCalls())
-	stored := string(mc.secret("my-rds-single-connection").Data[rdssync.KeyPassword])
+	stored := string(mc.secret("my-rds-single-connection").Data[reconcile.KeyPassword])
 	require.NotEmpty(t, stored)
 
 	resp := mc.sync()
@@ -171,7 +171,7 @@ func TestGeneratedPassword(t *testing.T) {
 	assert.True(t, resp.Status.PasswordGenerated)
 	w.clock.Advance(otcsim.DefaultDurations().Create)
 	mc.sync()
-	assert.Equal(t, stored, string(mc.secret("my-rds-single-connection").Data[rdssync.KeyPassword]),
+	assert.Equal(t, stored, string(mc.secret("my-rds-single-connection").Data[reconcile.KeyPassword]),
 		"the Secret keeps the password the instance was created with")
 	assert.NotContains(t, w.logText(), stored)
 }
@@ -186,7 +186,7 @@ func TestInvalidSpecMakesNoCloudCall(t *testing.T) {
 	synced := condition(first.Status, v1alpha1.ConditionSynced)
 	require.NotNil(t, synced)
 	assert.Equal(t, metav1.ConditionFalse, synced.Status)
-	assert.Equal(t, rdssync.ReasonInvalidSpec, synced.Reason)
+	assert.Equal(t, reconcile.ReasonInvalidSpec, synced.Reason)
 	assert.Contains(t, synced.Message, "volumesize")
 	assert.Equal(t, first, second, "the same problem gives the same answer")
 	assert.Empty(t, w.sim.CallCounts(), "no call to OTC at all")
@@ -242,7 +242,7 @@ func TestFinalBackupFailureKeepsTheInstance(t *testing.T) {
 	w.clock.Advance(otcsim.DefaultDurations().Backup)
 	resp = mc.finalize()
 	assert.False(t, resp.Finalized)
-	assert.Equal(t, rdssync.ReasonFinalBackupFailed, condition(resp.Status, v1alpha1.ConditionReady).Reason)
+	assert.Equal(t, reconcile.ReasonFinalBackupFailed, condition(resp.Status, v1alpha1.ConditionReady).Reason)
 	again := mc.finalize()
 	assert.False(t, again.Finalized)
 	assert.Zero(t, w.sim.Calls(otcsim.OpDeleteInstance), "never deleted without a completed final backup")
@@ -266,5 +266,5 @@ func TestRetainFinalizesAtOnce(t *testing.T) {
 	assert.True(t, resp.Finalized)
 	assert.Equal(t, 1, w.sim.MutatingCalls(), "only the release tag")
 	require.Len(t, w.sim.Instances(), 1)
-	assert.Equal(t, "6a3c7f0e-1d2b-4c5a-9e8f-0123456789ab", w.sim.Instances()[0].Tags[rdssync.TagReleasedBy])
+	assert.Equal(t, "6a3c7f0e-1d2b-4c5a-9e8f-0123456789ab", w.sim.Instances()[0].Tags[reconcile.TagReleasedBy])
 }

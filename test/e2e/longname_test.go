@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 )
 
 // TestLongNames: Rds objects named with 64 and 253 characters are created like any other, and the
@@ -27,7 +27,7 @@ func TestLongNames(t *testing.T) {
 			mc.parent["metadata"].(map[string]any)["name"] = name
 
 			first := mc.sync()
-			assert.Equal(t, rdssync.ConnectionSecretName(name), first.Status.ConnectionSecret)
+			assert.Equal(t, reconcile.ConnectionSecretName(name), first.Status.ConnectionSecret)
 			conn := mc.secret(first.Status.ConnectionSecret)
 			require.NotNil(t, conn, "the password Secret")
 			errs := apivalidation.ValidateObjectMeta(&conn.ObjectMeta, true, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 )
 
@@ -21,7 +21,7 @@ func TestWrongRegionMakesNoCloudCallAndNoChild(t *testing.T) {
 	synced := condition(first.Status, v1alpha1.ConditionSynced)
 	require.NotNil(t, synced)
 	assert.Equal(t, metav1.ConditionFalse, synced.Status)
-	assert.Equal(t, rdssync.ReasonInvalidSpec, synced.Reason)
+	assert.Equal(t, reconcile.ReasonInvalidSpec, synced.Reason)
 	assert.Contains(t, synced.Message, `region "eu-nl"`)
 	assert.Empty(t, first.Children, "no new child")
 	assert.Equal(t, first, second, "the same problem gives the same answer")

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 )
 
@@ -37,7 +37,7 @@ func TestReadReplicasSteadySyncsReadTheView(t *testing.T) {
 		w.clock.Advance(min(time.Duration(resp.ResyncAfterSeconds)*time.Second, 10*time.Second))
 	}
 	assert.Equal(t, 2, w.sim.Calls(otcsim.OpCreateReplica))
-	readers := string(mc.secret(mc.parent["status"].(map[string]any)["connectionSecret"].(string)).Data[rdssync.KeyReaderHosts])
+	readers := string(mc.secret(mc.parent["status"].(map[string]any)["connectionSecret"].(string)).Data[reconcile.KeyReaderHosts])
 	assert.NotEmpty(t, readers)
 
 	w.clock.Advance(31 * time.Second)

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	gosync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 )
 
@@ -34,7 +34,7 @@ func TestConcurrentIdenticalCreates(t *testing.T) {
 		resp hookResponse
 	}
 	answers := make([]answer, 4)
-	var wg gosync.WaitGroup
+	var wg sync.WaitGroup
 	for i := range answers {
 		wg.Add(1)
 		go func() {
@@ -58,7 +58,7 @@ func TestConcurrentIdenticalCreates(t *testing.T) {
 		assert.Equal(t, id, a.resp.Status.ID, "answer %d names the one instance", i)
 		ready := condition(a.resp.Status, v1alpha1.ConditionReady)
 		require.NotNil(t, ready)
-		assert.Equal(t, rdssync.ReasonCreating, ready.Reason, "answer %d", i)
+		assert.Equal(t, reconcile.ReasonCreating, ready.Reason, "answer %d", i)
 		assert.Equal(t, "The instance is being created.", ready.Message, "answer %d", i)
 		assert.Len(t, a.resp.Children, 1, "answer %d keeps the connection Secret", i)
 	}

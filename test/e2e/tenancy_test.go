@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 )
@@ -36,7 +36,7 @@ func (m *metacontroller) untilActive() *hookResponse {
 	for range 10 {
 		resp := m.sync()
 		if in, ok := m.w.sim.Instance(resp.Status.ID); ok && resp.Status.Status == cloud.StatusActive &&
-			resp.Status.Operation == nil && in.Tags[rdssync.TagOwnerUID] != "" {
+			resp.Status.Operation == nil && in.Tags[reconcile.TagOwnerUID] != "" {
 			return m.sync()
 		}
 		m.w.clock.Advance(otcsim.DefaultDurations().Create)
@@ -83,7 +83,7 @@ func TestAttackCopyAnotherNamespacesDatabase(t *testing.T) {
 			assert.Zero(t, w.sim.MutatingCalls())
 			assert.Len(t, w.sim.Instances(), 1)
 			synced := condition(resp.Status, v1alpha1.ConditionSynced)
-			assert.Equal(t, rdssync.ReasonRestoreSourceRefused, synced.Reason)
+			assert.Equal(t, reconcile.ReasonRestoreSourceRefused, synced.Reason)
 			assert.Equal(t, metav1.ConditionFalse, synced.Status)
 			assert.NotContains(t, synced.Message, victim.PrivateIPs[0], "nothing of the other tenant's instance is told")
 			again := evil.sync()
@@ -107,7 +107,7 @@ func TestAttackAdoptAnotherNamespacesInstance(t *testing.T) {
 	resp = evil.sync()
 	assert.Empty(t, resp.Status.ID, "not adopted")
 	assert.False(t, resp.Status.Adopted)
-	assert.Equal(t, rdssync.ReasonAdoptionRefused, condition(resp.Status, v1alpha1.ConditionSynced).Reason)
+	assert.Equal(t, reconcile.ReasonAdoptionRefused, condition(resp.Status, v1alpha1.ConditionSynced).Reason)
 	assert.NotContains(t, condition(resp.Status, v1alpha1.ConditionSynced).Message, id, "nothing of the other's instance is told")
 	assert.Nil(t, evil.secret("steal-connection"), "no connection data for another's instance")
 
@@ -127,7 +127,7 @@ func TestAttackAdoptAnotherNamespacesInstance(t *testing.T) {
 	resp = ok2.sync()
 	assert.Equal(t, free, resp.Status.ID)
 	tags := w.sim.Instances()[len(w.sim.Instances())-1].Tags
-	assert.Equal(t, "uid-mine", tags[rdssync.TagOwnerUID])
+	assert.Equal(t, "uid-mine", tags[reconcile.TagOwnerUID])
 }
 
 // TestAttackRetainUndoneByRecreatingTheName: rds1/ret1 with deletionpolicy Retain is deleted and
@@ -148,7 +148,7 @@ func TestAttackRetainUndoneByRecreatingTheName(t *testing.T) {
 	require.True(t, resp.Finalized)
 	retained, ok := w.sim.Instance(id)
 	require.True(t, ok, "the instance is kept")
-	assert.Equal(t, "uid-ret1-a", retained.Tags[rdssync.TagReleasedBy])
+	assert.Equal(t, "uid-ret1-a", retained.Tags[reconcile.TagReleasedBy])
 	w.sim.ResetCounters()
 
 	second := w.tenant("rds1", "ret1", "uid-ret1-b", func(spec map[string]any) { spec["password"] = "Second-Passw0rd" })
@@ -158,7 +158,7 @@ func TestAttackRetainUndoneByRecreatingTheName(t *testing.T) {
 	}
 	assert.Empty(t, resp.Status.ID, "not taken over")
 	ready := condition(resp.Status, v1alpha1.ConditionReady)
-	assert.Equal(t, rdssync.ReasonInstanceNameTaken, ready.Reason)
+	assert.Equal(t, reconcile.ReasonInstanceNameTaken, ready.Reason)
 	assert.Contains(t, ready.Message, "instanceid "+id, "the namespace's own released instance: it says how to adopt it")
 	assert.Nil(t, second.secret("ret1-connection"), "its password is not written as the instance's")
 	assert.Zero(t, w.sim.MutatingCalls(), "nothing created, nothing changed")
@@ -179,13 +179,13 @@ func TestAttackRetainUndoneByRecreatingTheName(t *testing.T) {
 	}
 	assert.Equal(t, id, resp.Status.ID)
 	assert.True(t, resp.Status.Adopted)
-	assert.Equal(t, rdssync.ReasonAvailable, condition(resp.Status, v1alpha1.ConditionReady).Reason)
+	assert.Equal(t, reconcile.ReasonAvailable, condition(resp.Status, v1alpha1.ConditionReady).Reason)
 	assert.Equal(t, metav1.ConditionTrue, condition(resp.Status, v1alpha1.ConditionSynced).Status)
-	assert.Equal(t, "First-Passw0rd", string(third.secret("ret1-connection").Data[rdssync.KeyPassword]))
-	assert.Equal(t, conn.Data[rdssync.KeyHost], third.secret("ret1-connection").Data[rdssync.KeyHost])
+	assert.Equal(t, "First-Passw0rd", string(third.secret("ret1-connection").Data[reconcile.KeyPassword]))
+	assert.Equal(t, conn.Data[reconcile.KeyHost], third.secret("ret1-connection").Data[reconcile.KeyHost])
 	adopted, _ := w.sim.Instance(id)
-	assert.Equal(t, "uid-ret1-c", adopted.Tags[rdssync.TagOwnerUID])
-	assert.NotContains(t, adopted.Tags, rdssync.TagReleasedBy, "the earlier release tag is removed")
+	assert.Equal(t, "uid-ret1-c", adopted.Tags[reconcile.TagOwnerUID])
+	assert.NotContains(t, adopted.Tags, reconcile.TagReleasedBy, "the earlier release tag is removed")
 	assert.Equal(t, 2, w.sim.Calls(otcsim.OpTagsAction), "the adoption's tags, then the stale release tag's removal")
 }
 
@@ -203,14 +203,14 @@ func TestAttackForgedStatusID(t *testing.T) {
 	evil.setStatus(v1alpha1.RdsStatus{ID: id})
 	resp := evil.sync()
 	ready := condition(resp.Status, v1alpha1.ConditionReady)
-	assert.Equal(t, rdssync.ReasonInstanceNotFound, ready.Reason, "another's instance reads as one that does not exist")
+	assert.Equal(t, reconcile.ReasonInstanceNotFound, ready.Reason, "another's instance reads as one that does not exist")
 	assert.NotContains(t, ready.Message, id)
 	assert.Empty(t, resp.Status.Endpoint, "nothing of the instance is reported")
 	assert.Nil(t, evil.secret("forged-connection"), "no connection data for another's instance")
 
 	fin := evil.finalize()
 	assert.True(t, fin.Finalized)
-	assert.Equal(t, rdssync.ReasonDeleting, condition(fin.Status, v1alpha1.ConditionReady).Reason)
+	assert.Equal(t, reconcile.ReasonDeleting, condition(fin.Status, v1alpha1.ConditionReady).Reason)
 	assert.Equal(t, "The instance is gone.", condition(fin.Status, v1alpha1.ConditionReady).Message, "as for an instance OTC does not list")
 	assert.Zero(t, w.sim.MutatingCalls(), "no backup, no delete, no tag")
 	after, ok := w.sim.Instance(id)
@@ -225,7 +225,7 @@ func TestMigrationFromLegacyNames(t *testing.T) {
 	for _, withStatus := range []bool{true, false} {
 		t.Run(map[bool]string{true: "status.id", false: "lost create"}[withStatus], func(t *testing.T) {
 			w := newWorld(t)
-			legacy := rdssync.LegacyInstanceName("rds1", "my-rds-single")
+			legacy := reconcile.LegacyInstanceName("rds1", "my-rds-single")
 			id, err := w.sim.AddInstance(otcsim.InstanceSpec{Name: legacy, Flavor: "rds.mysql.c2.medium", VolumeType: "COMMON", VolumeSize: 40})
 			require.NoError(t, err)
 			w.sim.ResetCounters()
@@ -237,13 +237,13 @@ func TestMigrationFromLegacyNames(t *testing.T) {
 			assert.Equal(t, id, resp.Status.ID)
 			assert.Equal(t, 1, w.sim.Calls(otcsim.OpTagsAction), "the first change writes the ownership tags")
 			in, _ := w.sim.Instance(id)
-			assert.Equal(t, "6a3c7f0e-1d2b-4c5a-9e8f-0123456789ab", in.Tags[rdssync.TagOwnerUID])
-			assert.Equal(t, "local", in.Tags[rdssync.TagOwnerCluster])
+			assert.Equal(t, "6a3c7f0e-1d2b-4c5a-9e8f-0123456789ab", in.Tags[reconcile.TagOwnerUID])
+			assert.Equal(t, "local", in.Tags[reconcile.TagOwnerCluster])
 			for range 3 {
 				resp = mc.sync()
 			}
 			assert.Equal(t, legacy, resp.Status.Name, "the instance keeps its name")
-			assert.Equal(t, rdssync.ReasonAvailable, condition(resp.Status, v1alpha1.ConditionReady).Reason)
+			assert.Equal(t, reconcile.ReasonAvailable, condition(resp.Status, v1alpha1.ConditionReady).Reason)
 			assert.Zero(t, w.sim.Calls(otcsim.OpCreateInstance))
 			assert.Len(t, w.sim.Instances(), 1)
 			assert.Equal(t, 1, w.sim.Calls(otcsim.OpTagsAction), "the tags were written once, before any other change")
@@ -258,7 +258,7 @@ func TestMigrationFromLegacyNames(t *testing.T) {
 // adopting it by instanceid is the way to take it over.
 func TestLegacyRetainedInstanceIsNotTakenOverByANewObject(t *testing.T) {
 	w := newWorld(t)
-	legacy := rdssync.LegacyInstanceName("rds1", "my-rds-single")
+	legacy := reconcile.LegacyInstanceName("rds1", "my-rds-single")
 	id, err := w.sim.AddInstance(otcsim.InstanceSpec{Name: legacy, Flavor: "rds.mysql.c2.medium", VolumeType: "COMMON", VolumeSize: 40})
 	require.NoError(t, err)
 	w.clock.Advance(24 * time.Hour)
@@ -272,7 +272,7 @@ func TestLegacyRetainedInstanceIsNotTakenOverByANewObject(t *testing.T) {
 	assert.Zero(t, w.sim.MutatingCalls(), "no tags, no create")
 	assert.Empty(t, resp.Status.ID)
 	ready := condition(resp.Status, v1alpha1.ConditionReady)
-	assert.Equal(t, rdssync.ReasonInstanceNameTaken, ready.Reason)
+	assert.Equal(t, reconcile.ReasonInstanceNameTaken, ready.Reason)
 	assert.NotContains(t, ready.Message, id, "an untagged instance is not proven the namespace's: not named")
 	assert.Contains(t, ready.Message, "adopt it: set instanceid to its id", "how to adopt it")
 	in, _ := w.sim.Instance(id)
@@ -300,14 +300,14 @@ func TestDuplicateInstancesAreReported(t *testing.T) {
 	assert.Equal(t, []string{other}, resp.Status.Duplicates)
 	dup := condition(resp.Status, v1alpha1.ConditionInstanceDuplicates)
 	require.NotNil(t, dup)
-	assert.Equal(t, rdssync.ReasonDuplicateInstances, dup.Reason)
+	assert.Equal(t, reconcile.ReasonDuplicateInstances, dup.Reason)
 	assert.Contains(t, dup.Message, other)
 	w.clock.Advance(otcsim.DefaultDurations().Create)
 	for range 3 {
 		resp = mc.sync()
 	}
 	assert.Equal(t, []string{other}, resp.Status.Duplicates, "still reported")
-	assert.Equal(t, rdssync.ReasonAvailable, condition(resp.Status, v1alpha1.ConditionReady).Reason)
+	assert.Equal(t, reconcile.ReasonAvailable, condition(resp.Status, v1alpha1.ConditionReady).Reason)
 	assert.Zero(t, w.sim.Calls(otcsim.OpDeleteInstance), "never deleted by the controller")
 	assert.Zero(t, w.sim.Calls(otcsim.OpCreateInstance), "nothing more created")
 	assert.Equal(t, 1, w.sim.MutatingCalls(), "only the ownership tags of the kept one")
@@ -325,7 +325,7 @@ func TestDuplicateInstancesAreReported(t *testing.T) {
 	// Both answers lost: two untagged instances with the name and no status.id. The older is
 	// taken over, the other reported.
 	w2 := newWorld(t)
-	name := rdssync.InstanceName("local", "rds1", "my-rds-single")
+	name := reconcile.InstanceName("local", "rds1", "my-rds-single")
 	older, err := w2.sim.AddInstance(otcsim.InstanceSpec{Name: name, Flavor: "rds.mysql.c2.medium", VolumeType: "COMMON", VolumeSize: 40})
 	require.NoError(t, err)
 	w2.clock.Advance(time.Minute)
@@ -418,7 +418,7 @@ func TestAttackRefusalTellsNothing(t *testing.T) {
 		forged := w.tenant("rds1", "my-rds-single", "uid-forged", nil)
 		resp := forged.sync()
 		ready := condition(resp.Status, v1alpha1.ConditionReady)
-		assert.Equal(t, rdssync.ReasonInstanceNameTaken, ready.Reason)
+		assert.Equal(t, reconcile.ReasonInstanceNameTaken, ready.Reason)
 		assert.NotContains(t, ready.Message, id)
 		assert.NotContains(t, ready.Message, "instanceid", "adopting another live object's instance is refused: no such advice")
 		assert.Contains(t, ready.Message, "another name", "advice that leads somewhere")
@@ -471,7 +471,7 @@ func TestAttackForgedFinalBackup(t *testing.T) {
 			assert.False(t, resp.Finalized)
 			assert.Zero(t, w.sim.Calls(otcsim.OpDeleteInstance), "no delete without the final backup")
 			assert.Equal(t, 1, w.sim.Calls(otcsim.OpCreateBackup), "a proper final backup is started")
-			assert.Equal(t, rdssync.FinalBackupName(st.Name, st.ID), resp.Status.FinalBackup.Name)
+			assert.Equal(t, reconcile.FinalBackupName(st.Name, st.ID), resp.Status.FinalBackup.Name)
 			w.clock.Advance(d.Backup)
 			mc.finalize()
 			w.clock.Advance(d.Delete)
@@ -485,7 +485,7 @@ func TestAttackForgedFinalBackup(t *testing.T) {
 		w := newWorld(t)
 		mc := w.finalizeActive("uid-1", nil)
 		st := mc.sync().Status
-		name := rdssync.FinalBackupName(st.Name, st.ID)
+		name := reconcile.FinalBackupName(st.Name, st.ID)
 		_, err := w.cloud.CreateBackup(context.Background(), st.ID, name, "by hand")
 		require.NoError(t, err)
 		w.clock.Advance(d.Backup + time.Hour)
@@ -497,7 +497,7 @@ func TestAttackForgedFinalBackup(t *testing.T) {
 		assert.False(t, resp.Finalized)
 		assert.Zero(t, w.sim.Calls(otcsim.OpDeleteInstance), "a backup older than the deletion is not its final backup")
 		ready := condition(resp.Status, v1alpha1.ConditionReady)
-		assert.Equal(t, rdssync.ReasonFinalBackupNameTaken, ready.Reason)
+		assert.Equal(t, reconcile.ReasonFinalBackupNameTaken, ready.Reason)
 		assert.Contains(t, ready.Message, "before the deletion began")
 	})
 }

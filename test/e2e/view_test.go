@@ -13,7 +13,7 @@ import (
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/server"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/view"
@@ -30,7 +30,7 @@ func newViewWorld(t *testing.T) (*world, *view.View, *otcsim.Server) {
 	client := testutil.Login(t, srv, nil)
 	v := view.New(client, view.Options{Now: clock.Now})
 	logs := &testutil.Buffer{}
-	rec := rdssync.New(rdssync.Config{Cloud: v, Now: clock.Now, CallTimeout: 4 * time.Second})
+	rec := reconcile.New(reconcile.Config{Cloud: v, Now: clock.Now, CallTimeout: 4 * time.Second})
 	hooks := httptest.NewServer(server.New(server.Options{
 		// The hooks' authentication has tests of its own (server, cmd/rds-hooks, test/image.sh);
 		// these play an authenticated Metacontroller.
@@ -107,7 +107,7 @@ func TestReplicasDoNotRepeatAChangeFromAStaleView(t *testing.T) {
 		// The hooks' authentication has tests of its own (server, cmd/rds-hooks, test/image.sh);
 		// these play an authenticated Metacontroller.
 		Insecure:   true,
-		Reconciler: rdssync.New(rdssync.Config{Cloud: vB, Now: w.clock.Now, CallTimeout: 4 * time.Second}),
+		Reconciler: reconcile.New(reconcile.Config{Cloud: vB, Now: w.clock.Now, CallTimeout: 4 * time.Second}),
 		Logger:     slog.New(slog.DiscardHandler),
 	}))
 	t.Cleanup(hooksB.Close)

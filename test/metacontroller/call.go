@@ -12,7 +12,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 )
 
-// Hooks are the sync and finalize hooks in process; *sync.Reconciler is one.
+// Hooks are the sync and finalize hooks in process; *reconcile.Reconciler is one.
 type Hooks interface {
 	Sync(ctx context.Context, req *hook.Request) (*hook.SyncResponse, error)
 	Finalize(ctx context.Context, req *hook.Request) (*hook.FinalizeResponse, error)

@@ -14,7 +14,7 @@
 //   - finalized: true removes the finalizer: the object is gone.
 //
 // It serves in-process callers (Object.Sync and Object.Finalize call a Hooks, which
-// *sync.Reconciler is) and callers over HTTP (Object.Post). Callers that play Metacontroller's
+// *reconcile.Reconciler is) and callers over HTTP (Object.Post). Callers that play Metacontroller's
 // faults (duplicate calls, stale observations, lost answers) use the parts: Body builds a request
 // from the cluster, Decode reads an answer, Apply makes it the cluster's state.
 //

@@ -6,7 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	gosync "sync"
+	"sync"
 
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 	"github.com/mcsps/rds-lambda-controller/test/testdata"
@@ -14,7 +14,7 @@ import (
 
 // captured is the body of each captured request by hook version and call, read once: the
 // envelope (controller and all) every request is built from.
-var captured = gosync.OnceValues(func() (map[string]map[string]any, error) {
+var captured = sync.OnceValues(func() (map[string]map[string]any, error) {
 	out := map[string]map[string]any{}
 	for key, name := range map[string]string{
 		hook.V1 + "/sync":     "01-sync-v1-no-children.request.json",

@@ -24,7 +24,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	gosync "sync"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -284,7 +284,7 @@ func hooksArgs() []string {
 }
 
 var (
-	buildOnce gosync.Once
+	buildOnce sync.Once
 	binary    string
 	buildErr  error
 )
@@ -531,7 +531,7 @@ func (b *bench) round(url string, bodies [][]byte, conc int) roundResult {
 // parallel runs f(0..n-1) on conc goroutines.
 func parallel(n, conc int, f func(int)) {
 	var next atomic.Int64
-	var wg gosync.WaitGroup
+	var wg sync.WaitGroup
 	for range conc {
 		wg.Go(func() {
 			for {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/server"
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/view"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
@@ -65,7 +65,7 @@ func steadyHooks(b *testing.B) (http.Handler, []byte) {
 	logger := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	reg := prometheus.NewRegistry()
 	shared := view.New(client, view.Options{Now: clock.Now, Logger: logger})
-	rec := rdssync.New(rdssync.Config{
+	rec := reconcile.New(reconcile.Config{
 		Cloud:         shared,
 		Now:           clock.Now,
 		PasswordKey:   secret.New("scale-benchmark-password-key"),

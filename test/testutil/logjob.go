@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	rdssync "github.com/mcsps/rds-lambda-controller/sync"
+	reconcile "github.com/mcsps/rds-lambda-controller/sync"
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 	"github.com/mcsps/rds-lambda-controller/sync/hook"
 )
@@ -44,7 +44,7 @@ func AdoptingRds(namespace, name, id string, req v1alpha1.LogsRequest) v1alpha1.
 
 // LogJob plays Metacontroller for parent, feeding each answer back, until the hooks return its
 // log Job; it returns the Job's whole input.
-func LogJob(t testing.TB, r *rdssync.Reconciler, parent v1alpha1.Rds) LogJobInput {
+func LogJob(t testing.TB, r *reconcile.Reconciler, parent v1alpha1.Rds) LogJobInput {
 	t.Helper()
 	req := &hook.Request{Parent: parent, Secrets: map[string]*corev1.Secret{}, Jobs: map[string]*batchv1.Job{},
 		Related: map[string]*corev1.Secret{}, Version: hook.V1}

@@ -2,7 +2,7 @@ package view_test
 
 import (
 	"context"
-	gosync "sync"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,7 +37,7 @@ func TestViewMetricsAreReadFleetWide(t *testing.T) {
 	f.clock.Advance(time.Minute)
 	simClock.Advance(time.Minute)
 	f.sim.ResetCounters()
-	var wg gosync.WaitGroup
+	var wg sync.WaitGroup
 	for i := range 40 {
 		wg.Add(1)
 		go func() {
