@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/net/http2"
 )
 
 // TestConnLimitReleases (holds): after every kind of connection ends (garbage instead of a
@@ -56,7 +55,7 @@ func TestConnLimitReleases(t *testing.T) {
 	}
 	allFree("abandoned handshakes")
 	for range 3 {
-		h2 := &http.Client{Transport: &http2.Transport{TLSClientConfig: tcfg.Clone()}}
+		h2 := &http.Client{Transport: &http.Transport{TLSClientConfig: tcfg.Clone(), Protocols: http2Only()}}
 		// NOTE: retried: the server releases the previous step's connections when it reads their
 		// EOF, a moment after the client closed them, and the limit refuses until then.
 		require.Eventually(t, func() bool {
@@ -72,7 +71,7 @@ func TestConnLimitReleases(t *testing.T) {
 	}
 	allFree("HTTP/2 401s")
 	for range 3 {
-		h2 := &http.Client{Transport: &http2.Transport{TLSClientConfig: tcfg.Clone()}}
+		h2 := &http.Client{Transport: &http.Transport{TLSClientConfig: tcfg.Clone(), Protocols: http2Only()}}
 		require.Eventually(t, func() bool {
 			resp, err := h2.Get(url + "/healthz")
 			if err != nil {
@@ -95,4 +94,11 @@ func TestConnLimitReleases(t *testing.T) {
 		h1.CloseIdleConnections()
 	}
 	allFree("HTTP/1.1 401 with unread bodies")
+}
+
+// http2Only is the protocols of a client that speaks nothing but HTTP/2 (over TLS).
+func http2Only() *http.Protocols {
+	p := new(http.Protocols)
+	p.SetHTTP2(true)
+	return p
 }

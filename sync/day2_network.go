@@ -98,16 +98,16 @@ func planNetwork(in networkInput) networkPlan {
 		return p
 	}
 	want := v1alpha1.NetworkRefs{Vpc: in.spec.Vpc, Subnet: in.spec.Subnet, Securitygroup: in.spec.Securitygroup}
-	vpc, subnet, group, known := knownIDs(want, in.st.NetworkRefs, in.inst)
+	vpc, subnet, _, known := knownIDs(want, in.st.NetworkRefs, in.inst)
 	if !known {
 		if in.network == nil {
 			p.needNetwork = true
 			return p
 		}
-		vpc, subnet, group = in.network.VpcID, in.network.SubnetID, in.network.SecurityGroupID
+		vpc, subnet = in.network.VpcID, in.network.SubnetID
 		p.refs = &v1alpha1.NetworkRefs{
 			Vpc: want.Vpc, VpcID: vpc, Subnet: want.Subnet, SubnetID: subnet,
-			Securitygroup: want.Securitygroup, SecurityGroupID: group,
+			Securitygroup: want.Securitygroup, SecurityGroupID: in.network.SecurityGroupID,
 		}
 	}
 	var problems []string

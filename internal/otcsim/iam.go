@@ -11,14 +11,13 @@ const tokenLifetime = 24 * time.Hour
 
 // token is an issued Keystone token.
 type token struct {
-	id             string
-	methods        []string
-	issued         time.Time
-	expires        time.Time
-	projectScoped  bool
-	domainScoped   bool
-	revoked        bool
-	fromCredential string // access key of the temporary credential that obtained it, if any
+	id            string
+	methods       []string
+	issued        time.Time
+	expires       time.Time
+	projectScoped bool
+	domainScoped  bool
+	revoked       bool
 }
 
 func (t *token) validAt(now time.Time) bool {

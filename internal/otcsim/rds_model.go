@@ -1,7 +1,6 @@
 package otcsim
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -186,14 +185,6 @@ func (in *instance) shownPort() int {
 		return in.endpointPort
 	}
 	return in.port
-}
-
-func (in *instance) endpoint() string {
-	ips := in.privateIPs()
-	if len(ips) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%s:%d", ips[0], in.shownPort())
 }
 
 // tagMap returns the tags as a map.

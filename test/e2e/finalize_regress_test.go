@@ -102,10 +102,10 @@ func TestFinalBackupNameTakenIsReported(t *testing.T) {
 	assert.Zero(t, w.sim.Calls(otcsim.OpDeleteInstance))
 
 	mc.spec()["skipfinalbackup"] = true
-	resp := mc.finalize()
+	assert.False(t, mc.finalize().Finalized, "released before OTC deleted the instance")
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpDeleteInstance))
 	w.clock.Advance(otcsim.DefaultDurations().Delete)
-	resp = mc.finalize()
+	resp := mc.finalize()
 	assert.True(t, resp.Finalized)
 	assert.Len(t, w.sim.Instances(), 1, "only the other instance is left")
 }

@@ -44,7 +44,7 @@ func TestLifecycle(t *testing.T) {
 
 	// 3. The ownership tags are the first change after the create; then, while BUILD, calls only
 	// observe.
-	resp = mc.sync()
+	mc.sync()
 	assert.Equal(t, 1, w.sim.Calls(otcsim.OpTagsAction), "the ownership tags")
 	assert.Equal(t, map[string]string{
 		reconcile.TagOwnerCluster: "local", reconcile.TagOwnerNamespace: "rds1", reconcile.TagOwnerName: "my-rds-single",

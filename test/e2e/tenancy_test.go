@@ -103,8 +103,8 @@ func TestAttackAdoptAnotherNamespacesInstance(t *testing.T) {
 	evil := w.tenant("evil", "steal", "uid-evil", func(spec map[string]any) {
 		spec["instanceid"], spec["skipfinalbackup"], spec["password"] = id, true, "Evil-Passw0rd"
 	})
+	evil.sync()
 	resp := evil.sync()
-	resp = evil.sync()
 	assert.Empty(t, resp.Status.ID, "not adopted")
 	assert.False(t, resp.Status.Adopted)
 	assert.Equal(t, reconcile.ReasonAdoptionRefused, condition(resp.Status, v1alpha1.ConditionSynced).Reason)
@@ -492,8 +492,8 @@ func TestAttackForgedFinalBackup(t *testing.T) {
 		mc.obj.Delete(w.clock.Now())
 		w.sim.ResetCounters()
 
+		mc.finalize()
 		resp := mc.finalize()
-		resp = mc.finalize()
 		assert.False(t, resp.Finalized)
 		assert.Zero(t, w.sim.Calls(otcsim.OpDeleteInstance), "a backup older than the deletion is not its final backup")
 		ready := condition(resp.Status, v1alpha1.ConditionReady)
@@ -530,7 +530,7 @@ func TestAttackForgedStatusIDInFinalize(t *testing.T) {
 			assert.Equal(t, own, resp.Status.ID, "status says the instance found")
 			assert.Equal(t, 1, w.sim.Calls(otcsim.OpCreateBackup), "its final backup")
 			w.clock.Advance(d.Backup)
-			resp = mc.finalize()
+			assert.False(t, mc.finalize().Finalized, "released before OTC deleted the instance")
 			assert.Equal(t, 1, w.sim.Calls(otcsim.OpDeleteInstance))
 			w.clock.Advance(d.Delete)
 			resp = mc.finalize()

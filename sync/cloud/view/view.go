@@ -298,7 +298,7 @@ func (v *View) ListedSince(ctx context.Context, since time.Time) ([]cloud.Instan
 		if v.listing == nil {
 			v.startListing()
 		}
-		l, begun := v.listing, v.triedAt
+		l := v.listing
 		v.mu.Unlock()
 		select {
 		case <-l.done:
@@ -308,9 +308,7 @@ func (v *View) ListedSince(ctx context.Context, since time.Time) ([]cloud.Instan
 		if l.err != nil {
 			return nil, l.err
 		}
-		if begun.Before(since) {
-			continue // a listing begun before since: the next one is
-		}
+		// A listing begun before since does not serve: the next turn starts another.
 	}
 	return nil, errors.New("view: no listing began after the time asked for")
 }
