@@ -313,7 +313,7 @@ func (s *autopilotStep) plan() head {
 	p := s.p
 	h := head{stop: p.stop, err: p.failed, logs: p.logs, within: p.resync}
 	if p.dropCondition {
-		h.tells = append(h.tells, finding{outcome: outcome{cond: v1alpha1.ConditionAutopilot}, drop: true})
+		h.tells = dropAutopilot
 	}
 	h.tells = append(h.tells, told(p.condition, p.synced)...)
 	switch {

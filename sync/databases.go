@@ -298,7 +298,7 @@ func (s *databasesStep) plan() head {
 	p := s.p
 	h := head{logs: p.logs, within: p.within}
 	if p.dropReady {
-		h.tells = append(h.tells, finding{outcome: outcome{cond: v1alpha1.ConditionDatabasesReady}, drop: true})
+		h.tells = dropDatabasesReady
 	}
 	h.tells = append(h.tells, told(p.ready)...)
 	switch spec := s.in.spec; {

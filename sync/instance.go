@@ -104,8 +104,12 @@ type lookup struct {
 	maxAge time.Duration
 	me     owner
 	names  []string
-	byID   *seen
-	list   listing
+	// byID is the instance read by id, or the read's error, once read (readByID); only these two
+	// are kept, not the whole seen, which would be copied to the heap at every call.
+	byID     *cloud.Instance
+	byIDErr  error
+	readByID bool
+	list     listing
 }
 
 func lookupOf(statusID, instanceid string, maxAge time.Duration, me owner, names []string) *lookup {
@@ -117,7 +121,7 @@ func (l *lookup) next() []need {
 	switch {
 	case l.none:
 		return nil
-	case l.id != "" && l.byID == nil:
+	case l.id != "" && !l.readByID:
 		return []need{{kind: readInstance, id: l.id, maxAge: l.maxAge}}
 	case l.id != "":
 		return nil
@@ -127,7 +131,7 @@ func (l *lookup) next() []need {
 
 func (l *lookup) saw(_ need, s seen) {
 	if l.id != "" {
-		l.byID = &s
+		l.byID, l.byIDErr, l.readByID = s.inst, s.err, true
 		return
 	}
 	l.list.saw(s)
@@ -140,13 +144,13 @@ func (l *lookup) observation() (observation, error) {
 	case l.none:
 		return obs, nil
 	case l.id != "":
-		switch err := l.byID.err; {
+		switch err := l.byIDErr; {
 		case errors.Is(err, cloud.ErrNotFound):
 			return obs, nil
 		case err != nil:
 			return obs, err
 		}
-		obs.inst, obs.claim = l.byID.inst, classify(l.byID.inst, l.me, l.names...)
+		obs.inst, obs.claim = l.byID, classify(l.byID, l.me, l.names...)
 		if obs.inst.Type == cloud.TypeReplica && obs.claim.mine() {
 			// NOTE: status.id names the object's instance, never one of its read replicas, whose
 			// tags name the object too: a status that names one (whoever may write the status can)
@@ -369,7 +373,7 @@ func (s *duplicatesStep) plan() head {
 	if o := duplicatesOutcome(s.inst.ID, s.dups); o != nil {
 		return head{tells: told(o)}
 	}
-	return head{tells: []finding{{outcome: outcome{cond: v1alpha1.ConditionInstanceDuplicates}, drop: true}}}
+	return head{tells: dropDuplicates}
 }
 
 func (s *duplicatesStep) saw(n need, r seen) {

@@ -196,6 +196,30 @@ func told(outcomes ...*outcome) []finding {
 	return out
 }
 
+// The removal of a condition a steady call tells at every call (the step has nothing to say of it),
+// made once for the process rather than once per call (#18). Tells are only read (findings.record
+// copies them), and each of these has len == cap, so that an append to one copies it first.
+var (
+	dropAutopilot      = dropped(v1alpha1.ConditionAutopilot)
+	dropDatabasesReady = dropped(v1alpha1.ConditionDatabasesReady)
+	dropDuplicates     = dropped(v1alpha1.ConditionInstanceDuplicates)
+	dropParameters     = dropped(v1alpha1.ConditionParameters)
+)
+
+// dropped tells the removal of cond, alone.
+func dropped(cond string) []finding {
+	return []finding{{outcome: outcome{cond: cond}, drop: true}}
+}
+
+// thenDrop is tells followed by drop (one of the package's removals above): drop itself when
+// nothing else is told.
+func thenDrop(tells, drop []finding) []finding {
+	if len(tells) == 0 {
+		return drop
+	}
+	return append(tells, drop...)
+}
+
 // tellFirst tells an outcome only if its condition says nothing yet (neither the last call's
 // status nor an earlier step of this call): a first word that a later outcome may replace.
 func (f *findings) tellFirst(o outcome) {

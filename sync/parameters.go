@@ -285,7 +285,7 @@ func planParameterValues(in parametersInput) parametersPlan {
 	if problems := checkParameters(in.spec.Parameters, catalog, inst); len(problems) > 0 {
 		// Nothing is set while one value is wrong; the spec's next generation is checked again.
 		msg := joinSentences(problems)
-		ps.Generation, ps.Checked, ps.Flavor = in.generation, &in.now, inst.Flavor
+		ps.Generation, ps.Checked, ps.Flavor = in.generation, ptr.To(in.now), inst.Flavor
 		p.condition = ptr.To(parametersCondition(metav1.ConditionFalse, ReasonInvalidParameters, msg))
 		p.synced = wontAct(ReasonInvalidParameters, msg)
 		return p
@@ -304,7 +304,7 @@ func planParameterValues(in parametersInput) parametersPlan {
 		for _, name := range ignored {
 			delete(ps.Applied, name)
 		}
-		ps.Generation, ps.Checked, ps.Flavor = in.generation, &in.now, inst.Flavor
+		ps.Generation, ps.Checked, ps.Flavor = in.generation, ptr.To(in.now), inst.Flavor
 		return planPendingRestart(in, p)
 	}
 	if in.answer == nil {
@@ -350,7 +350,7 @@ func planParameterValues(in parametersInput) parametersPlan {
 			// refuses, and tried again at the spec's next generation or the drift check, not with
 			// a read and a refused call at every steady sync (found in review, #20).
 			msg := asCloudError(err).Refusal()
-			ps.Generation, ps.Checked, ps.Flavor = in.generation, &in.now, inst.Flavor
+			ps.Generation, ps.Checked, ps.Flavor = in.generation, ptr.To(in.now), inst.Flavor
 			p.condition = ptr.To(parametersCondition(metav1.ConditionFalse, ReasonInvalidParameters, msg))
 		}
 		return p
@@ -412,7 +412,8 @@ func planParametersSet(in parametersInput, p parametersPlan, catalog map[string]
 		ps.PendingRestart = slices.Compact(slices.Sorted(slices.Values(append(ps.PendingRestart, restart...))))
 		ps.RestartRequest = in.st.RestartRequest
 	}
-	ps.Generation, ps.Checked, ps.Changed, ps.Flavor = in.generation, &in.now, &in.now, in.inst.Flavor
+	now := ptr.To(in.now) // NOTE: not &in.now, which would move the whole input to the heap at every plan
+	ps.Generation, ps.Checked, ps.Changed, ps.Flavor = in.generation, now, now, in.inst.Flavor
 	p.logs = []logLine{{slog.LevelInfo, "set engine parameters", []any{"instance", in.inst.ID, "parameters", strings.Join(set, ","), "restartRequired", answer.RestartRequired, "job", answer.JobID}}}
 	p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, fmt.Sprintf("The parameters %s were set in OTC.", strings.Join(set, ", ")), inFlight).made())
 	if len(set) == 0 {
@@ -674,7 +675,7 @@ func (s *parametersStep) plan() head {
 	s.p = planParameters(s.in)
 	h := head{tells: told(s.p.condition, s.p.synced), logs: s.p.logs, stop: s.p.stop, err: s.p.failed}
 	if s.p.dropCondition {
-		h.tells = append(h.tells, finding{outcome: outcome{cond: v1alpha1.ConditionParameters}, drop: true})
+		h.tells = thenDrop(h.tells, dropParameters)
 	}
 	switch {
 	case s.p.needRead:
