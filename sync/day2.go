@@ -98,7 +98,7 @@ func wontAct(reason, message string) *outcome {
 type day2Input struct {
 	spec       *v1alpha1.RdsSpec
 	prior      *v1alpha1.RdsStatus // the status the last call answered
-	st         v1alpha1.RdsStatus  // this call's status so far (report, restore), a copy
+	st         statusSoFar         // this call's status so far (report, restore), a copy
 	inst       *cloud.Instance
 	uid        string
 	generation int64
@@ -260,7 +260,7 @@ type sent struct {
 
 func newDay2Step(c *call, inst *cloud.Instance) *day2Step {
 	s := &day2Step{in: day2Input{
-		spec: c.spec, prior: &c.parent.Status, st: c.st, inst: inst, uid: string(c.parent.UID),
+		spec: c.spec, prior: &c.parent.Status, st: soFar(&c.st), inst: inst, uid: string(c.parent.UID),
 		generation: c.parent.Generation, deleting: c.parent.DeletionTimestamp != nil, now: c.now,
 		sentRestart: c.r.sent.seen(oneShotKey(c.parent.UID, OpRestart, c.spec.Restartrequest)),
 	}}

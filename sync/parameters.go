@@ -110,7 +110,7 @@ func validParameterName(name string) bool {
 // parametersInput is all the parameters step decides on.
 type parametersInput struct {
 	spec       *v1alpha1.RdsSpec
-	st         v1alpha1.RdsStatus // this call's status so far, a copy
+	st         statusSoFar // this call's status so far, a copy
 	inst       *cloud.Instance
 	generation int64
 	now        metav1.Time
@@ -234,7 +234,7 @@ func planParameterValues(in parametersInput) parametersPlan {
 		}
 		return p
 	}
-	ps := parametersStatusOf(in.st)
+	ps := parametersStatusOf(in.st.Parameters)
 	p := parametersPlan{status: ps}
 	if in.deleting {
 		return p
@@ -360,8 +360,8 @@ func planParameterValues(in parametersInput) parametersPlan {
 
 // ignoredBefore are the parameters of spec OTC ignored for this generation: the Parameters
 // condition says ParametersIgnored, and status.parameters.applied leaves them out.
-func ignoredBefore(st v1alpha1.RdsStatus, ps *v1alpha1.ParametersStatus, spec map[string]string, generation int64) []string {
-	cond := getCondition(&st, v1alpha1.ConditionParameters)
+func ignoredBefore(st statusSoFar, ps *v1alpha1.ParametersStatus, spec map[string]string, generation int64) []string {
+	cond := getConditionIn(st.Conditions, v1alpha1.ConditionParameters)
 	if cond == nil || cond.Reason != ReasonParametersIgnored || ps.Generation != generation {
 		return nil
 	}
@@ -436,7 +436,7 @@ func planPendingRestart(in parametersInput, p parametersPlan) parametersPlan {
 	if ps.Generation == 0 {
 		return p // never checked yet: the condition says nothing until the values were read
 	}
-	if cond := getCondition(&in.st, v1alpha1.ConditionParameters); ps.Generation == in.generation && cond != nil &&
+	if cond := getConditionIn(in.st.Conditions, v1alpha1.ConditionParameters); ps.Generation == in.generation && cond != nil &&
 		(cond.Reason == ReasonInvalidParameters || cond.Reason == ReasonParametersIgnored) {
 		// The same spec, still wrong until its next generation (or the drift check) reads
 		// again: the condition stands, and Synced says so again.
@@ -544,12 +544,12 @@ func parametersCondition(status metav1.ConditionStatus, reason, message string) 
 	return outcome{cond: v1alpha1.ConditionParameters, status: status, reason: reason, message: message, class: settled}
 }
 
-// parametersStatusOf is status.parameters, a copy, made if there is none yet.
-func parametersStatusOf(st v1alpha1.RdsStatus) *v1alpha1.ParametersStatus {
-	if st.Parameters == nil {
+// parametersStatusOf is status.parameters (ps), a copy, made if there is none yet.
+func parametersStatusOf(ps *v1alpha1.ParametersStatus) *v1alpha1.ParametersStatus {
+	if ps == nil {
 		return &v1alpha1.ParametersStatus{}
 	}
-	return st.Parameters.DeepCopy()
+	return ps.DeepCopy()
 }
 
 // checkParameters says why OTC could not take a value, one sentence per parameter, in name order:
@@ -661,7 +661,7 @@ type parametersStep struct {
 
 func newParametersStep(c *call, inst *cloud.Instance) *parametersStep {
 	s := &parametersStep{uid: c.parent.UID, in: parametersInput{
-		spec: c.spec, st: c.st, inst: inst, generation: c.parent.Generation, now: c.now,
+		spec: c.spec, st: soFar(&c.st), inst: inst, generation: c.parent.Generation, now: c.now,
 		deleting: c.parent.DeletionTimestamp != nil, me: c.me, drift: c.r.cfg.ParametersDriftCheck,
 		remembered: c.r.parameters.remembered(inst.ID),
 	}}
