@@ -674,7 +674,8 @@ func minorUpgradeAsked(engine, asked, running string) (bool, *outcome) {
 	case v1alpha1.EngineSQLServer:
 		return false, nil // editions, no minor versions
 	}
-	a, r := versionParts(asked), versionParts(running)
+	var aBuf, rBuf [4]int // NOTE: versions have three or four parts: no allocation at every call
+	a, r := versionParts(aBuf[:0], asked), versionParts(rBuf[:0], running)
 	if a == nil || len(r) < majorParts {
 		return false, nil
 	}
@@ -685,9 +686,8 @@ func minorUpgradeAsked(engine, asked, running string) (bool, *outcome) {
 	return len(a) > majorParts && slices.Compare(a, r[:min(len(r), len(a))]) > 0, nil
 }
 
-// versionParts splits "8.0.28" into [8 0 28]; nil if it is not dotted numbers.
-func versionParts(v string) []int {
-	out := make([]int, 0, strings.Count(v, ".")+1)
+// versionParts splits "8.0.28" into [8 0 28], appended to out; nil if it is not dotted numbers.
+func versionParts(out []int, v string) []int {
 	for p := range strings.SplitSeq(v, ".") {
 		n := 0
 		if p == "" || len(p) > 6 {

@@ -318,9 +318,12 @@ type duplicatesStep struct {
 	inst  *cloud.Instance
 	me    owner
 	names []string
-	// prev is status.duplicates as the last call answered it, sorted; obs what this call observed.
-	prev []string
-	obs  observation
+	// prev is status.duplicates as the last call answered it, sorted. listed says this call listed
+	// the instances carrying the object's names, and others are the further ones it found
+	// (observation.listed, observation.others: only these, not the whole observation, #18).
+	prev   []string
+	listed bool
+	others []string
 	// list is the listing of a long prev; looked are the ids of prev looked up, nil until read.
 	list   *listing
 	looked map[string]seen
@@ -328,7 +331,10 @@ type duplicatesStep struct {
 }
 
 func newDuplicatesStep(inst *cloud.Instance, obs observation, prior []string, me owner, names []string) *duplicatesStep {
-	s := &duplicatesStep{inst: inst, me: me, names: names, obs: obs, prev: slices.Compact(slices.Sorted(slices.Values(prior)))}
+	// NOTE: sorted in a copy, which Clone leaves nil for none (slices.Sorted allocates even then).
+	prev := slices.Clone(prior)
+	slices.Sort(prev)
+	s := &duplicatesStep{inst: inst, me: me, names: names, listed: obs.listed, others: obs.others, prev: slices.Compact(prev)}
 	if !obs.listed && len(s.prev) > maxDuplicateLookups {
 		s.list = &listing{names: names}
 	}
@@ -337,8 +343,8 @@ func newDuplicatesStep(inst *cloud.Instance, obs observation, prior []string, me
 
 func (s *duplicatesStep) plan() head {
 	switch {
-	case s.obs.listed:
-		s.dups = s.obs.others
+	case s.listed:
+		s.dups = s.others
 	case s.list != nil && !s.list.done():
 		return head{needs: s.list.next()}
 	case s.list != nil && s.list.err != nil:
