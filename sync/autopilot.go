@@ -48,7 +48,7 @@ func autopilotOf(st *v1alpha1.RdsStatus) *v1alpha1.AutopilotStatus {
 type autopilotStepInput struct {
 	spec     *v1alpha1.RdsSpec
 	prior    *v1alpha1.RdsStatus // the status the last call answered
-	st       v1alpha1.RdsStatus  // this call's status so far (the earlier steps' Synced), a copy
+	st       statusSoFar         // this call's status so far (the earlier steps' Synced), a copy
 	inst     *cloud.Instance
 	now      metav1.Time
 	deleting bool
@@ -289,7 +289,7 @@ func newAutopilotStep(c *call, inst *cloud.Instance) *autopilotStep {
 	key := flavorsKey(c.cloud, inst)
 	return &autopilotStep{
 		in: autopilotStepInput{
-			spec: c.spec, prior: &c.parent.Status, st: c.st, inst: inst, now: c.now,
+			spec: c.spec, prior: &c.parent.Status, st: soFar(&c.st), inst: inst, now: c.now,
 			synced:   c.out.condition(v1alpha1.ConditionSynced),
 			deleting: c.parent.DeletionTimestamp != nil, remembered: c.r.autopilot.remembered(inst.ID), reader: isReader,
 		},
@@ -313,7 +313,7 @@ func (s *autopilotStep) plan() head {
 	p := s.p
 	h := head{stop: p.stop, err: p.failed, logs: p.logs, within: p.resync}
 	if p.dropCondition {
-		h.tells = append(h.tells, finding{outcome: outcome{cond: v1alpha1.ConditionAutopilot}, drop: true})
+		h.tells = dropAutopilot
 	}
 	h.tells = append(h.tells, told(p.condition, p.synced)...)
 	switch {

@@ -232,8 +232,8 @@ func createFailed(err error) []finding {
 // been refused yet. Transient errors in between keep it (status is echoed), so that it stays until
 // the spec changes or the create succeeds.
 func forgetCreateFailed(out *findings, st *v1alpha1.RdsStatus, parent *v1alpha1.Rds) {
-	ready := out.condition(v1alpha1.ConditionReady)
-	if ready == nil || ready.Reason != ReasonCreateFailed || st.ID != "" || parent.Status.ObservedGeneration == parent.Generation {
+	ready, ok := out.current(v1alpha1.ConditionReady)
+	if !ok || ready.Reason != ReasonCreateFailed || st.ID != "" || parent.Status.ObservedGeneration == parent.Generation {
 		return
 	}
 	out.tell(notReady(ReasonCreating, "The instance is not created yet; see the Synced condition.", settled).fallback())

@@ -281,7 +281,7 @@ type databasesStep struct {
 func newDatabasesStep(c *call, inst *cloud.Instance) *databasesStep {
 	s := &databasesStep{parent: c.parent, conn: c.conn, in: databasesInput{
 		spec: c.spec, object: c.parent.Name, rec: c.st.DatabasesAndUsers,
-		readySet:   c.out.condition(v1alpha1.ConditionDatabasesReady) != nil,
+		readySet:   c.out.has(v1alpha1.ConditionDatabasesReady),
 		instStatus: inst.Status, related: c.req.Related, secrets: c.req.Secrets,
 		now: c.now, driftCheck: c.r.cfg.Databases.DriftCheck,
 	}}
@@ -298,7 +298,7 @@ func (s *databasesStep) plan() head {
 	p := s.p
 	h := head{logs: p.logs, within: p.within}
 	if p.dropReady {
-		h.tells = append(h.tells, finding{outcome: outcome{cond: v1alpha1.ConditionDatabasesReady}, drop: true})
+		h.tells = dropDatabasesReady
 	}
 	h.tells = append(h.tells, told(p.ready)...)
 	switch spec := s.in.spec; {

@@ -98,7 +98,7 @@ func wontAct(reason, message string) *outcome {
 type day2Input struct {
 	spec       *v1alpha1.RdsSpec
 	prior      *v1alpha1.RdsStatus // the status the last call answered
-	st         v1alpha1.RdsStatus  // this call's status so far (report, restore), a copy
+	st         statusSoFar         // this call's status so far (report, restore), a copy
 	inst       *cloud.Instance
 	uid        string
 	generation int64
@@ -260,7 +260,7 @@ type sent struct {
 
 func newDay2Step(c *call, inst *cloud.Instance) *day2Step {
 	s := &day2Step{in: day2Input{
-		spec: c.spec, prior: &c.parent.Status, st: c.st, inst: inst, uid: string(c.parent.UID),
+		spec: c.spec, prior: &c.parent.Status, st: soFar(&c.st), inst: inst, uid: string(c.parent.UID),
 		generation: c.parent.Generation, deleting: c.parent.DeletionTimestamp != nil, now: c.now,
 		sentRestart: c.r.sent.seen(oneShotKey(c.parent.UID, OpRestart, c.spec.Restartrequest)),
 	}}
@@ -674,7 +674,8 @@ func minorUpgradeAsked(engine, asked, running string) (bool, *outcome) {
 	case v1alpha1.EngineSQLServer:
 		return false, nil // editions, no minor versions
 	}
-	a, r := versionParts(asked), versionParts(running)
+	var aBuf, rBuf [4]int // NOTE: versions have three or four parts: no allocation at every call
+	a, r := versionParts(aBuf[:0], asked), versionParts(rBuf[:0], running)
 	if a == nil || len(r) < majorParts {
 		return false, nil
 	}
@@ -685,9 +686,8 @@ func minorUpgradeAsked(engine, asked, running string) (bool, *outcome) {
 	return len(a) > majorParts && slices.Compare(a, r[:min(len(r), len(a))]) > 0, nil
 }
 
-// versionParts splits "8.0.28" into [8 0 28]; nil if it is not dotted numbers.
-func versionParts(v string) []int {
-	out := make([]int, 0, strings.Count(v, ".")+1)
+// versionParts splits "8.0.28" into [8 0 28], appended to out; nil if it is not dotted numbers.
+func versionParts(out []int, v string) []int {
 	for p := range strings.SplitSeq(v, ".") {
 		n := 0
 		if p == "" || len(p) > 6 {

@@ -28,7 +28,7 @@ const paramLowerCaseTableNames = "lower_case_table_names"
 // once the plan asked for them.
 type networkInput struct {
 	spec       *v1alpha1.RdsSpec
-	st         v1alpha1.RdsStatus // a copy
+	st         statusSoFar // a copy
 	inst       *cloud.Instance
 	generation int64
 	// network is the spec's vpc, subnet and securitygroup resolved to ids; nil until read.
@@ -168,7 +168,7 @@ func knownIDs(want v1alpha1.NetworkRefs, known *v1alpha1.NetworkRefs, inst *clou
 
 // createOnlyProblems are the create-only fields the spec sets to something else than the instance
 // has: OTC sets them when it creates the instance, and never changes them.
-func createOnlyProblems(spec *v1alpha1.RdsSpec, st *v1alpha1.RdsStatus, inst *cloud.Instance) []string {
+func createOnlyProblems(spec *v1alpha1.RdsSpec, st *statusSoFar, inst *cloud.Instance) []string {
 	var p problems
 	if inst.Engine != "" && !strings.EqualFold(inst.Engine, spec.Datastoretype) {
 		p.addf("datastoretype %q is not the instance's engine %s: OTC cannot change an instance's engine; set it back, or create a new Rds.", spec.Datastoretype, inst.Engine)
@@ -245,7 +245,7 @@ type networkStep struct {
 }
 
 func newNetworkStep(c *call, inst *cloud.Instance) *networkStep {
-	in := networkInput{spec: c.spec, st: c.st, inst: inst, generation: c.parent.Generation, connectionSecret: c.st.ConnectionSecret}
+	in := networkInput{spec: c.spec, st: soFar(&c.st), inst: inst, generation: c.parent.Generation, connectionSecret: c.st.ConnectionSecret}
 	if op := c.parent.Status.Operation; inst.Status == cloud.StatusBuild || op != nil && (op.Type == OpCreate || op.Type == OpRestoreToNew) {
 		in.created = true
 	}

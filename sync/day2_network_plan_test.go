@@ -237,7 +237,7 @@ func TestPlanNetwork(t *testing.T) {
 			if tc.inst != nil {
 				tc.inst(inst)
 			}
-			got := planNetwork(networkInput{spec: &spec, st: st, inst: inst, generation: 1, network: tc.network, params: tc.params,
+			got := planNetwork(networkInput{spec: &spec, st: soFar(&st), inst: inst, generation: 1, network: tc.network, params: tc.params,
 				passwordDiffers: tc.passwordDiffers, connectionSecret: "my-rds-single-connection", created: tc.created})
 			assert.Equal(t, tc.want, got)
 		})
@@ -355,7 +355,7 @@ func TestNetworkChanges(t *testing.T) {
 			if tc.inst != nil {
 				tc.inst(inst)
 			}
-			got := planDay2(day2Input{spec: &spec, prior: &prior, st: st, inst: inst, uid: "uid-1", generation: 1})
+			got := planDay2(day2Input{spec: &spec, prior: &prior, st: soFar(&st), inst: inst, uid: "uid-1", generation: 1})
 			assert.Equal(t, tc.want, got)
 		})
 	}

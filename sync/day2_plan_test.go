@@ -230,7 +230,7 @@ func TestPlanDay2(t *testing.T) {
 			if tc.inst != nil {
 				tc.inst(inst)
 			}
-			got := planDay2(day2Input{spec: &spec, prior: &prior, st: st, inst: inst, uid: "uid-1", generation: 1,
+			got := planDay2(day2Input{spec: &spec, prior: &prior, st: soFar(&st), inst: inst, uid: "uid-1", generation: 1,
 				sentRestart: tc.sent, flavors: tc.flavors})
 			assert.Equal(t, tc.want, got)
 		})

@@ -104,8 +104,12 @@ type lookup struct {
 	maxAge time.Duration
 	me     owner
 	names  []string
-	byID   *seen
-	list   listing
+	// byID is the instance read by id, or the read's error, once read (readByID); only these two
+	// are kept, not the whole seen, which would be copied to the heap at every call.
+	byID     *cloud.Instance
+	byIDErr  error
+	readByID bool
+	list     listing
 }
 
 func lookupOf(statusID, instanceid string, maxAge time.Duration, me owner, names []string) *lookup {
@@ -117,7 +121,7 @@ func (l *lookup) next() []need {
 	switch {
 	case l.none:
 		return nil
-	case l.id != "" && l.byID == nil:
+	case l.id != "" && !l.readByID:
 		return []need{{kind: readInstance, id: l.id, maxAge: l.maxAge}}
 	case l.id != "":
 		return nil
@@ -127,7 +131,7 @@ func (l *lookup) next() []need {
 
 func (l *lookup) saw(_ need, s seen) {
 	if l.id != "" {
-		l.byID = &s
+		l.byID, l.byIDErr, l.readByID = s.inst, s.err, true
 		return
 	}
 	l.list.saw(s)
@@ -140,13 +144,13 @@ func (l *lookup) observation() (observation, error) {
 	case l.none:
 		return obs, nil
 	case l.id != "":
-		switch err := l.byID.err; {
+		switch err := l.byIDErr; {
 		case errors.Is(err, cloud.ErrNotFound):
 			return obs, nil
 		case err != nil:
 			return obs, err
 		}
-		obs.inst, obs.claim = l.byID.inst, classify(l.byID.inst, l.me, l.names...)
+		obs.inst, obs.claim = l.byID, classify(l.byID, l.me, l.names...)
 		if obs.inst.Type == cloud.TypeReplica && obs.claim.mine() {
 			// NOTE: status.id names the object's instance, never one of its read replicas, whose
 			// tags name the object too: a status that names one (whoever may write the status can)
@@ -314,9 +318,12 @@ type duplicatesStep struct {
 	inst  *cloud.Instance
 	me    owner
 	names []string
-	// prev is status.duplicates as the last call answered it, sorted; obs what this call observed.
-	prev []string
-	obs  observation
+	// prev is status.duplicates as the last call answered it, sorted. listed says this call listed
+	// the instances carrying the object's names, and others are the further ones it found
+	// (observation.listed, observation.others: only these, not the whole observation, #18).
+	prev   []string
+	listed bool
+	others []string
 	// list is the listing of a long prev; looked are the ids of prev looked up, nil until read.
 	list   *listing
 	looked map[string]seen
@@ -324,7 +331,10 @@ type duplicatesStep struct {
 }
 
 func newDuplicatesStep(inst *cloud.Instance, obs observation, prior []string, me owner, names []string) *duplicatesStep {
-	s := &duplicatesStep{inst: inst, me: me, names: names, obs: obs, prev: slices.Compact(slices.Sorted(slices.Values(prior)))}
+	// NOTE: sorted in a copy, which Clone leaves nil for none (slices.Sorted allocates even then).
+	prev := slices.Clone(prior)
+	slices.Sort(prev)
+	s := &duplicatesStep{inst: inst, me: me, names: names, listed: obs.listed, others: obs.others, prev: slices.Compact(prev)}
 	if !obs.listed && len(s.prev) > maxDuplicateLookups {
 		s.list = &listing{names: names}
 	}
@@ -333,8 +343,8 @@ func newDuplicatesStep(inst *cloud.Instance, obs observation, prior []string, me
 
 func (s *duplicatesStep) plan() head {
 	switch {
-	case s.obs.listed:
-		s.dups = s.obs.others
+	case s.listed:
+		s.dups = s.others
 	case s.list != nil && !s.list.done():
 		return head{needs: s.list.next()}
 	case s.list != nil && s.list.err != nil:
@@ -369,7 +379,7 @@ func (s *duplicatesStep) plan() head {
 	if o := duplicatesOutcome(s.inst.ID, s.dups); o != nil {
 		return head{tells: told(o)}
 	}
-	return head{tells: []finding{{outcome: outcome{cond: v1alpha1.ConditionInstanceDuplicates}, drop: true}}}
+	return head{tells: dropDuplicates}
 }
 
 func (s *duplicatesStep) saw(n need, r seen) {

@@ -196,6 +196,30 @@ func told(outcomes ...*outcome) []finding {
 	return out
 }
 
+// The removal of a condition a steady call tells at every call (the step has nothing to say of it),
+// made once for the process rather than once per call (#18). Tells are only read (findings.record
+// copies them), and each of these has len == cap, so that an append to one copies it first.
+var (
+	dropAutopilot      = dropped(v1alpha1.ConditionAutopilot)
+	dropDatabasesReady = dropped(v1alpha1.ConditionDatabasesReady)
+	dropDuplicates     = dropped(v1alpha1.ConditionInstanceDuplicates)
+	dropParameters     = dropped(v1alpha1.ConditionParameters)
+)
+
+// dropped tells the removal of cond, alone.
+func dropped(cond string) []finding {
+	return []finding{{outcome: outcome{cond: cond}, drop: true}}
+}
+
+// thenDrop is tells followed by drop (one of the package's removals above): drop itself when
+// nothing else is told.
+func thenDrop(tells, drop []finding) []finding {
+	if len(tells) == 0 {
+		return drop
+	}
+	return append(tells, drop...)
+}
+
 // tellFirst tells an outcome only if its condition says nothing yet (neither the last call's
 // status nor an earlier step of this call): a first word that a later outcome may replace.
 func (f *findings) tellFirst(o outcome) {
@@ -237,34 +261,10 @@ type chosen struct {
 	told, dropped bool
 }
 
-// choose goes through the findings in order and chooses each condition: for Ready and Synced the
-// first outcome of the highest rank, for any other the last word. A first word counts only while
-// the condition says nothing, in the last call's status or in this call. The conditions come in
-// the order they were first told.
-func (f *findings) choose() []chosenCondition {
-	// NOTE: a call tells a handful of conditions: a slice searched from the start costs less than
-	// a map, which every call would make.
-	got := make([]chosenCondition, 0, len(f.told)) // never more conditions than findings
-	for _, t := range f.told {
-		i := slices.IndexFunc(got, func(c chosenCondition) bool { return c.typ == t.cond })
-		if i < 0 {
-			i = len(got)
-			got = append(got, chosenCondition{typ: t.cond})
-		}
-		if next, ok := f.chooseNext(got[i].chosen, t); ok {
-			got[i].chosen = next
-		}
-	}
-	return got
-}
-
-// chosenCondition is a condition as choose chose it.
-type chosenCondition struct {
-	typ string
-	chosen
-}
-
-// chooseOne is choose for one condition, without the map: steps ask it part-way through a call.
+// chooseOne goes through the findings in order and chooses the condition typ: for Ready and
+// Synced the first outcome of the highest rank, for any other the last word. A first word counts
+// only while the condition says nothing, in the last call's status or in this call. Steps ask it
+// part-way through a call (condition), render for each condition told.
 func (f *findings) chooseOne(typ string) chosen {
 	var cur chosen
 	for _, t := range f.told {
@@ -300,33 +300,63 @@ func (f *findings) chooseNext(cur chosen, t finding) (chosen, bool) {
 // condition is the condition typ as the answer would carry it now: chosen from what the call told
 // so far, else as the last call left it; nil when it has none.
 func (f *findings) condition(typ string) *v1alpha1.Condition {
-	switch ch := f.chooseOne(typ); {
-	case ch.dropped:
-		return nil
-	case ch.told:
-		return &v1alpha1.Condition{Type: typ, Status: ch.status, Reason: ch.reason, Message: ch.message}
-	}
-	if old := getConditionIn(f.prior, typ); old != nil {
-		cp := *old
-		return &cp
+	if c, ok := f.current(typ); ok {
+		return &c
 	}
 	return nil
+}
+
+// has says the answer would carry the condition typ now (condition is not nil).
+func (f *findings) has(typ string) bool {
+	_, ok := f.current(typ)
+	return ok
+}
+
+// current is condition as a value, and whether there is one: a caller that only reads it makes no
+// copy on the heap (#18).
+func (f *findings) current(typ string) (v1alpha1.Condition, bool) {
+	switch ch := f.chooseOne(typ); {
+	case ch.dropped:
+		return v1alpha1.Condition{}, false
+	case ch.told:
+		return v1alpha1.Condition{Type: typ, Status: ch.status, Reason: ch.reason, Message: ch.message}, true
+	}
+	if old := getConditionIn(f.prior, typ); old != nil {
+		return *old, true
+	}
+	return v1alpha1.Condition{}, false
 }
 
 // render writes the conditions of the answer, each once: a condition no step told keeps what the
 // last call left, a dropped one goes, a told one keeps its transition time while its status holds
 // (setCondition). New conditions follow in the order they were first told.
+//
+// NOTE: each condition is chosen where it was first told (chooseOne): a call tells a handful, and
+// searching them costs less than a list of the conditions chosen, which every call would make.
 func (f *findings) render(now metav1.Time) []v1alpha1.Condition {
 	st := v1alpha1.RdsStatus{Conditions: slices.Clone(f.prior)}
-	for _, ch := range f.choose() {
-		switch {
+	for i, t := range f.told {
+		if f.toldBefore(i, t.cond) {
+			continue
+		}
+		switch ch := f.chooseOne(t.cond); {
 		case ch.dropped:
-			removeCondition(&st, ch.typ)
+			removeCondition(&st, t.cond)
 		case ch.told:
-			setCondition(&st, now, ch.typ, ch.status, ch.reason, ch.message)
+			setCondition(&st, now, t.cond, ch.status, ch.reason, ch.message)
 		}
 	}
 	return st.Conditions
+}
+
+// toldBefore says a finding before the i-th was about the condition typ.
+func (f *findings) toldBefore(i int, typ string) bool {
+	for _, t := range f.told[:i] {
+		if t.cond == typ {
+			return true
+		}
+	}
+	return false
 }
 
 // logLine is a line a step logs for its decision.

@@ -110,7 +110,7 @@ func validParameterName(name string) bool {
 // parametersInput is all the parameters step decides on.
 type parametersInput struct {
 	spec       *v1alpha1.RdsSpec
-	st         v1alpha1.RdsStatus // this call's status so far, a copy
+	st         statusSoFar // this call's status so far, a copy
 	inst       *cloud.Instance
 	generation int64
 	now        metav1.Time
@@ -234,7 +234,7 @@ func planParameterValues(in parametersInput) parametersPlan {
 		}
 		return p
 	}
-	ps := parametersStatusOf(in.st)
+	ps := parametersStatusOf(in.st.Parameters)
 	p := parametersPlan{status: ps}
 	if in.deleting {
 		return p
@@ -285,7 +285,7 @@ func planParameterValues(in parametersInput) parametersPlan {
 	if problems := checkParameters(in.spec.Parameters, catalog, inst); len(problems) > 0 {
 		// Nothing is set while one value is wrong; the spec's next generation is checked again.
 		msg := joinSentences(problems)
-		ps.Generation, ps.Checked, ps.Flavor = in.generation, &in.now, inst.Flavor
+		ps.Generation, ps.Checked, ps.Flavor = in.generation, ptr.To(in.now), inst.Flavor
 		p.condition = ptr.To(parametersCondition(metav1.ConditionFalse, ReasonInvalidParameters, msg))
 		p.synced = wontAct(ReasonInvalidParameters, msg)
 		return p
@@ -304,7 +304,7 @@ func planParameterValues(in parametersInput) parametersPlan {
 		for _, name := range ignored {
 			delete(ps.Applied, name)
 		}
-		ps.Generation, ps.Checked, ps.Flavor = in.generation, &in.now, inst.Flavor
+		ps.Generation, ps.Checked, ps.Flavor = in.generation, ptr.To(in.now), inst.Flavor
 		return planPendingRestart(in, p)
 	}
 	if in.answer == nil {
@@ -350,7 +350,7 @@ func planParameterValues(in parametersInput) parametersPlan {
 			// refuses, and tried again at the spec's next generation or the drift check, not with
 			// a read and a refused call at every steady sync (found in review, #20).
 			msg := asCloudError(err).Refusal()
-			ps.Generation, ps.Checked, ps.Flavor = in.generation, &in.now, inst.Flavor
+			ps.Generation, ps.Checked, ps.Flavor = in.generation, ptr.To(in.now), inst.Flavor
 			p.condition = ptr.To(parametersCondition(metav1.ConditionFalse, ReasonInvalidParameters, msg))
 		}
 		return p
@@ -360,8 +360,8 @@ func planParameterValues(in parametersInput) parametersPlan {
 
 // ignoredBefore are the parameters of spec OTC ignored for this generation: the Parameters
 // condition says ParametersIgnored, and status.parameters.applied leaves them out.
-func ignoredBefore(st v1alpha1.RdsStatus, ps *v1alpha1.ParametersStatus, spec map[string]string, generation int64) []string {
-	cond := getCondition(&st, v1alpha1.ConditionParameters)
+func ignoredBefore(st statusSoFar, ps *v1alpha1.ParametersStatus, spec map[string]string, generation int64) []string {
+	cond := getConditionIn(st.Conditions, v1alpha1.ConditionParameters)
 	if cond == nil || cond.Reason != ReasonParametersIgnored || ps.Generation != generation {
 		return nil
 	}
@@ -412,7 +412,8 @@ func planParametersSet(in parametersInput, p parametersPlan, catalog map[string]
 		ps.PendingRestart = slices.Compact(slices.Sorted(slices.Values(append(ps.PendingRestart, restart...))))
 		ps.RestartRequest = in.st.RestartRequest
 	}
-	ps.Generation, ps.Checked, ps.Changed, ps.Flavor = in.generation, &in.now, &in.now, in.inst.Flavor
+	now := ptr.To(in.now) // NOTE: not &in.now, which would move the whole input to the heap at every plan
+	ps.Generation, ps.Checked, ps.Changed, ps.Flavor = in.generation, now, now, in.inst.Flavor
 	p.logs = []logLine{{slog.LevelInfo, "set engine parameters", []any{"instance", in.inst.ID, "parameters", strings.Join(set, ","), "restartRequired", answer.RestartRequired, "job", answer.JobID}}}
 	p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, fmt.Sprintf("The parameters %s were set in OTC.", strings.Join(set, ", ")), inFlight).made())
 	if len(set) == 0 {
@@ -435,7 +436,7 @@ func planPendingRestart(in parametersInput, p parametersPlan) parametersPlan {
 	if ps.Generation == 0 {
 		return p // never checked yet: the condition says nothing until the values were read
 	}
-	if cond := getCondition(&in.st, v1alpha1.ConditionParameters); ps.Generation == in.generation && cond != nil &&
+	if cond := getConditionIn(in.st.Conditions, v1alpha1.ConditionParameters); ps.Generation == in.generation && cond != nil &&
 		(cond.Reason == ReasonInvalidParameters || cond.Reason == ReasonParametersIgnored) {
 		// The same spec, still wrong until its next generation (or the drift check) reads
 		// again: the condition stands, and Synced says so again.
@@ -543,12 +544,12 @@ func parametersCondition(status metav1.ConditionStatus, reason, message string) 
 	return outcome{cond: v1alpha1.ConditionParameters, status: status, reason: reason, message: message, class: settled}
 }
 
-// parametersStatusOf is status.parameters, a copy, made if there is none yet.
-func parametersStatusOf(st v1alpha1.RdsStatus) *v1alpha1.ParametersStatus {
-	if st.Parameters == nil {
+// parametersStatusOf is status.parameters (ps), a copy, made if there is none yet.
+func parametersStatusOf(ps *v1alpha1.ParametersStatus) *v1alpha1.ParametersStatus {
+	if ps == nil {
 		return &v1alpha1.ParametersStatus{}
 	}
-	return st.Parameters.DeepCopy()
+	return ps.DeepCopy()
 }
 
 // checkParameters says why OTC could not take a value, one sentence per parameter, in name order:
@@ -660,7 +661,7 @@ type parametersStep struct {
 
 func newParametersStep(c *call, inst *cloud.Instance) *parametersStep {
 	s := &parametersStep{uid: c.parent.UID, in: parametersInput{
-		spec: c.spec, st: c.st, inst: inst, generation: c.parent.Generation, now: c.now,
+		spec: c.spec, st: soFar(&c.st), inst: inst, generation: c.parent.Generation, now: c.now,
 		deleting: c.parent.DeletionTimestamp != nil, me: c.me, drift: c.r.cfg.ParametersDriftCheck,
 		remembered: c.r.parameters.remembered(inst.ID),
 	}}
@@ -674,7 +675,7 @@ func (s *parametersStep) plan() head {
 	s.p = planParameters(s.in)
 	h := head{tells: told(s.p.condition, s.p.synced), logs: s.p.logs, stop: s.p.stop, err: s.p.failed}
 	if s.p.dropCondition {
-		h.tells = append(h.tells, finding{outcome: outcome{cond: v1alpha1.ConditionParameters}, drop: true})
+		h.tells = thenDrop(h.tells, dropParameters)
 	}
 	switch {
 	case s.p.needRead:

@@ -289,7 +289,7 @@ func (s *templateStep) render(a *answer) {
 	if name == "" {
 		return
 	}
-	ps := parametersStatusOf(a.st)
+	ps := parametersStatusOf(a.st.Parameters)
 	ps.Template = name
 	a.st.Parameters = ps
 }

@@ -432,7 +432,7 @@ func TestPlanParameters(t *testing.T) {
 			if tc.inst != nil {
 				tc.inst(inst)
 			}
-			in := parametersInput{spec: &spec, st: st, inst: inst, generation: 2, now: now, drift: DefaultParametersDriftCheck,
+			in := parametersInput{spec: &spec, st: soFar(&st), inst: inst, generation: 2, now: now, drift: DefaultParametersDriftCheck,
 				deleting: tc.deleting, sentRestart: tc.sent, read: tc.read, answer: tc.answer,
 				me: me, templates: tc.templates, deleted: tc.deleted, remembered: tc.remembered}
 			got := planParameters(in)

@@ -20,14 +20,14 @@ func TestForgedNetworkRefsAreLookedUp(t *testing.T) {
 	st := v1alpha1.RdsStatus{NetworkRefs: forged}
 	inst := networkInstance()
 
-	p := planNetwork(networkInput{spec: spec, st: st, inst: inst})
+	p := planNetwork(networkInput{spec: spec, st: soFar(&st), inst: inst})
 	assert.True(t, p.needNetwork, "an id status records that is not the instance's is looked up")
 
-	p = planNetwork(networkInput{spec: spec, st: st, inst: inst, network: &cloud.Network{VpcID: "vpc-1", SubnetID: "sub-1", SecurityGroupID: "sg-1"}})
+	p = planNetwork(networkInput{spec: spec, st: soFar(&st), inst: inst, network: &cloud.Network{VpcID: "vpc-1", SubnetID: "sub-1", SecurityGroupID: "sg-1"}})
 	assert.Nil(t, p.outcome)
 	assert.Equal(t, resolvedRefs(), p.refs, "the forged record is replaced by what OTC resolved")
 	st.NetworkRefs = p.refs
-	changes, _ := networkChanges(day2Input{spec: spec, st: st, inst: inst})
+	changes, _ := networkChanges(day2Input{spec: spec, st: soFar(&st), inst: inst})
 	assert.Empty(t, changes, "no security group change: the spec's name is the instance's group")
 
 }

@@ -234,7 +234,7 @@ func TestPlanSettings(t *testing.T) {
 			if tc.inst != nil {
 				tc.inst(inst)
 			}
-			got := planDay2(day2Input{spec: &spec, prior: &v1alpha1.RdsStatus{}, st: st, inst: inst, uid: "uid-1", generation: 1,
+			got := planDay2(day2Input{spec: &spec, prior: &v1alpha1.RdsStatus{}, st: soFar(&st), inst: inst, uid: "uid-1", generation: 1,
 				now: now, policy: tc.policy, job: tc.job, jobErr: tc.jobErr})
 			assert.Equal(t, tc.want, got)
 		})

@@ -435,3 +435,28 @@ func TestSyncIsStableForTheSameObservation(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, first, second, "the same observation must give the same answer")
 }
+
+// TestSyncWritesNothingOfTheRequest: a call reads the request and writes only its answer. The
+// answer's status starts from the request's, sharing its conditions (begin): a call whose
+// conditions change (the instance now MODIFYING) leaves the request's as they were, and its
+// answer's are its own.
+func TestSyncWritesNothingOfTheRequest(t *testing.T) {
+	inst := activeInstance()
+	f := &cloudtest.Fake{GetInstanceFn: func(context.Context, string) (*cloud.Instance, error) { return inst, nil }}
+	r := newReconciler(f)
+	req := request(sampleSpec(), v1alpha1.RdsStatus{ID: "inst-1"}, storedSecret("A12345678+"))
+	first, err := r.Sync(context.Background(), req)
+	require.NoError(t, err)
+	next := fedBack(t, req, first)
+	require.NotEmpty(t, next.Parent.Status.Conditions)
+	before := next.Parent.Status.DeepCopy()
+
+	inst = activeInstance()
+	inst.Status = cloud.StatusModifying
+	r.cfg.Now = func() time.Time { return t0.Add(time.Minute) }
+	second, err := r.Sync(context.Background(), next)
+	require.NoError(t, err)
+	assert.NotEqual(t, first.Status.Conditions, second.Status.Conditions, "the conditions changed")
+	assert.Equal(t, before, &next.Parent.Status, "the request's status is as it came")
+	assert.NotSame(t, &next.Parent.Status.Conditions[0], &second.Status.Conditions[0], "the answer's conditions are its own")
+}

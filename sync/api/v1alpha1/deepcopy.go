@@ -6,7 +6,15 @@ func (s *RdsStatus) DeepCopy() *RdsStatus {
 	if s == nil {
 		return nil
 	}
-	out := *s
+	out := new(RdsStatus)
+	s.DeepCopyInto(out)
+	return out
+}
+
+// DeepCopyInto writes into out a copy of the status that shares no memory with s (DeepCopy, into a
+// status the caller holds).
+func (s *RdsStatus) DeepCopyInto(out *RdsStatus) {
+	*out = *s
 	if s.Volume != nil {
 		v := *s.Volume
 		out.Volume = &v
@@ -49,5 +57,4 @@ func (s *RdsStatus) DeepCopy() *RdsStatus {
 	out.Duplicates = append([]string(nil), s.Duplicates...)
 	out.ReadReplicas = append([]ReadReplicaStatus(nil), s.ReadReplicas...)
 	out.Conditions = append([]Condition(nil), s.Conditions...)
-	return &out
 }
