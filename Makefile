@@ -60,7 +60,7 @@ bench: ## Run the benchmarks.
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: bench-scale
-bench-scale: ## Run the fleet benchmark (SCALE_N Rds objects in steady state, default 100,1000,10000); prints a table.
+bench-scale: ## Run the fleet benchmark (SCALE_N Rds objects in steady state, default 100,1000,10000; SCALE_ROUNDS rounds, default 9); prints a table.
 	SCALE_N=$(SCALE_N) $(GO) test ./test/scale -run '^TestScale$$' -count=1 -v -timeout 30m
 
 .PHONY: lint

@@ -4,7 +4,7 @@
 // the same hook JSON, measured in the same run in interleaved rounds.
 //
 // The normal test run does a smoke run with N=20 that asserts the table is produced, never a time.
-// `make bench-scale` runs N=100,1000,10000 (SCALE_N sets the sizes).
+// `make bench-scale` runs N=100,1000,10000 (SCALE_N sets the sizes, SCALE_ROUNDS the rounds).
 package scale
 
 import (
@@ -45,7 +45,7 @@ import (
 // Settings of a run. The resyncs are the hooks' own: pending short enough that Ready follows ACTIVE
 // within 5 s, steady at the default 5 minutes.
 const (
-	rounds        = 5               // interleaved hooks/floor rounds; the table shows the medians
+	defaultRounds = 9               // interleaved hooks/floor rounds (SCALE_ROUNDS); the table shows the medians
 	createTime    = 3 * time.Second // how long the simulator keeps a new instance in BUILD
 	resyncPending = 4 * time.Second
 	resyncSteady  = 5 * time.Minute
@@ -60,6 +60,7 @@ type row struct {
 	hookP50, hookP99         time.Duration
 	floorP50, floorP99       time.Duration
 	hookRPS, floorRPS        float64
+	rpsRatio                 float64 // the median of the rounds' hook/floor ratios
 	readyLag                 time.Duration // worst over the transitions
 	steadyResync             float64       // seconds, as the steady answers ask
 	rssMiB, heapMiB          float64
@@ -139,14 +140,14 @@ func TestScale(t *testing.T) {
 
 func formatTable(rows []row, conc int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nscale: %d interleaved rounds (median), %d concurrent requests, GOMAXPROCS=%d, rds-hooks %s\n\n",
-		rounds, conc, runtime.GOMAXPROCS(0), strings.Join(hooksArgs(), " "))
+	fmt.Fprintf(&b, "\nscale: %d interleaved rounds (median; the throughput ratio is the median of the rounds' ratios), %d concurrent requests, GOMAXPROCS=%d, rds-hooks %s\n\n",
+		rounds(), conc, runtime.GOMAXPROCS(0), strings.Join(hooksArgs(), " "))
 	b.WriteString("| N | OTC calls/sync | hook p50 | hook p99 | floor p50 | floor p99 | p99 ratio | hook req/s | floor req/s | throughput ratio | ACTIVE->Ready | RSS MiB | heap MiB |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		fmt.Fprintf(&b, "| %d | %.4f (%d/%d) | %s | %s | %s | %s | %.2fx | %.0f | %.0f | %.2fx | %s | %.1f | %.1f |\n",
 			r.n, r.callsPerSync, r.calls, r.syncs, ms(r.hookP50), ms(r.hookP99), ms(r.floorP50), ms(r.floorP99),
-			float64(r.hookP99)/float64(r.floorP99), r.hookRPS, r.floorRPS, r.hookRPS/r.floorRPS,
+			float64(r.hookP99)/float64(r.floorP99), r.hookRPS, r.floorRPS, r.rpsRatio,
 			r.readyLag.Round(10*time.Millisecond), r.rssMiB, r.heapMiB)
 	}
 	return b.String()
@@ -194,7 +195,7 @@ func runScale(t *testing.T, n, conc int) row {
 	measureStart := time.Now()
 	b.sim.ResetCounters()
 	var hook, floor []roundResult
-	for range rounds {
+	for range rounds() {
 		hook = append(hook, b.round(b.hooks, bodies, conc))
 		floor = append(floor, b.round(b.floor, bodies, conc))
 	}
@@ -219,15 +220,16 @@ func runScale(t *testing.T, n, conc int) row {
 
 	return row{
 		n:            n,
-		callsPerSync: float64(calls) / float64(rounds*n),
+		callsPerSync: float64(calls) / float64(rounds()*n),
 		calls:        calls,
-		syncs:        rounds * n,
+		syncs:        rounds() * n,
 		hookP50:      median(hook, func(r roundResult) float64 { return float64(r.p50) }).dur(),
 		hookP99:      median(hook, func(r roundResult) float64 { return float64(r.p99) }).dur(),
 		floorP50:     median(floor, func(r roundResult) float64 { return float64(r.p50) }).dur(),
 		floorP99:     median(floor, func(r roundResult) float64 { return float64(r.p99) }).dur(),
 		hookRPS:      float64(median(hook, func(r roundResult) float64 { return r.rps })),
 		floorRPS:     float64(median(floor, func(r roundResult) float64 { return r.rps })),
+		rpsRatio:     ratioOfRounds(hook, floor),
 		readyLag:     lag,
 		steadyResync: resync,
 		rssMiB:       rss,
@@ -241,6 +243,27 @@ func runScale(t *testing.T, n, conc int) row {
 type num float64
 
 func (v num) dur() time.Duration { return time.Duration(v) }
+
+// ratioOfRounds is the median over the rounds of the hooks' throughput divided by the floor's in
+// the round right after: each pair ran seconds apart, so that a change in what else the machine
+// runs moves both sides of a ratio, and the median drops the rounds a listing or a neighbour
+// slowed.
+func ratioOfRounds(hook, floor []roundResult) float64 {
+	rs := make([]float64, len(hook))
+	for i := range hook {
+		rs[i] = hook[i].rps / floor[i].rps
+	}
+	slices.Sort(rs)
+	return rs[len(rs)/2]
+}
+
+// rounds is the number of interleaved rounds: SCALE_ROUNDS, else defaultRounds.
+func rounds() int {
+	if n, err := strconv.Atoi(os.Getenv("SCALE_ROUNDS")); err == nil && n > 0 {
+		return n
+	}
+	return defaultRounds
+}
 
 func median(rs []roundResult, f func(roundResult) float64) num {
 	vs := make([]float64, len(rs))
