@@ -151,7 +151,7 @@ type finding struct {
 }
 
 func newFindings(prior []v1alpha1.Condition, delay func(class) time.Duration) findings {
-	// NOTE: a steady call tells five findings; room for eight is one allocation instead of four.
+	// NOTE: a steady call tells about six findings; room for eight is one allocation instead of four.
 	return findings{prior: prior, delay: delay, told: make([]finding, 0, 8)}
 }
 
