@@ -61,6 +61,7 @@ type row struct {
 	floorP50, floorP99       time.Duration
 	hookRPS, floorRPS        float64
 	rpsRatio                 float64 // the median of the rounds' hook/floor ratios
+	hookCPU, floorCPU        time.Duration
 	readyLag                 time.Duration // worst over the transitions
 	steadyResync             float64       // seconds, as the steady answers ask
 	rssMiB, heapMiB          float64
@@ -142,15 +143,23 @@ func formatTable(rows []row, conc int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nscale: %d interleaved rounds (median; the throughput ratio is the median of the rounds' ratios), %d concurrent requests, GOMAXPROCS=%d, rds-hooks %s\n\n",
 		rounds(), conc, runtime.GOMAXPROCS(0), strings.Join(hooksArgs(), " "))
-	b.WriteString("| N | OTC calls/sync | hook p50 | hook p99 | floor p50 | floor p99 | p99 ratio | hook req/s | floor req/s | throughput ratio | ACTIVE->Ready | RSS MiB | heap MiB |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| N | OTC calls/sync | hook p50 | hook p99 | floor p50 | floor p99 | p99 ratio | hook req/s | floor req/s | throughput ratio | hook CPU/sync | floor CPU/sync | ACTIVE->Ready | RSS MiB | heap MiB |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %d | %.4f (%d/%d) | %s | %s | %s | %s | %.2fx | %.0f | %.0f | %.2fx | %s | %.1f | %.1f |\n",
+		fmt.Fprintf(&b, "| %d | %.4f (%d/%d) | %s | %s | %s | %s | %.2fx | %.0f | %.0f | %.2fx | %s | %s | %s | %.1f | %.1f |\n",
 			r.n, r.callsPerSync, r.calls, r.syncs, ms(r.hookP50), ms(r.hookP99), ms(r.floorP50), ms(r.floorP99),
-			float64(r.hookP99)/float64(r.floorP99), r.hookRPS, r.floorRPS, r.rpsRatio,
+			float64(r.hookP99)/float64(r.floorP99), r.hookRPS, r.floorRPS, r.rpsRatio, us(r.hookCPU), us(r.floorCPU),
 			r.readyLag.Round(10*time.Millisecond), r.rssMiB, r.heapMiB)
 	}
 	return b.String()
+}
+
+// us is a CPU time per request in microseconds; "-" when the system did not say.
+func us(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond))
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)) }
@@ -162,6 +171,7 @@ type bench struct {
 	hooks  string // base URL of the rds-hooks process
 	pid    int    // its process id
 	floor  string
+	fpid   int // the floor's process id
 	client *http.Client
 	sample map[string]any
 }
@@ -189,15 +199,15 @@ func runScale(t *testing.T, n, conc int) row {
 		bodies[i] = o.envelope(b)
 	}
 	// Warm both handlers (connections, the hooks' caches) before measuring.
-	b.round(b.hooks, bodies, conc)
-	b.round(b.floor, bodies, conc)
+	b.round(b.hooks, b.pid, bodies, conc)
+	b.round(b.floor, b.fpid, bodies, conc)
 
 	measureStart := time.Now()
 	b.sim.ResetCounters()
 	var hook, floor []roundResult
 	for range rounds() {
-		hook = append(hook, b.round(b.hooks, bodies, conc))
-		floor = append(floor, b.round(b.floor, bodies, conc))
+		hook = append(hook, b.round(b.hooks, b.pid, bodies, conc))
+		floor = append(floor, b.round(b.floor, b.fpid, bodies, conc))
 	}
 	calls := 0
 	for _, c := range b.sim.CallCounts() {
@@ -230,6 +240,8 @@ func runScale(t *testing.T, n, conc int) row {
 		hookRPS:      float64(median(hook, func(r roundResult) float64 { return r.rps })),
 		floorRPS:     float64(median(floor, func(r roundResult) float64 { return r.rps })),
 		rpsRatio:     ratioOfRounds(hook, floor),
+		hookCPU:      median(hook, func(r roundResult) float64 { return float64(r.cpu) }).dur(),
+		floorCPU:     median(floor, func(r roundResult) float64 { return float64(r.cpu) }).dur(),
 		readyLag:     lag,
 		steadyResync: resync,
 		rssMiB:       rss,
@@ -279,7 +291,7 @@ func newBench(t *testing.T, conc int) *bench {
 	srv := otcsim.NewServer(otcsim.Options{Durations: otcsim.Durations{Create: createTime}, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(srv.Close)
 	hooks, pid := startHooks(t, srv.Env())
-	floor, _ := startProcess(t, exec.Command(os.Args[0]), map[string]string{"SCALE_ROLE": "floor"})
+	floor, fpid := startProcess(t, exec.Command(os.Args[0]), map[string]string{"SCALE_ROLE": "floor"})
 
 	var sample map[string]any
 	require.NoError(t, json.Unmarshal([]byte(testdata.SampleRds), &sample))
@@ -292,6 +304,7 @@ func newBench(t *testing.T, conc int) *bench {
 		hooks: hooks,
 		pid:   pid,
 		floor: floor,
+		fpid:  fpid,
 		client: &http.Client{Transport: &http.Transport{
 			MaxIdleConns: conc * 2, MaxIdleConnsPerHost: conc * 2, IdleConnTimeout: time.Minute,
 		}, Timeout: 30 * time.Second},
@@ -520,12 +533,14 @@ func (b *bench) readyLag(name string, late time.Duration) time.Duration {
 type roundResult struct {
 	p50, p99 time.Duration
 	rps      float64
+	cpu      time.Duration // the server's CPU time per request; 0 when the system does not say
 }
 
 // round posts every body once with conc requests at a time and returns latency and throughput.
-func (b *bench) round(url string, bodies [][]byte, conc int) roundResult {
+func (b *bench) round(url string, pid int, bodies [][]byte, conc int) roundResult {
 	lat := make([]time.Duration, len(bodies))
 	var failed atomic.Int64
+	cpu0 := cpuTime(pid)
 	start := time.Now()
 	parallel(len(bodies), conc, func(i int) {
 		t0 := time.Now()
@@ -542,13 +557,38 @@ func (b *bench) round(url string, bodies [][]byte, conc int) roundResult {
 		}
 	})
 	elapsed := time.Since(start)
+	cpu := cpuTime(pid) - cpu0
 	require.Zero(b.t, failed.Load(), "requests to %s failed", url)
 	slices.Sort(lat)
 	return roundResult{
 		p50: lat[len(lat)*50/100],
 		p99: lat[min(len(lat)-1, len(lat)*99/100)],
 		rps: float64(len(bodies)) / elapsed.Seconds(),
+		cpu: cpu / time.Duration(len(bodies)),
 	}
+}
+
+// cpuTime is the CPU time the process pid has run so far, from the kernel's scheduler statistics
+// of each of its threads (nanoseconds, unlike the clock ticks of /proc/PID/stat); 0 when they
+// cannot be read. A thread that ended between two readings is missed: Go's runtime keeps its
+// threads.
+func cpuTime(pid int) time.Duration {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil {
+		return 0
+	}
+	var sum time.Duration
+	for _, task := range tasks {
+		data, err := os.ReadFile(task)
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(data)); len(f) > 0 {
+			ns, _ := strconv.ParseInt(f[0], 10, 64)
+			sum += time.Duration(ns)
+		}
+	}
+	return sum
 }
 
 // parallel runs f(0..n-1) on conc goroutines.
