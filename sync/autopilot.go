@@ -34,14 +34,6 @@ const autopilotMetricsMaxAge = 3 * time.Minute
 // by the view, so this costs no cloud call.
 const autopilotResync = time.Minute
 
-// autopilotOf is status.autopilot, made if there is none yet.
-func autopilotOf(st *v1alpha1.RdsStatus) *v1alpha1.AutopilotStatus {
-	if st.Autopilot == nil {
-		st.Autopilot = &v1alpha1.AutopilotStatus{}
-	}
-	return st.Autopilot
-}
-
 // autopilotStepInput is all that the autopilot step decides on: the spec, the status the last
 // call answered and this call's status so far, the instance, the time, this process's memory of
 // autopilot's last change, and what the plan asked to be read or made.
@@ -286,7 +278,7 @@ type autopilotStep struct {
 
 func newAutopilotStep(c *call, inst *cloud.Instance) *autopilotStep {
 	_, isReader := c.cloud.(cloud.MetricsReader)
-	key := flavorsKey(c.cloud, inst)
+	key := flavorsKey(c.cloud.Region(), cloud.ProjectOf(c.cloud), inst)
 	return &autopilotStep{
 		in: autopilotStepInput{
 			spec: c.spec, prior: &c.parent.Status, st: soFar(&c.st), inst: inst, now: c.now,
@@ -297,11 +289,11 @@ func newAutopilotStep(c *call, inst *cloud.Instance) *autopilotStep {
 	}
 }
 
-// flavorsKey is what a flavor list is kept under: the client's region and project, the instance's
+// flavorsKey is what a flavor list is kept under: the call's region and project, the instance's
 // engine and version. Another credential set's project or region may sell other flavors in other
 // AZs.
-func flavorsKey(client cloud.Cloud, inst *cloud.Instance) string {
-	return client.Region() + "/" + cloud.ProjectOf(client) + "/" + inst.Engine + "/" + inst.Version
+func flavorsKey(region, project string, inst *cloud.Instance) string {
+	return region + "/" + project + "/" + inst.Engine + "/" + inst.Version
 }
 
 func (s *autopilotStep) plan() head {

@@ -70,7 +70,7 @@ func TestAutopilotFlavorsPerProject(t *testing.T) {
 // the kept one, else one it reads (observe) and keeps (render).
 func autopilotFlavors(r *Reconciler, client cloud.Cloud, inst *cloud.Instance) ([]cloud.Flavor, error) {
 	c := &call{r: r, cloud: client}
-	s := &autopilotStep{flavorsKey: flavorsKey(client, inst)}
+	s := &autopilotStep{flavorsKey: flavorsKey(client.Region(), cloud.ProjectOf(client), inst)}
 	if s.kept = r.autopilot.flavors(s.flavorsKey); s.kept != nil {
 		return s.kept, nil
 	}

@@ -1,15 +1,11 @@
 package reconcile
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
@@ -33,65 +29,6 @@ const (
 	ReasonUnsupportedChange  = "UnsupportedChange"
 	ReasonVersionUnavailable = "VersionUnavailable"
 )
-
-// progress describes a running day-2 operation; %s is its target.
-var progress = map[string]string{
-	OpSingleToHA:   "Adding a standby node in %s",
-	OpResize:       "Resizing to %s",
-	OpStorage:      "Growing the storage to %s",
-	OpMinorUpgrade: "Upgrading the minor version for datastoreversion %s",
-	OpRestart:      "Restarting for restartrequest %q",
-	// day2_network.go
-	OpSecurityGroup: "Moving the instance to the security group %s",
-	OpPort:          "Moving the database to port %s",
-	OpSSL:           "Turning SSL %s",
-	// replicas.go: the primary takes no change while a read replica is built
-	OpCreateReplica: "Creating the read replica %s",
-	// parameters.go: parametersrestart Immediate
-	OpParametersRestart: "Restarting to bring the parameters %s into effect",
-}
-
-// change is one difference between the spec and the instance, as data: the action that removes
-// it, what must be checked before it is made, and what status records once it is sent.
-type change struct {
-	op     string // the Operation type; "" for changes that take effect at once (backup policy, tags)
-	target string // what the change moves to, for status.operation.target and messages
-	// whenFull marks a change OTC takes in STORAGE FULL too: storage growth is the way out of it.
-	whenFull bool
-	// flavor, when set, must be offered and on sale for the change to be made (checkFlavor).
-	flavor *flavorNeed
-	// grownFlavor marks a resize that autopilot's growth may make unnecessary (autopilotGrown).
-	grownFlavor bool
-	// whenStopped marks the change a stopped instance takes: its start (settings.go).
-	whenStopped bool
-	// what names the change for messages when its op does not (describe).
-	what    string
-	act     action
-	records records
-}
-
-// flavorNeed is a flavor a change needs: its code, its class and the AZs it must be on sale in.
-type flavorNeed struct {
-	code string
-	ha   bool
-	azs  []string
-}
-
-// records is what status remembers once a change is sent, accepted or without an answer, so that
-// it is never asked twice.
-type records struct {
-	upgradeRequest string // status.upgradeRequest
-	restartRequest string // status.restartRequest, and this process's ledger
-	autopilot      *autopilotRecord
-	stopped        *v1alpha1.StoppedStatus // status.stopped, of a stop sent
-	backupPolicy   *v1alpha1.BackupPolicy  // status.backupPolicy, of a policy sent
-}
-
-// wontAct is the outcome of a difference the hook will not act on, with the reason that says
-// why: it stays until the spec changes.
-func wontAct(reason, message string) *outcome {
-	return ptr.To(notSynced(reason, message, settled))
-}
 
 // day2Input is all that the day-2 decision reads: the spec, the status of the last call and of
 // this call so far, the instance as observed, and the flavor list when the plan asked for it.
@@ -252,12 +189,6 @@ type day2Step struct {
 	p         day2Plan
 }
 
-// sent is a change made and OTC's answer to it.
-type sent struct {
-	res acted
-	err error
-}
-
 func newDay2Step(c *call, inst *cloud.Instance) *day2Step {
 	s := &day2Step{in: day2Input{
 		spec: c.spec, prior: &c.parent.Status, st: soFar(&c.st), inst: inst, uid: string(c.parent.UID),
@@ -361,86 +292,6 @@ func (s *day2Step) render(a *answer) {
 	}
 }
 
-// issuedHead is the head of a plan whose change was sent, on OTC's answer. A change whose answer
-// was lost (OTC may have acted) is recorded as if it had been accepted (recordSent): the next call
-// looks at the instance before acting again.
-func issuedHead(h head, instance string, ch change, a sent, generation int64) head {
-	if a.err != nil {
-		h.err = a.err // refused: nothing happened, try again later; or no answer
-		return h
-	}
-	h.logs = append(h.logs, logLine{slog.LevelInfo, "issued day-2 change", []any{"instance", instance, "operation", describe(ch), "job", a.res.jobID}})
-	if ch.op != "" {
-		h.tells = append(h.tells, finding{outcome: inProgress(sentOperation(ch, a, generation)).made()})
-		return h
-	}
-	h.tells = append(h.tells, finding{outcome: syncedOK(ReasonReconcileSuccess, "The change was made in OTC.", inFlight).made()})
-	return h
-}
-
-// sentOperation is status.operation for a sent change of an operation type.
-func sentOperation(ch change, a sent, generation int64) *v1alpha1.Operation {
-	return &v1alpha1.Operation{Type: ch.op, JobID: a.res.jobID, Generation: generation, Target: ch.target}
-}
-
-// recordSent writes what the answer remembers of a sent change, unless OTC refused it: the change's
-// records and its operation.
-func recordSent(a *answer, uid string, inst *cloud.Instance, ch change, s sent, generation int64) {
-	if s.err != nil && !outcomeUnknown(s.err) {
-		return
-	}
-	record(a, uid, inst, ch.records)
-	if ch.op != "" {
-		a.st.Operation = sentOperation(ch, s, generation)
-	}
-}
-
-// record writes what status, and the process (memo), remember of a sent change.
-func record(a *answer, uid string, inst *cloud.Instance, r records) {
-	if r.upgradeRequest != "" {
-		a.st.UpgradeRequest = r.upgradeRequest
-	}
-	if r.stopped != nil {
-		a.st.Stopped = r.stopped
-	}
-	if r.backupPolicy != nil {
-		a.st.BackupPolicy = r.backupPolicy
-	}
-	if r.restartRequest != "" {
-		a.st.RestartRequest = r.restartRequest
-		a.keep.restarts = append(a.keep.restarts, oneShotKey(types.UID(uid), OpRestart, r.restartRequest))
-	}
-	if rec := r.autopilot; rec != nil {
-		ap := autopilotOf(&a.st)
-		ap.Last = rec.last
-		if rec.flavor != "" {
-			ap.Flavor, ap.FlavorFloor = rec.flavor, rec.flavorFloor
-		}
-		if rec.volume > 0 {
-			ap.Volume, ap.VolumeFloor = rec.volume, rec.volumeFloor
-		}
-		a.keep.rememberAutopilot(inst.ID, *rec.last)
-	}
-}
-
-// outcomeUnknown reports whether a failed call may have been carried out all the same: no answer
-// arrived, or a server error did.
-func outcomeUnknown(err error) bool {
-	if errors.Is(err, errViewStale) {
-		return false // never sent
-	}
-	switch cloud.KindOf(err) {
-	case cloud.KindUnavailable, cloud.KindUnknown:
-		return true
-	}
-	return errors.Is(err, context.DeadlineExceeded)
-}
-
-// inProgress is the Synced outcome while a day-2 operation runs.
-func inProgress(op *v1alpha1.Operation) outcome {
-	return syncedOK(ReasonChangeInProgress, fmt.Sprintf(progress[op.Type]+", asked by generation %d.", op.Target, op.Generation), inFlight)
-}
-
 // refuse reports the differences the hook does not act on. They stay until the spec changes.
 func refuse(problems []outcome) *outcome {
 	msgs := make([]string, len(problems))
@@ -448,32 +299,6 @@ func refuse(problems []outcome) *outcome {
 		msgs[i] = p.message
 	}
 	return ptr.To(notSynced(problems[0].reason, joinSentences(msgs), settled))
-}
-
-// describe names a change for messages.
-func describe(ch change) string {
-	if ch.what != "" {
-		return ch.what
-	}
-	switch ch.op {
-	case OpSingleToHA:
-		return "change to hamode Ha"
-	case OpResize:
-		return "resize to " + ch.target
-	case OpStorage:
-		return "storage growth to " + ch.target
-	case OpMinorUpgrade:
-		return "minor version upgrade to " + ch.target
-	case OpRestart:
-		return "restart"
-	case OpSecurityGroup:
-		return "move to the security group " + ch.target
-	case OpPort:
-		return "move to port " + ch.target
-	case OpSSL:
-		return "switch of SSL " + ch.target
-	}
-	return ch.target
 }
 
 // terminal reports a status in which OTC takes no changes until someone repairs the instance.
@@ -510,24 +335,6 @@ func day2Changes(in day2Input, p *day2Plan) ([]change, []outcome) {
 	add(restartChange(in, p))
 	add(stopChange(in)) // settings.go: after everything the running instance can take
 	return changes, problems
-}
-
-func isHAInstance(inst *cloud.Instance) bool { return strings.EqualFold(inst.Type, "Ha") }
-
-// instanceAZs are the AZs the instance's nodes run in, sorted: after a failover the primary may
-// sit in what the spec names as the standby's AZ, which is no difference.
-func instanceAZs(spec *v1alpha1.RdsSpec, inst *cloud.Instance) []string {
-	var azs []string
-	for _, n := range inst.Nodes {
-		if n.AvailabilityZone != "" && !slices.Contains(azs, n.AvailabilityZone) {
-			azs = append(azs, n.AvailabilityZone)
-		}
-	}
-	if len(azs) == 0 {
-		azs = AvailabilityZones(spec)
-	}
-	slices.Sort(azs)
-	return azs
 }
 
 // haChange turns a single instance into a primary/standby pair when hamode asks for it. The

@@ -407,17 +407,6 @@ func waitForDecision(p finalizePlan, reason, ready, synced string) finalizePlan 
 	return p
 }
 
-// deleting reports a deletion under way; its Ready reason says whether the final backup still runs.
-func deleting(p finalizePlan, message string) finalizePlan {
-	reason := ReasonDeleting
-	if fb := p.finalBackup; fb != nil && fb.Status != cloud.BackupCompleted && (p.operation == nil || p.operation.Type != OpDelete) {
-		reason = ReasonFinalBackupInProgress
-	}
-	p.ready = ptr.To(notReady(reason, message, inFlight))
-	p.synced = ptr.To(syncedOK(ReasonReconcileSuccess, "Deletion is in progress.", inFlight))
-	return p
-}
-
 // finalize is the finalize call: the login, then the finalize step (finalizeStep) through the
 // loop. It reports whether the object may go.
 func (c *call) finalize(ctx context.Context) (bool, error) {

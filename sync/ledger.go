@@ -1,9 +1,10 @@
 package reconcile
 
 import (
-	"k8s.io/apimachinery/pkg/types"
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // ledger remembers, for a while, the restarts this process sent (a key per object and

@@ -1,8 +1,6 @@
 package reconcile
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -39,46 +37,6 @@ import (
 // lists only its own project's templates; the uid in both keeps one object from using or deleting
 // another's, in any namespace. A restore into a new instance (restorefrom) takes no template: its
 // parameters are set once it is ACTIVE.
-
-const (
-	templateNamePrefix = "rds-"
-	maxTemplateName    = 64
-	templateOwnerHash  = 16
-	templateValuesHash = 8
-)
-
-// TemplatePrefix is the start of every parameter template name of the object me: readable, then
-// a hash of cluster, namespace, name and uid.
-func TemplatePrefix(me owner) string {
-	sum := sha256.Sum256([]byte(me.Cluster + "/" + me.Namespace + "/" + me.Name + "/" + me.UID))
-	suffix := "-" + hex.EncodeToString(sum[:])[:templateOwnerHash] + "-"
-	readable := sanitize(me.Namespace + "-" + me.Name)
-	if room := maxTemplateName - len(templateNamePrefix) - len(suffix) - templateValuesHash; len(readable) > room {
-		readable = strings.TrimRight(readable[:room], "-")
-	}
-	return templateNamePrefix + readable + suffix
-}
-
-// TemplateName is the name of the object's parameter template for these values.
-func TemplateName(me owner, values map[string]string) string {
-	h := sha256.New()
-	for _, k := range slices.Sorted(maps.Keys(values)) {
-		fmt.Fprintf(h, "%s\x00%s\x00", k, values[k])
-	}
-	return TemplatePrefix(me) + hex.EncodeToString(h.Sum(nil))[:templateValuesHash]
-}
-
-// templateDescription is the description of the object's templates: it names the uid that
-// templateOwned checks. NOTE: OTC takes at most 256 characters and none of !<>='&".
-func templateDescription(me owner) string {
-	return fmt.Sprintf("rds-lambda-controller: parameters at create of an Rds object (cluster %s, uid %s); deleted once its instance is ACTIVE.", me.Cluster, me.UID)
-}
-
-// templateOwned reports whether t is one of the object's templates: its name and its description
-// both say so, and it is no default.
-func templateOwned(t cloud.ParameterTemplate, me owner) bool {
-	return t.UserDefined && strings.HasPrefix(t.Name, TemplatePrefix(me)) && strings.Contains(t.Description, "uid "+me.UID+")")
-}
 
 // defaultTemplate is the engine version's default template, or nil: "8.0" for a datastoreversion
 // 8.0 or 8.0.28. NOTE: OTC names the datastore in lowercase (mysql, postgresql, sqlserver).
@@ -300,18 +258,6 @@ func (s *templateStep) configurationID() string {
 		return ""
 	}
 	return s.p.template.ID
-}
-
-// ownedTemplates are the object's templates in list, by name.
-func ownedTemplates(list []cloud.ParameterTemplate, me owner) []cloud.ParameterTemplate {
-	var owned []cloud.ParameterTemplate
-	for _, t := range list {
-		if templateOwned(t, me) {
-			owned = append(owned, t)
-		}
-	}
-	slices.SortFunc(owned, func(a, b cloud.ParameterTemplate) int { return strings.Compare(a.Name, b.Name) })
-	return owned
 }
 
 // templatesGonePlan is the decision of the finalize call's last step: the object's parameter

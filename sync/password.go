@@ -7,8 +7,9 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
-	"k8s.io/apimachinery/pkg/types"
 	"math/big"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 )

@@ -219,14 +219,6 @@ type keptLogRequest struct {
 	accepted      logAcceptance
 }
 
-// rememberAutopilot keeps autopilot's last change to the instance.
-func (m *memo) rememberAutopilot(id string, last v1alpha1.AutopilotAction) {
-	if m.autopilot == nil {
-		m.autopilot = map[string]v1alpha1.AutopilotAction{}
-	}
-	m.autopilot[id] = last
-}
-
 // remember keeps what a call asked the process to remember.
 func (r *Reconciler) remember(m memo) {
 	for _, key := range m.restarts {

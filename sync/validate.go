@@ -267,3 +267,56 @@ func restoreProblems(spec *v1alpha1.RdsSpec) []string {
 	}
 	return p
 }
+
+var (
+	// timeZonePattern is OTC's time_zone for MySQL and PostgreSQL: UTC, or UTC with an offset of
+	// whole or half hours (quarter hours for +05:45, +08:45, +12:45), from UTC-12:00 to UTC+14:00.
+	timeZonePattern = regexp.MustCompile(`^UTC([+-](0[0-9]|1[0-4]):(00|30|45))?$`)
+	// kmsKeyPattern is a KMS key id: a UUID.
+	kmsKeyPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+)
+
+// securityProblems are the problems of ssl and of the create-only fields timezone,
+// lowercasetablenames and diskencryptionid, one sentence each, in field order.
+func securityProblems(spec *v1alpha1.RdsSpec) []string {
+	var p problems
+	mysql := spec.Datastoretype == v1alpha1.EngineMySQL
+	if spec.Ssl != nil && !mysql {
+		p.addf("ssl is for MySQL only: OTC switches SSL for MySQL instances alone; remove ssl.")
+	}
+	if tz := spec.Timezone; tz != "" {
+		switch {
+		case spec.Datastoretype == v1alpha1.EngineSQLServer:
+			p.addf("timezone %q: SQL Server takes Windows time zone names, which this controller does not set yet; remove timezone.", tz)
+		case !timeZonePattern.MatchString(tz) || offsetMinutes(tz) > 14*60 || offsetMinutes(tz) < -12*60:
+			p.addf("timezone %q is not a UTC offset such as UTC+08:00 (UTC-12:00 to UTC+14:00).", tz)
+		case spec.Restorefrom != nil:
+			p.addf("timezone %q cannot be set with restorefrom: OTC's restore into a new instance takes no time zone, the new instance has the source's; remove timezone.", tz)
+		}
+	}
+	if n := spec.Lowercasetablenames; n != nil {
+		switch {
+		case !mysql:
+			p.addf("lowercasetablenames is for MySQL only; remove it.")
+		case *n != 0 && *n != 1:
+			p.addf("lowercasetablenames %d is not 0 or 1.", *n)
+		}
+	}
+	if id := spec.Diskencryptionid; id != "" && !kmsKeyPattern.MatchString(id) {
+		p.addf("diskencryptionid %q is not a KMS key id (a UUID such as 2b5a4c3e-8f0a-4d7e-9c1b-0e6f5a4b3c2d).", id)
+	}
+	return p
+}
+
+// offsetMinutes is the offset of a time zone UTC±hh:mm in minutes; 0 for UTC.
+func offsetMinutes(tz string) int {
+	if len(tz) != len("UTC+00:00") {
+		return 0
+	}
+	h, _ := strconv.Atoi(tz[4:6])
+	m, _ := strconv.Atoi(tz[7:9])
+	if tz[3] == '-' {
+		return -(h*60 + m)
+	}
+	return h*60 + m
+}
