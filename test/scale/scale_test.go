@@ -205,9 +205,11 @@ func runScale(t *testing.T, n, conc int) row {
 	measureStart := time.Now()
 	b.sim.ResetCounters()
 	var hook, floor []roundResult
-	for range rounds() {
+	for i := range rounds() {
 		hook = append(hook, b.round(b.hooks, b.pid, bodies, conc))
 		floor = append(floor, b.round(b.floor, b.fpid, bodies, conc))
+		h, f := hook[i], floor[i]
+		t.Logf("N=%d round %d: hooks %.0f req/s %s/sync, floor %.0f req/s %s/sync, ratio %.2fx", n, i+1, h.rps, us(h.cpu), f.rps, us(f.cpu), h.rps/f.rps)
 	}
 	calls := 0
 	for _, c := range b.sim.CallCounts() {
