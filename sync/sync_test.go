@@ -2,8 +2,12 @@ package reconcile
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	mrand "math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +16,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
@@ -459,4 +464,65 @@ func TestSyncWritesNothingOfTheRequest(t *testing.T) {
 	assert.NotEqual(t, first.Status.Conditions, second.Status.Conditions, "the conditions changed")
 	assert.Equal(t, before, &next.Parent.Status, "the request's status is as it came")
 	assert.NotSame(t, &next.Parent.Status.Conditions[0], &second.Status.Conditions[0], "the answer's conditions are its own")
+}
+
+// TestConcurrentSyncsWriteNothingShared: steady calls of sixteen objects run at once, as the
+// server runs them, and their requests share one status (its conditions and pointers), as two
+// calls never do but a call that wrote into its request would show: under -race (make test) such
+// a write, or one into a package-level value (the conditions a steady step drops), is a data race;
+// without it, the shared status is checked unchanged. Each answer is the one a call alone gets.
+func TestConcurrentSyncsWriteNothingShared(t *testing.T) {
+	const objects = 16
+	name := func(i int) string { return fmt.Sprintf("rds-%02d", i) }
+	instanceOf := func(id string) *cloud.Instance {
+		i, _ := strconv.Atoi(strings.TrimPrefix(id, "inst-"))
+		inst := activeInstance()
+		inst.ID, inst.Name = id, InstanceName("local", "rds1", name(i))
+		inst.Tags = owner{Cluster: "local", Namespace: "rds1", Name: name(i), UID: fmt.Sprintf("uid-%02d", i)}.tags()
+		return inst
+	}
+	f := &cloudtest.Fake{GetInstanceFn: func(_ context.Context, id string) (*cloud.Instance, error) { return instanceOf(id), nil }}
+	r := newReconciler(f)
+	requestOf := func(i int, st v1alpha1.RdsStatus) *hook.Request {
+		req := request(sampleSpec(), st, storedSecret("A12345678+"))
+		req.Parent.Name, req.Parent.UID = name(i), types.UID(fmt.Sprintf("uid-%02d", i))
+		req.Secrets = map[string]*corev1.Secret{}
+		s := storedSecret("A12345678+")
+		s.Name = name(i) + "-connection"
+		req.Secrets[s.Name] = s
+		return req
+	}
+	// One object taken to its steady answer; the others' requests share that status.
+	first, err := r.Sync(context.Background(), requestOf(0, v1alpha1.RdsStatus{ID: "inst-00"}))
+	require.NoError(t, err)
+	steady := fedBack(t, requestOf(0, v1alpha1.RdsStatus{ID: "inst-00"}), first)
+	alone, err := r.Sync(context.Background(), steady)
+	require.NoError(t, err)
+	require.NotEmpty(t, steady.Parent.Status.Conditions)
+	before := steady.Parent.Status.DeepCopy()
+
+	answers := make([]*hook.SyncResponse, objects)
+	var wg sync.WaitGroup
+	for i := range objects {
+		req := requestOf(0, steady.Parent.Status) // the status shared, shallow: its slices and pointers
+		req.Secrets = steady.Secrets
+		if i > 0 {
+			req = requestOf(i, steady.Parent.Status)
+			req.Parent.Status.ID = fmt.Sprintf("inst-%02d", i)
+		}
+		wg.Go(func() {
+			for range 5 {
+				resp, err := r.Sync(context.Background(), req)
+				assert.NoError(t, err)
+				answers[i] = resp
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, before, &steady.Parent.Status, "the shared status is as it came")
+	assert.Equal(t, alone.Status.Conditions, answers[0].Status.Conditions, "a call among others answers as it does alone")
+	for i, a := range answers {
+		require.NotNil(t, a, "object %d", i)
+		assert.Equal(t, alone.ResyncAfterSeconds, a.ResyncAfterSeconds, "object %d is steady", i)
+	}
 }
