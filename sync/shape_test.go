@@ -233,17 +233,6 @@ func TestTheShapeSeesEveryWay(t *testing.T) {
 	assert.Equal(t, []string{"holder.client (cloud.go)"}, sh.holdsCloud, "the structs that hold a cloud client")
 }
 
-// receiverName is the name of a receiver's type: call for c *call.
-func receiverName(e ast.Expr) string {
-	if star, ok := e.(*ast.StarExpr); ok {
-		e = star.X
-	}
-	if id, ok := e.(*ast.Ident); ok {
-		return id.Name
-	}
-	return ""
-}
-
 // isCloudClient says t is one of the cloud port's interfaces (cloud.Cloud and its parts).
 func isCloudClient(t types.Type) bool {
 	n, ok := t.(*types.Named)
