@@ -17,7 +17,7 @@ func simulate(steps []step, state ManagedState) (queries []string, changes []str
 			queries = append(queries, st.query)
 		}
 		if st.change != "" {
-			changes = append(changes, st.done())
+			changes = append(changes, Done(st.change))
 		}
 		if st.effect != nil {
 			st.effect(&state)
