@@ -51,7 +51,7 @@ func RunSteps(ctx context.Context, steps []Step, res *Result) error {
 			st.Effect(&res.Managed)
 		}
 	}
-	res.Managed = normalizeManaged(res.Managed)
+	res.Managed = NormalizeManaged(res.Managed)
 	return join(errs)
 }
 
