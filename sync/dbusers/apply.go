@@ -41,33 +41,27 @@ type Conn struct {
 func (c Conn) Addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
 
 // StatementTimeout is Timeout, or DefaultTimeout when it is zero.
-func (c Conn) StatementTimeout() time.Duration { return c.timeout() }
-
-// LoginTimeout is ConnectTimeout, or StatementTimeout when it is zero.
-func (c Conn) LoginTimeout() time.Duration { return c.connectTimeout() }
-
-func (c Conn) timeout() time.Duration {
+func (c Conn) StatementTimeout() time.Duration {
 	if c.Timeout <= 0 {
 		return DefaultTimeout
 	}
 	return c.Timeout
 }
 
-func (c Conn) connectTimeout() time.Duration {
+// LoginTimeout is ConnectTimeout, or StatementTimeout when it is zero.
+func (c Conn) LoginTimeout() time.Duration {
 	if c.ConnectTimeout <= 0 {
-		return c.timeout()
+		return c.StatementTimeout()
 	}
 	return c.ConnectTimeout
 }
 
 // Validate checks the connection's host, port and user, for every engine's Apply; a
 // *ValidationError lists the problems.
-func (c Conn) Validate() error { return c.validate() }
-
-func (c Conn) validate() error {
+func (c Conn) Validate() error {
 	var problems []string
 	if c.Host == "" || strings.ContainsAny(c.Host, " /\t\n") {
-		problems = append(problems, "connection: host "+quoteForMessage(c.Host)+" is not a host name or address")
+		problems = append(problems, "connection: host "+QuoteForMessage(c.Host)+" is not a host name or address")
 	}
 	if c.Port < 1 || c.Port > 65535 {
 		problems = append(problems, "connection: port "+strconv.Itoa(c.Port)+" is out of range")
@@ -105,7 +99,7 @@ type Result struct {
 // failed is left alone; a lost connection stops Apply. On error, Result still lists what was
 // done and what to remember.
 func Apply(ctx context.Context, conn Conn, d Desired, managed ManagedState) (Result, error) {
-	res := Result{Managed: normalizeManaged(managed)}
+	res := Result{Managed: NormalizeManaged(managed)}
 	if err := validateApply(conn, d, managed); err != nil {
 		return res, err
 	}
@@ -141,7 +135,7 @@ func Apply(ctx context.Context, conn Conn, d Desired, managed ManagedState) (Res
 // validateApply checks everything Apply needs before it connects.
 func validateApply(conn Conn, d Desired, managed ManagedState) error {
 	var problems []string
-	for _, err := range []error{conn.validate(), Validate(d), validateManaged(managed, conn.User)} {
+	for _, err := range []error{conn.Validate(), Validate(d), validateManaged(managed, conn.User)} {
 		var ve *ValidationError
 		if errors.As(err, &ve) {
 			problems = append(problems, ve.Problems...)
@@ -149,7 +143,7 @@ func validateApply(conn Conn, d Desired, managed ManagedState) error {
 	}
 	for i, u := range d.Users {
 		if u.Name == conn.User {
-			problems = append(problems, fmt.Sprintf("users[%d]: %s is the account the controller connects with", i, quoteForMessage(u.Name)))
+			problems = append(problems, fmt.Sprintf("users[%d]: %s is the account the controller connects with", i, QuoteForMessage(u.Name)))
 		}
 	}
 	if len(problems) > 0 {
@@ -179,9 +173,9 @@ func open(ctx context.Context, c Conn) (*session, error) {
 	cfg.Addr = c.Addr()
 	cfg.User = c.User
 	cfg.Passwd = c.Password.Reveal()
-	cfg.Timeout = c.connectTimeout() // dial
-	cfg.ReadTimeout = c.timeout()    // each network read
-	cfg.WriteTimeout = c.timeout()   // each network write
+	cfg.Timeout = c.LoginTimeout()          // dial
+	cfg.ReadTimeout = c.StatementTimeout()  // each network read
+	cfg.WriteTimeout = c.StatementTimeout() // each network write
 	cfg.Logger = discardLogger{}
 	if c.TLS != nil {
 		cfg.TLS = c.TLS.Clone()
@@ -202,9 +196,9 @@ func open(ctx context.Context, c Conn) (*session, error) {
 	}
 	db := sql.OpenDB(connector)
 	db.SetMaxOpenConns(1)
-	s := &session{db: db, addr: cfg.Addr, timeout: c.timeout()}
+	s := &session{db: db, addr: cfg.Addr, timeout: c.StatementTimeout()}
 
-	cctx, cancel := context.WithTimeout(ctx, c.connectTimeout())
+	cctx, cancel := context.WithTimeout(ctx, c.LoginTimeout())
 	defer cancel()
 	conn, err := db.Conn(cctx)
 	if err == nil {
@@ -235,7 +229,7 @@ func connectError(addr, user string, err error) error {
 	if errors.As(err, &me) {
 		switch me.Number {
 		case 1044, 1045, 1698, 1251: // access denied (db, user), unix_socket-only, auth plugin
-			return fmt.Errorf("connect to %s as %s: %w: server error %d", addr, quoteForMessage(user), ErrUnauthorized, me.Number)
+			return fmt.Errorf("connect to %s as %s: %w: server error %d", addr, QuoteForMessage(user), ErrUnauthorized, me.Number)
 		}
 		return fmt.Errorf("connect to %s: %w: server error %d: %s", addr, ErrUnreachable, me.Number, me.Message)
 	}
@@ -419,7 +413,7 @@ func (s *session) grants(ctx context.Context, a account) (map[scope]stringSet, e
 	out := map[scope]stringSet{}
 	add := func(sc scope, priv, grantable string) error {
 		if !privilegeNameRE.MatchString(priv) {
-			return fmt.Errorf("unexpected privilege name %s", quoteForMessage(priv))
+			return fmt.Errorf("unexpected privilege name %s", QuoteForMessage(priv))
 		}
 		if out[sc] == nil {
 			out[sc] = stringSet{}

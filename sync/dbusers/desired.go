@@ -124,7 +124,7 @@ func Validate(d Desired) error {
 		// (the OTC RDS default), so "App" and "app" would be one database there.
 		key := strings.ToLower(db)
 		if j, dup := seenDB[key]; dup && d.Databases[j] != db {
-			add("databases[%d]: %s and databases[%d] differ only in case", i, quoteForMessage(db), j)
+			add("databases[%d]: %s and databases[%d] differ only in case", i, QuoteForMessage(db), j)
 		}
 		seenDB[key] = i
 	}
@@ -150,7 +150,7 @@ func Validate(d Desired) error {
 			}
 			seenUser[key] = i
 		}
-		if err := validatePassword(u.Password); err != nil {
+		if err := ValidatePassword(u.Password); err != nil {
 			add("%s: %v", prefix, err)
 		}
 		for j, g := range u.Grants {
@@ -159,7 +159,7 @@ func Validate(d Desired) error {
 				continue
 			}
 			if err := g.normalized().validate(); err != nil {
-				add("%s: grants[%d] (%s): %v", prefix, j, quoteForMessage(g.On()), err)
+				add("%s: grants[%d] (%s): %v", prefix, j, QuoteForMessage(g.On()), err)
 			}
 		}
 	}
@@ -171,9 +171,7 @@ func Validate(d Desired) error {
 
 // ValidatePassword checks a password as every engine needs it: not empty, at most 256 bytes of
 // UTF-8, no NUL.
-func ValidatePassword(pw secret.Value) error { return validatePassword(pw) }
-
-func validatePassword(pw secret.Value) error {
+func ValidatePassword(pw secret.Value) error {
 	s := pw.Reveal()
 	switch {
 	case s == "":
@@ -190,9 +188,7 @@ func validatePassword(pw secret.Value) error {
 
 // NormalizeManaged returns a sorted, de-duplicated copy with normalized hosts. For an account
 // listed twice, the entry with a digest wins.
-func NormalizeManaged(m ManagedState) ManagedState { return normalizeManaged(m) }
-
-func normalizeManaged(m ManagedState) ManagedState {
+func NormalizeManaged(m ManagedState) ManagedState {
 	out := ManagedState{Databases: slices.Clone(m.Databases)}
 	slices.Sort(out.Databases)
 	out.Databases = slices.Compact(out.Databases)
@@ -229,7 +225,7 @@ func validateManaged(m ManagedState, adminUser string) error {
 		if err := ValidateUser(u.Name); err != nil {
 			problems = append(problems, fmt.Sprintf("managed users[%d]: %v", i, err))
 		} else if u.Name == adminUser {
-			problems = append(problems, fmt.Sprintf("managed users[%d]: %s is the account the controller connects with", i, quoteForMessage(u.Name)))
+			problems = append(problems, fmt.Sprintf("managed users[%d]: %s is the account the controller connects with", i, QuoteForMessage(u.Name)))
 		}
 		if err := ValidateHost(NormalizeHost(u.Host)); err != nil {
 			problems = append(problems, fmt.Sprintf("managed users[%d]: %v", i, err))

@@ -87,9 +87,6 @@ func (es Errors) Error() string {
 // Unwrap lets errors.Is and errors.As look at each failure.
 func (es Errors) Unwrap() []error { return es }
 
-// JoinErrors returns nil, the only error, or all of them as Errors: an Apply's failures.
-func JoinErrors(errs []error) error { return join(errs) }
-
 // join returns nil, the only error, or all of them as Errors.
 func join(errs []error) error {
 	switch len(errs) {

@@ -156,7 +156,7 @@ func (g Grant) validate() error {
 		return err
 	}
 	if g.Schema != "" {
-		return fmt.Errorf("schema %s: MySQL has no schemas within a database (a database is a schema): name the database and a table", quoteForMessage(g.Schema))
+		return fmt.Errorf("schema %s: MySQL has no schemas within a database (a database is a schema): name the database and a table", QuoteForMessage(g.Schema))
 	}
 	level, levelName := databasePrivileges, "database"
 	if g.Table != "" {
@@ -175,9 +175,9 @@ func (g Grant) validate() error {
 				return errors.New("ALL cannot be combined with other privileges")
 			}
 		case adminPrivileges[p]:
-			return fmt.Errorf("privilege %s is a global or administrative privilege and is not allowed", quoteForMessage(p))
+			return fmt.Errorf("privilege %s is a global or administrative privilege and is not allowed", QuoteForMessage(p))
 		case !databasePrivileges[p]:
-			return fmt.Errorf("unknown privilege %s", quoteForMessage(p))
+			return fmt.Errorf("unknown privilege %s", QuoteForMessage(p))
 		case !level[p]:
 			return fmt.Errorf("privilege %s cannot be granted on a %s", p, levelName)
 		}
@@ -222,7 +222,7 @@ func ParseGrant(stmt, user, host string) (Grant, error) {
 	}
 	if toUser != user || NormalizeHost(toHost) != host {
 		return Grant{}, grantErrorf("the grant is for the account %s@%s, not for %s",
-			quoteForMessage(toUser), quoteForMessage(toHost), displayAccount(user, host))
+			QuoteForMessage(toUser), QuoteForMessage(toHost), displayAccount(user, host))
 	}
 	if len(g.Privileges) > 1 && slices.Contains(g.Privileges, PrivilegeAll) {
 		return Grant{}, grantErrorf("ALL cannot be combined with other privileges")
@@ -255,9 +255,9 @@ func (t token) describe() string {
 	case tokEOF:
 		return "the end of the statement"
 	case tokQuoted:
-		return "the quoted name " + quoteForMessage(t.text)
+		return "the quoted name " + QuoteForMessage(t.text)
 	default:
-		return quoteForMessage(t.text)
+		return QuoteForMessage(t.text)
 	}
 }
 
@@ -433,10 +433,10 @@ func (p *parser) parseObject() (db, table string, err error) {
 	}
 	table, ok = p.parseName()
 	if !ok {
-		return "", "", grantErrorf("expected a table name or * after %s., found %s", quoteForMessage(db), p.peek().describe())
+		return "", "", grantErrorf("expected a table name or * after %s., found %s", QuoteForMessage(db), p.peek().describe())
 	}
 	if p.isPunct(".") {
-		return "", "", grantErrorf("column names are not supported after %s.%s", quoteForMessage(db), quoteForMessage(table))
+		return "", "", grantErrorf("column names are not supported after %s.%s", QuoteForMessage(db), QuoteForMessage(table))
 	}
 	return db, table, nil
 }

@@ -66,10 +66,10 @@ func NormalizeHost(host string) string {
 // ValidateDatabase checks a database name against the allow-list and refuses system schemas.
 func ValidateDatabase(name string) error {
 	if !identRE.MatchString(name) {
-		return fmt.Errorf("database name %s must be 1 to 64 characters of A-Z, a-z, 0-9, _, $ and -", quoteForMessage(name))
+		return fmt.Errorf("database name %s must be 1 to 64 characters of A-Z, a-z, 0-9, _, $ and -", QuoteForMessage(name))
 	}
 	if systemSchemas[strings.ToLower(name)] {
-		return fmt.Errorf("database %s is a system schema and cannot be managed", quoteForMessage(name))
+		return fmt.Errorf("database %s is a system schema and cannot be managed", QuoteForMessage(name))
 	}
 	return nil
 }
@@ -77,7 +77,7 @@ func ValidateDatabase(name string) error {
 // ValidateTable checks a table name against the allow-list.
 func ValidateTable(name string) error {
 	if !identRE.MatchString(name) {
-		return fmt.Errorf("table name %s must be 1 to 64 characters of A-Z, a-z, 0-9, _, $ and -", quoteForMessage(name))
+		return fmt.Errorf("table name %s must be 1 to 64 characters of A-Z, a-z, 0-9, _, $ and -", QuoteForMessage(name))
 	}
 	return nil
 }
@@ -85,10 +85,10 @@ func ValidateTable(name string) error {
 // ValidateUser checks a user name against the allow-list and refuses reserved accounts.
 func ValidateUser(name string) error {
 	if !userRE.MatchString(name) {
-		return fmt.Errorf("user name %s must be 1 to 32 characters of A-Z, a-z, 0-9, _, . and -", quoteForMessage(name))
+		return fmt.Errorf("user name %s must be 1 to 32 characters of A-Z, a-z, 0-9, _, . and -", QuoteForMessage(name))
 	}
 	if reservedUsers[strings.ToLower(name)] {
-		return fmt.Errorf("user %s is reserved for the server or the cloud provider", quoteForMessage(name))
+		return fmt.Errorf("user %s is reserved for the server or the cloud provider", QuoteForMessage(name))
 	}
 	return nil
 }
@@ -103,7 +103,7 @@ func ValidateHost(host string) error {
 	case host == "":
 		return fmt.Errorf("host must not be empty")
 	case len(host) > maxHostLen:
-		return fmt.Errorf("host %s is longer than %d characters", quoteForMessage(host), maxHostLen)
+		return fmt.Errorf("host %s is longer than %d characters", QuoteForMessage(host), maxHostLen)
 	case strings.Contains(host, "/"):
 		return validateNetmaskHost(host)
 	case strings.HasSuffix(host, ".%"):
@@ -111,7 +111,7 @@ func ValidateHost(host string) error {
 	case strings.Contains(host, ":"):
 		addr, err := netip.ParseAddr(host)
 		if err != nil || !addr.Is6() || addr.Zone() != "" || addr.String() != host {
-			return fmt.Errorf("host %s is not an IPv6 address in canonical form", quoteForMessage(host))
+			return fmt.Errorf("host %s is not an IPv6 address in canonical form", QuoteForMessage(host))
 		}
 		return nil
 	}
@@ -120,13 +120,13 @@ func ValidateHost(host string) error {
 		// All-numeric last label: it must be an IPv4 address, never a "host name" like 10.0.0.256.
 		addr, err := netip.ParseAddr(host)
 		if err != nil || !addr.Is4() || addr.String() != host {
-			return fmt.Errorf("host %s is not a valid IPv4 address", quoteForMessage(host))
+			return fmt.Errorf("host %s is not a valid IPv4 address", QuoteForMessage(host))
 		}
 		return nil
 	}
 	for _, l := range labels {
 		if !labelRE.MatchString(l) {
-			return fmt.Errorf("host %s must be %%, a host name, an IP address, an IPv4 wildcard like 10.%% or an address/netmask", quoteForMessage(host))
+			return fmt.Errorf("host %s must be %%, a host name, an IP address, an IPv4 wildcard like 10.%% or an address/netmask", QuoteForMessage(host))
 		}
 	}
 	return nil
@@ -135,14 +135,14 @@ func ValidateHost(host string) error {
 func validateWildcardHost(host string) error {
 	octets := strings.Split(strings.TrimSuffix(host, ".%"), ".")
 	if len(octets) > 3 {
-		return fmt.Errorf("host %s has too many octets before the wildcard", quoteForMessage(host))
+		return fmt.Errorf("host %s has too many octets before the wildcard", QuoteForMessage(host))
 	}
 	for _, o := range octets {
 		if !octetRE.MatchString(o) {
-			return fmt.Errorf("host %s is not an IPv4 wildcard like 10.%% or 192.168.1.%%", quoteForMessage(host))
+			return fmt.Errorf("host %s is not an IPv4 wildcard like 10.%% or 192.168.1.%%", QuoteForMessage(host))
 		}
 		if n, _ := strconv.Atoi(o); n > 255 {
-			return fmt.Errorf("host %s is not an IPv4 wildcard like 10.%% or 192.168.1.%%", quoteForMessage(host))
+			return fmt.Errorf("host %s is not an IPv4 wildcard like 10.%% or 192.168.1.%%", QuoteForMessage(host))
 		}
 	}
 	return nil
@@ -155,33 +155,30 @@ func validateNetmaskHost(host string) error {
 	addrText, maskText, _ := strings.Cut(host, "/")
 	addr, err := netip.ParseAddr(addrText)
 	if err != nil || !addr.Is4() || addr.String() != addrText {
-		return fmt.Errorf("host %s: %s is not an IPv4 address", quoteForMessage(host), quoteForMessage(addrText))
+		return fmt.Errorf("host %s: %s is not an IPv4 address", QuoteForMessage(host), QuoteForMessage(addrText))
 	}
 	if _, err := strconv.Atoi(maskText); err == nil {
-		return fmt.Errorf("host %s: write the netmask in full (e.g. 10.0.0.0/255.0.0.0), not as a prefix length", quoteForMessage(host))
+		return fmt.Errorf("host %s: write the netmask in full (e.g. 10.0.0.0/255.0.0.0), not as a prefix length", QuoteForMessage(host))
 	}
 	mask, err := netip.ParseAddr(maskText)
 	if err != nil || !mask.Is4() || mask.String() != maskText {
-		return fmt.Errorf("host %s: %s is not an IPv4 netmask", quoteForMessage(host), quoteForMessage(maskText))
+		return fmt.Errorf("host %s: %s is not an IPv4 netmask", QuoteForMessage(host), QuoteForMessage(maskText))
 	}
 	a, m := addr.As4(), mask.As4()
 	av := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
 	mv := uint32(m[0])<<24 | uint32(m[1])<<16 | uint32(m[2])<<8 | uint32(m[3])
 	if hostBits := ^mv; hostBits&(hostBits+1) != 0 || mv == 0 { // ones from the top, then zeros; not 0.0.0.0
-		return fmt.Errorf("host %s: %s is not a contiguous netmask", quoteForMessage(host), quoteForMessage(maskText))
+		return fmt.Errorf("host %s: %s is not a contiguous netmask", QuoteForMessage(host), QuoteForMessage(maskText))
 	}
 	if av&^mv != 0 {
-		return fmt.Errorf("host %s: the address has bits outside the netmask", quoteForMessage(host))
+		return fmt.Errorf("host %s: the address has bits outside the netmask", QuoteForMessage(host))
 	}
 	return nil
 }
 
-// QuoteForMessage renders user input for an error message, as quoteForMessage.
-func QuoteForMessage(s string) string { return quoteForMessage(s) }
-
-// quoteForMessage renders user input for an error message: Go-quoted, so control and unicode
+// QuoteForMessage renders user input for an error message: Go-quoted, so control and unicode
 // characters are visible, and cut to a bounded length.
-func quoteForMessage(s string) string {
+func QuoteForMessage(s string) string {
 	const maxLen = 48
 	if len(s) > maxLen {
 		return strconv.QuoteToASCII(s[:maxLen]) + "..."

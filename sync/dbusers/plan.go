@@ -203,8 +203,6 @@ func plan(d Desired, managed ManagedState, obs observed) ([]step, ManagedState) 
 	return append(steps, dropDBs...), state
 }
 
-func (st step) done() string { return Done(st.change) }
-
 func setManagedUser(m *ManagedState, u ManagedUser) {
 	for i := range m.Users {
 		if m.Users[i].Name == u.Name && m.Users[i].Host == u.Host {

@@ -17,13 +17,13 @@ func simulate(steps []step, state ManagedState) (queries []string, changes []str
 			queries = append(queries, st.query)
 		}
 		if st.change != "" {
-			changes = append(changes, st.done())
+			changes = append(changes, Done(st.change))
 		}
 		if st.effect != nil {
 			st.effect(&state)
 		}
 	}
-	return queries, changes, normalizeManaged(state)
+	return queries, changes, NormalizeManaged(state)
 }
 
 func allDatabasePrivileges(extra ...string) stringSet {
@@ -232,12 +232,12 @@ func TestPlan(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			d := Normalize(tc.d)
 			require.NoError(t, Validate(d))
-			managed := normalizeManaged(tc.managed)
+			managed := NormalizeManaged(tc.managed)
 			steps, state := plan(d, managed, tc.obs)
 			queries, changes, final := simulate(steps, state)
 			assert.Equal(t, tc.wantQueries, queries, tc.reason)
 			assert.Equal(t, tc.wantChanges, changes, tc.reason)
-			assert.Equal(t, normalizeManaged(tc.wantState), final, tc.reason)
+			assert.Equal(t, NormalizeManaged(tc.wantState), final, tc.reason)
 			for _, st := range steps {
 				assert.NotContains(t, st.query+st.change+fmt.Sprint(st.args), pw.Reveal(), "no password in SQL text or descriptions")
 			}

@@ -24,7 +24,7 @@ type Step struct {
 // RunSteps runs an Apply's steps in order into res: each change made is reported in res.Changes
 // (Done) and applied to res.Managed. A step the server refuses (ErrRefused) does not stop the
 // others, except the later steps of its group when it opens the group; any other failure (the
-// connection is gone, the time is up) stops the run. It returns the failures (JoinErrors).
+// connection is gone, the time is up) stops the run. It returns the failures: nil, the only one, or all of them as Errors.
 func RunSteps(ctx context.Context, steps []Step, res *Result) error {
 	var errs []error
 	failed := map[string]bool{}
@@ -51,7 +51,7 @@ func RunSteps(ctx context.Context, steps []Step, res *Result) error {
 			st.Effect(&res.Managed)
 		}
 	}
-	res.Managed = normalizeManaged(res.Managed)
+	res.Managed = NormalizeManaged(res.Managed)
 	return join(errs)
 }
 

@@ -277,9 +277,6 @@ func (s *session) exec(ctx context.Context, st step, version int) error {
 		}
 		return &dbusers.StatementError{Change: st.change, Code: pe.Code, Message: msg}
 	}
-	if st.db != "" && c.IsClosed() {
-		delete(s.conns, st.db)
-	}
 	return fmt.Errorf("%s on %s: %w: %s", st.change, s.addr, dbusers.ErrUnreachable, plainCause(err))
 }
 

@@ -23,9 +23,9 @@ func volumeCode(to cloud.Storage) (string, bool) {
 	}
 	code := "rds." + engine + ".volume." + strings.ToLower(to.VolumeType)
 	switch {
-	case strings.EqualFold(to.InstanceType, "Ha"):
+	case strings.EqualFold(to.InstanceType, cloud.TypeHa):
 		code += ".ha"
-	case strings.EqualFold(to.InstanceType, "Replica"):
+	case strings.EqualFold(to.InstanceType, cloud.TypeReplica):
 		code += ".rr"
 	}
 	return code, true
