@@ -372,12 +372,11 @@ func (s *Sim) instanceValues(in *instance) []map[string]string {
 // empty id and name. NOTE: OTC shows the values set, whether a restart brought them into effect
 // or not: nothing in the answer says a restart is pending.
 func (s *Sim) handleGetInstanceConfiguration(w http.ResponseWriter, r *http.Request) {
-	s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, _ := s.lockInstance(w, r, nil)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	ts := in.ordered.UTC().Format(configTimeLayout)
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": "", "name": "", "datastore_version_name": in.version, "datastore_name": datastoreName(in.engine),
@@ -404,12 +403,11 @@ func (s *Sim) handleUpdateInstanceConfiguration(w http.ResponseWriter, r *http.R
 		writeError(w, svcRDS, err)
 		return
 	}
-	now := s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, now := s.lockInstance(w, r, nil)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	restart, ignored, err := s.setParameters(in, values)
 	if err != nil {
 		writeError(w, svcRDS, err)
