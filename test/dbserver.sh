@@ -1,6 +1,7 @@
 # test/dbserver.sh - what test/mariadb.sh and test/postgres.sh share; sourced, never run.
 #
-# The sourcing script sets STATE_DIR and defines log and die first.
+# The sourcing script sets STATE_DIR and ENV_FILE and defines log and die first; run_command
+# calls its start, stop, print_env, server_pid and sql.
 
 # remove_state_dir deletes the state directory, but only if everything in it is ours (the names
 # given): a mistyped state directory must never delete someone's files.
@@ -48,4 +49,37 @@ random_password() {
 		pw+=$(head -c 64 /dev/urandom | tr -dc 'A-Za-z0-9' || true)
 	done
 	printf 'a%sZ7\n' "${pw:0:21}"
+}
+
+# check_password dies unless the password ($2, from the variable named $1 or made by
+# random_password) is safe to put into SQL text and shell assignments.
+check_password() {
+	[[ $2 =~ ^[A-Za-z0-9._-]{8,64}$ ]] ||
+		die "$1 must be 8 to 64 characters of A-Z, a-z, 0-9, '.', '_' and '-'"
+}
+
+# healthy says whether our server runs and takes root's login over TCP.
+healthy() {
+	server_pid >/dev/null && [[ -r $ENV_FILE ]] && sql 'SELECT 1' >/dev/null 2>&1
+}
+
+# run_command runs the command ($2, default start) of the script $1 (as its usage names it).
+run_command() {
+	case ${2:-start} in
+	start) start ;;
+	stop) stop ;;
+	env)
+		healthy || die "no server running: start one with: eval \"\$(bash $1)\""
+		print_env
+		;;
+	status)
+		if healthy; then
+			log "running ($(server_pid))"
+		else
+			log "not running"
+			exit 1
+		fi
+		;;
+	*) die "unknown command ${2}; use start, stop, env or status" ;;
+	esac
 }

@@ -102,10 +102,6 @@ print_env() {
 	log "MariaDB $(sql 'SELECT VERSION()' 2>/dev/null || echo '?') at $TEST_MYSQL_ADDR (user $TEST_MYSQL_USER, password authentication; data in $STATE_DIR)"
 }
 
-healthy() {
-	server_pid >/dev/null && [[ -r $ENV_FILE ]] && sql 'SELECT 1' >/dev/null 2>&1
-}
-
 start() {
 	if healthy; then
 		log "reusing the running server"
@@ -126,9 +122,7 @@ start() {
 
 	port=$(pick_port "${MARIADB_TEST_PORT:-}" 3307)
 	password=${MARIADB_TEST_PASSWORD:-$(random_password)}
-	# The password goes into SQL text and shell assignments below: keep it to a safe alphabet.
-	[[ $password =~ ^[A-Za-z0-9._-]{8,64}$ ]] ||
-		die "MARIADB_TEST_PASSWORD must be 8 to 64 characters of A-Z, a-z, 0-9, '.', '_' and '-'"
+	check_password MARIADB_TEST_PASSWORD "$password"
 
 	remove_state_dir "${OUR_FILES[@]}"
 	mkdir -p "$DATA_DIR"
@@ -218,20 +212,4 @@ stop() {
 	remove_state_dir "${OUR_FILES[@]}"
 }
 
-case ${1:-start} in
-start) start ;;
-stop) stop ;;
-env)
-	healthy || die "no server running: start one with: eval \"\$(bash test/mariadb.sh)\""
-	print_env
-	;;
-status)
-	if healthy; then
-		log "running ($(server_pid))"
-	else
-		log "not running"
-		exit 1
-	fi
-	;;
-*) die "unknown command ${1}; use start, stop, env or status" ;;
-esac
+run_command test/mariadb.sh "$@"

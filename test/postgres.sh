@@ -106,10 +106,6 @@ print_env() {
 	log "PostgreSQL $(sql 'SHOW server_version' 2>/dev/null || echo '?') at $TEST_PG_ADDR (user $TEST_PG_USER: no superuser, CREATEROLE CREATEDB; data in $STATE_DIR)"
 }
 
-healthy() {
-	server_pid >/dev/null && [[ -r $ENV_FILE ]] && sql 'SELECT 1' >/dev/null 2>&1
-}
-
 start() {
 	if healthy; then
 		log "reusing the running server"
@@ -125,9 +121,7 @@ start() {
 	bin=$(bin_dir) || die "no PostgreSQL server binaries found"
 	port=$(pick_port "${POSTGRES_TEST_PORT:-}" 5433)
 	password=${POSTGRES_TEST_PASSWORD:-$(random_password)}
-	# The password goes into SQL text and shell assignments below: keep it to a safe alphabet.
-	[[ $password =~ ^[A-Za-z0-9._-]{8,64}$ ]] ||
-		die "POSTGRES_TEST_PASSWORD must be 8 to 64 characters of A-Z, a-z, 0-9, '.', '_' and '-'"
+	check_password POSTGRES_TEST_PASSWORD "$password"
 
 	remove_state_dir "${OUR_FILES[@]}"
 	mkdir -p "$DATA_DIR"
@@ -196,20 +190,4 @@ stop() {
 	remove_state_dir "${OUR_FILES[@]}"
 }
 
-case ${1:-start} in
-start) start ;;
-stop) stop ;;
-env)
-	healthy || die "no server running: start one with: eval \"\$(bash test/postgres.sh)\""
-	print_env
-	;;
-status)
-	if healthy; then
-		log "running ($(server_pid))"
-	else
-		log "not running"
-		exit 1
-	fi
-	;;
-*) die "unknown command ${1}; use start, stop, env or status" ;;
-esac
+run_command test/postgres.sh "$@"

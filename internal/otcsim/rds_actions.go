@@ -92,12 +92,11 @@ func (s *Sim) handleInstanceAction(w http.ResponseWriter, r *http.Request) {
 		writeError(w, svcRDS, errParam("exactly one of resize_flavor, enlarge_volume, restart, single_to_ha and change_volume is required"))
 		return
 	}
-	now := s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, now := s.lockInstance(w, r, nil)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	var (
 		j   *job
 		err *apiError
@@ -253,16 +252,11 @@ func (s *Sim) handleUpgradeDbVersion(w http.ResponseWriter, r *http.Request) {
 		Delay     *bool `json:"delay"`
 		IsDelayed *bool `json:"is_delayed"`
 	}
-	if e := decodeBody(r, &req); e != nil {
-		writeError(w, svcRDS, e)
-		return
-	}
-	now := s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, now := s.lockInstance(w, r, &req)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	if err := in.checkIdle(); err != nil {
 		writeError(w, svcRDS, err)
 		return
@@ -295,12 +289,11 @@ func (s *Sim) handleShutdown(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Sim) startStop(w http.ResponseWriter, r *http.Request, from, to, verb string) {
-	now := s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, now := s.lockInstance(w, r, nil)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	if in.engine.short == "mssql" {
 		// NOTE: "This API is supported for MySQL and PostgreSQL DB engines" (DOC: stopping and
 		// starting an instance).
@@ -338,16 +331,11 @@ func (s *Sim) handleUpdatePort(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Port flexInt `json:"port"`
 	}
-	if e := decodeBody(r, &req); e != nil {
-		writeError(w, svcRDS, e)
-		return
-	}
-	now := s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, now := s.lockInstance(w, r, &req)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	if !req.Port.Set || !validPort(in.engine, req.Port.Value) {
 		writeError(w, svcRDS, errParam("port %d is not allowed for %s", req.Port.Value, in.engine.name))
 		return
@@ -371,12 +359,11 @@ var triggerThresholds = []int{10, 15, 20}
 
 // handleGetAutoScaling serves GET /instances/{id}/disk-auto-expansion.
 func (s *Sim) handleGetAutoScaling(w http.ResponseWriter, r *http.Request) {
-	s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, _ := s.lockInstance(w, r, nil)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	p := in.autoscaling
 	if !p.enabled {
 		writeJSON(w, http.StatusOK, map[string]any{"switch_option": false})
@@ -394,16 +381,11 @@ func (s *Sim) handleManageAutoScaling(w http.ResponseWriter, r *http.Request) {
 		LimitSize        *int  `json:"limit_size"`
 		TriggerThreshold *int  `json:"trigger_threshold"`
 	}
-	if e := decodeBody(r, &req); e != nil {
-		writeError(w, svcRDS, e)
-		return
-	}
-	s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, _ := s.lockInstance(w, r, &req)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	if req.SwitchOption == nil {
 		writeError(w, svcRDS, errParam("switch_option is required"))
 		return

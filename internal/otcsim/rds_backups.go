@@ -234,12 +234,11 @@ func (s *Sim) handleDeleteBackup(w http.ResponseWriter, r *http.Request) {
 
 // handleShowBackupPolicy serves GET /instances/{id}/backups/policy.
 func (s *Sim) handleShowBackupPolicy(w http.ResponseWriter, r *http.Request) {
-	s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, _ := s.lockInstance(w, r, nil)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	policy := map[string]any{"keep_days": in.backupKeepDays}
 	if in.backupKeepDays > 0 {
 		policy["start_time"], policy["period"] = in.backupStart, in.backupPeriod
@@ -279,12 +278,11 @@ func (s *Sim) handleUpdateBackupPolicy(w http.ResponseWriter, r *http.Request) {
 		writeError(w, svcRDS, errorf(http.StatusBadRequest, "DBS.201101", "Invalid backup cycle %q.", p.Period))
 		return
 	}
-	s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, _ := s.lockInstance(w, r, nil)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	if in.op != nil && (in.op.kind == opKindCreate || in.op.kind == opKindDelete) {
 		writeError(w, svcRDS, errInstanceBusy())
 		return

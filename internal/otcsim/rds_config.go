@@ -177,17 +177,15 @@ func (c *configuration) json(withParams bool) map[string]any {
 
 // paramsJSON lists an engine version's parameters with values overlaid on the defaults for ramGB
 // of memory (0: a template's).
-func paramsJSON(e *engine, version string, ramGB int, values ...map[string]string) []map[string]any {
+func paramsJSON(e *engine, version string, ramGB int, values map[string]string) []map[string]any {
 	out := []map[string]any{}
 	for _, p := range engineParams[e.short] {
 		if !p.has(version) {
 			continue
 		}
 		v := p.defaultFor(ramGB)
-		for _, m := range values {
-			if x, ok := m[p.name]; ok {
-				v = x
-			}
+		if x, ok := values[p.name]; ok {
+			v = x
 		}
 		out = append(out, map[string]any{
 			"name": p.name, "value": v, "restart_required": p.restart, "readonly": p.readonly,
@@ -362,26 +360,19 @@ func (s *Sim) handleDeleteConfiguration(w http.ResponseWriter, r *http.Request) 
 	writeEmpty(w, http.StatusOK)
 }
 
-// instanceValues are the values an instance runs with beyond its defaults: its own copy, made from
-// the template it was created with or had applied, and changed since.
-func (s *Sim) instanceValues(in *instance) []map[string]string {
-	return []map[string]string{in.configValues}
-}
-
 // handleGetInstanceConfiguration serves GET /instances/{id}/configurations: the bare object, with
 // empty id and name. NOTE: OTC shows the values set, whether a restart brought them into effect
 // or not: nothing in the answer says a restart is pending.
 func (s *Sim) handleGetInstanceConfiguration(w http.ResponseWriter, r *http.Request) {
-	s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, _ := s.lockInstance(w, r, nil)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	ts := in.ordered.UTC().Format(configTimeLayout)
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": "", "name": "", "datastore_version_name": in.version, "datastore_name": datastoreName(in.engine),
-		"created": ts, "updated": ts, "configuration_parameters": paramsJSON(in.engine, in.version, in.flavor.ramGB, s.instanceValues(in)...),
+		"created": ts, "updated": ts, "configuration_parameters": paramsJSON(in.engine, in.version, in.flavor.ramGB, in.configValues),
 	})
 }
 
@@ -404,12 +395,11 @@ func (s *Sim) handleUpdateInstanceConfiguration(w http.ResponseWriter, r *http.R
 		writeError(w, svcRDS, err)
 		return
 	}
-	now := s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, now := s.lockInstance(w, r, nil)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	restart, ignored, err := s.setParameters(in, values)
 	if err != nil {
 		writeError(w, svcRDS, err)

@@ -514,13 +514,11 @@ func matchIDOrName(filter, value string) bool {
 // handleDeleteInstance serves DELETE /rds/v3/{project}/instances/{id}.
 // NOTE: the instance stays listed with its last status while the delete job runs, then vanishes.
 func (s *Sim) handleDeleteInstance(w http.ResponseWriter, r *http.Request) {
-	now := s.lockAt()
-	defer s.mu.Unlock()
-	in := s.instances[r.PathValue("id")]
+	in, now := s.lockInstance(w, r, nil)
 	if in == nil {
-		writeError(w, svcRDS, errInstanceNotFound(r.PathValue("id")))
 		return
 	}
+	defer s.mu.Unlock()
 	if in.op != nil || in.replicaBuilding() {
 		writeError(w, svcRDS, errInstanceBusy())
 		return
@@ -550,4 +548,29 @@ func (s *Sim) lookupInstance(w http.ResponseWriter, id string) *instance {
 		writeError(w, svcRDS, errInstanceNotFound(id))
 	}
 	return in
+}
+
+// lockInstance begins a request on the instance of the path's {id}: it decodes the body into req
+// (none when req is nil), takes s.mu and looks the instance up. When it has answered an error (a
+// malformed body, no such instance) it returns nil and holds no lock; otherwise the caller holds
+// s.mu and releases it:
+//
+//	in, now := s.lockInstance(w, r, &req)
+//	if in == nil {
+//		return
+//	}
+//	defer s.mu.Unlock()
+func (s *Sim) lockInstance(w http.ResponseWriter, r *http.Request, req any) (*instance, time.Time) {
+	if req != nil {
+		if e := decodeBody(r, req); e != nil {
+			writeError(w, svcRDS, e)
+			return nil, time.Time{}
+		}
+	}
+	now := s.lockAt()
+	in := s.lookupInstance(w, r.PathValue("id"))
+	if in == nil {
+		s.mu.Unlock()
+	}
+	return in, now
 }

@@ -162,12 +162,11 @@ func (s *Sim) handleListErrorLogs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, svcRDS, err)
 		return
 	}
-	now := s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, now := s.lockInstance(w, r, nil)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	var matched []map[string]any
 	for _, e := range slices.Backward(in.errorLogs) { // newest first
 		if e.at.After(now) || e.at.Before(lq.start) || e.at.After(lq.end) || (lq.filter != "" && e.level != lq.filter) {
@@ -189,12 +188,11 @@ func (s *Sim) handleListSlowLogs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, svcRDS, err)
 		return
 	}
-	now := s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, now := s.lockInstance(w, r, nil)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	if in.engine.short == "mssql" {
 		writeError(w, svcRDS, errorf(http.StatusBadRequest, "DBS.200086", "Slow query logs are not supported for Microsoft SQL Server."))
 		return

@@ -59,7 +59,9 @@ type instance struct {
 	dataVIP         string
 	tags            []tag
 	autoscaling     autoscalingPolicy
-	configValues    map[string]string
+	// configValues are the parameter values the instance runs with beyond its defaults: its own
+	// copy, made from the template it was created with or had applied, and changed since.
+	configValues map[string]string
 	// pendingRestart are the parameters set whose values take effect at the next restart.
 	pendingRestart map[string]bool
 	// maintenanceWindow is "hh:mm-HH:MM" (UTC); "" is OTC's default (rds_settings.go).

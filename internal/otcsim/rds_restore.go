@@ -87,12 +87,11 @@ func (s *Sim) restoreRanges(in *instance, now time.Time) [][2]int64 {
 // handleListRestoreTimes serves GET /instances/{id}/restore-time.
 // NOTE: the SDK never sends the date it is given (a json tag, not a q tag), so there is no filter.
 func (s *Sim) handleListRestoreTimes(w http.ResponseWriter, r *http.Request) {
-	now := s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, now := s.lockInstance(w, r, nil)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	out := []map[string]any{}
 	for _, rg := range s.restoreRanges(in, now) {
 		out = append(out, map[string]any{"start_time": rg[0], "end_time": rg[1]})

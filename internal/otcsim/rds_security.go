@@ -21,16 +21,11 @@ func (s *Sim) handleSetSecurityGroup(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		SecurityGroupID string `json:"security_group_id"`
 	}
-	if e := decodeBody(r, &req); e != nil {
-		writeError(w, svcRDS, e)
-		return
-	}
-	now := s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, now := s.lockInstance(w, r, &req)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	if req.SecurityGroupID == "" {
 		writeError(w, svcRDS, errParam("security_group_id is required"))
 		return
@@ -61,16 +56,11 @@ func (s *Sim) handleSwitchSSL(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		SSLOption *bool `json:"ssl_option"`
 	}
-	if e := decodeBody(r, &req); e != nil {
-		writeError(w, svcRDS, e)
-		return
-	}
-	now := s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, now := s.lockInstance(w, r, &req)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	if req.SSLOption == nil {
 		writeError(w, svcRDS, errParam("ssl_option is required"))
 		return

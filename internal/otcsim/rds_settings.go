@@ -79,16 +79,11 @@ func (s *Sim) handleChangeFailoverMode(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Mode string `json:"mode"`
 	}
-	if e := decodeBody(r, &req); e != nil {
-		writeError(w, svcRDS, e)
-		return
-	}
-	now := s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, now := s.lockInstance(w, r, &req)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	switch {
 	case in.engine.short == "mssql":
 		writeError(w, svcRDS, errParam("the replication mode of %s instances cannot be changed", in.engine.name))
@@ -128,12 +123,11 @@ func (s *Sim) handleChangeOpsWindow(w http.ResponseWriter, r *http.Request) {
 		writeError(w, svcRDS, errParam("start_time and end_time must be HH:MM, four hours apart"))
 		return
 	}
-	s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, _ := s.lockInstance(w, r, nil)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	if in.op != nil && (in.op.kind == opKindCreate || in.op.kind == opKindDelete) {
 		writeError(w, svcRDS, errInstanceBusy())
 		return

@@ -45,12 +45,11 @@ func (s *Sim) handleTagsAction(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, _ := s.lockInstance(w, r, nil)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	if in.deleting() {
 		writeError(w, svcRDS, errInstanceBusy())
 		return
@@ -81,9 +80,10 @@ func (s *Sim) handleTagsAction(w http.ResponseWriter, r *http.Request) {
 
 // handleGetTags serves GET /instances/{id}/tags.
 func (s *Sim) handleGetTags(w http.ResponseWriter, r *http.Request) {
-	s.lockAt()
-	defer s.mu.Unlock()
-	if in := s.lookupInstance(w, r.PathValue("id")); in != nil {
-		writeJSON(w, http.StatusOK, map[string]any{"tags": in.tags})
+	in, _ := s.lockInstance(w, r, nil)
+	if in == nil {
+		return
 	}
+	defer s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"tags": in.tags})
 }

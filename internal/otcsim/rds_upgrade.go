@@ -39,12 +39,11 @@ func checkMajorUpgrade(in *instance, target string) *apiError {
 
 // handleAvailableMajorVersions serves GET /instances/{id}/major-version/available-version.
 func (s *Sim) handleAvailableMajorVersions(w http.ResponseWriter, r *http.Request) {
-	s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, _ := s.lockInstance(w, r, nil)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	if err := checkMajorUpgrade(in, ""); err != nil {
 		writeError(w, svcRDS, err)
 		return
@@ -58,16 +57,11 @@ func (s *Sim) handleMajorVersionInspection(w http.ResponseWriter, r *http.Reques
 	var req struct {
 		TargetVersion string `json:"target_version"`
 	}
-	if e := decodeBody(r, &req); e != nil {
-		writeError(w, svcRDS, e)
-		return
-	}
-	s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, _ := s.lockInstance(w, r, &req)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	if req.TargetVersion == "" {
 		writeError(w, svcRDS, errParam("target_version is required"))
 		return
@@ -89,16 +83,11 @@ func (s *Sim) handleUpgradeMajorVersion(w http.ResponseWriter, r *http.Request) 
 		IsChangePrivateIP        bool   `json:"is_change_private_ip"`
 		StatisticsCollectionMode string `json:"statistics_collection_mode"`
 	}
-	if e := decodeBody(r, &req); e != nil {
-		writeError(w, svcRDS, e)
-		return
-	}
-	now := s.lockAt()
-	defer s.mu.Unlock()
-	in := s.lookupInstance(w, r.PathValue("id"))
+	in, now := s.lockInstance(w, r, &req)
 	if in == nil {
 		return
 	}
+	defer s.mu.Unlock()
 	if req.TargetVersion == "" {
 		writeError(w, svcRDS, errParam("target_version is required"))
 		return

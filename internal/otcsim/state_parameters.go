@@ -26,7 +26,7 @@ func (s *Sim) InstanceParameters(id string) (ParametersView, bool) {
 		return ParametersView{}, false
 	}
 	v := ParametersView{Values: map[string]string{}, PendingRestart: slices.Sorted(maps.Keys(in.pendingRestart))}
-	for _, p := range paramsJSON(in.engine, in.version, in.flavor.ramGB, s.instanceValues(in)...) {
+	for _, p := range paramsJSON(in.engine, in.version, in.flavor.ramGB, in.configValues) {
 		v.Values[p["name"].(string)] = p["value"].(string)
 	}
 	if v.PendingRestart == nil {
