@@ -151,11 +151,13 @@ func (l *lookup) observation() (observation, error) {
 			return obs, err
 		}
 		obs.inst, obs.claim = l.byID, classify(l.byID, l.me, l.names...)
-		if obs.inst.Type == cloud.TypeReplica && obs.claim.mine() {
-			// NOTE: status.id names the object's instance, never one of its read replicas, whose
-			// tags name the object too: a status that names one (whoever may write the status can)
-			// is answered as one naming another's instance, and nothing is done to the replica as
-			// if it were the instance (replicas.go manages it).
+		if obs.inst.Type == cloud.TypeReplica {
+			// NOTE: status.id names the object's instance, never a read replica: not one of its
+			// own, whose tags name the object too, nor an untagged one, which a status with
+			// adopted true would otherwise have managed (manages) though spec.instanceid never
+			// adopts a replica. A status that names one (whoever may write the status can) is
+			// answered as one naming another's instance, and nothing is done to the replica as if
+			// it were the instance (replicas.go manages the object's own).
 			obs.claim.Kind = OwnedByOther
 		}
 		return obs, nil
