@@ -27,6 +27,11 @@ var progress = map[string]string{
 	OpStorage:      "Growing the storage to %s",
 	OpMinorUpgrade: "Upgrading the minor version for datastoreversion %s",
 	OpRestart:      "Restarting for restartrequest %q",
+	// settings.go
+	OpStorageType:     "Changing the storage type to %s",
+	OpReplicationMode: "Changing the replication mode to %s",
+	OpStop:            "Stopping the instance until OTC reports it %s",
+	OpStart:           "Starting the instance until OTC reports it %s",
 	// day2_network.go
 	OpSecurityGroup: "Moving the instance to the security group %s",
 	OpPort:          "Moving the database to port %s",

@@ -44,13 +44,6 @@ const autoStartAfter = 7 * 24 * time.Hour
 // defaultMaintenanceWindow is OTC's maintenance window of a new instance.
 const defaultMaintenanceWindow = "02:00-06:00"
 
-func init() {
-	progress[OpStorageType] = "Changing the storage type to %s"
-	progress[OpReplicationMode] = "Changing the replication mode to %s"
-	progress[OpStop] = "Stopping the instance until OTC reports it %s"
-	progress[OpStart] = "Starting the instance until OTC reports it %s"
-}
-
 // settledOp reports an operation OTC may carry out without showing a transitional status (a
 // stop, a start, a replication mode, a security group, SSL) or may fail back to ACTIVE (a storage
 // type change, a port: MODIFYING DATABASE PORT ends ACTIVE on the old port when its job fails, and
