@@ -186,6 +186,14 @@ func describe(ch change) string {
 		return "minor version upgrade to " + ch.target
 	case OpRestart:
 		return "restart"
+	case OpStorageType:
+		return "storage type change to " + ch.target
+	case OpReplicationMode:
+		return "replication mode change to " + ch.target
+	case OpStop:
+		return "stop"
+	case OpStart:
+		return "start"
 	case OpSecurityGroup:
 		return "move to the security group " + ch.target
 	case OpPort:
@@ -194,6 +202,11 @@ func describe(ch change) string {
 		return "switch of SSL " + ch.target
 	}
 	return ch.target
+}
+
+// describeOp names a running operation for messages, as describe names the change that started it.
+func describeOp(op *v1alpha1.Operation) string {
+	return describe(change{op: op.Type, target: op.Target})
 }
 
 func isHAInstance(inst *cloud.Instance) bool { return strings.EqualFold(inst.Type, "Ha") }

@@ -152,25 +152,6 @@ func reportedBackupPolicy(rec *v1alpha1.BackupPolicy, have cloud.BackupStrategy)
 	return out
 }
 
-// describeOp names an operation for messages.
-func describeOp(op *v1alpha1.Operation) string {
-	switch op.Type {
-	case OpStorageType:
-		return "storage type change to " + op.Target
-	case OpReplicationMode:
-		return "replication mode change to " + op.Target
-	case OpStop:
-		return "stop"
-	case OpStart:
-		return "start"
-	case OpSecurityGroup:
-		return "move to the security group " + op.Target
-	case OpSSL:
-		return "switch of SSL " + op.Target
-	}
-	return op.Type
-}
-
 // stoppedState is status.stopped and the Ready outcome of a stopped instance: since when it is
 // stopped (the record of an earlier call, or now when this call is the first to see it), and when
 // OTC starts it by itself. A stop in flight keeps the record it sent.
@@ -259,7 +240,7 @@ func startChange(in day2Input) ([]change, *outcome) {
 		return nil, nil
 	}
 	return []change{{
-		op: OpStart, target: cloud.StatusActive, whenStopped: true, what: "start",
+		op: OpStart, target: cloud.StatusActive, whenStopped: true,
 		act: action{kind: actStart, instance: in.inst.ID},
 	}}, nil
 }
@@ -275,7 +256,7 @@ func stopChange(in day2Input) ([]change, *outcome) {
 		return nil, wontAct(ReasonUnsupportedChange, "stopped: OTC stops MySQL and PostgreSQL instances only.")
 	}
 	return []change{{
-		op: OpStop, target: cloud.StatusShutdown, what: "stop",
+		op: OpStop, target: cloud.StatusShutdown,
 		act:     action{kind: actStop, instance: in.inst.ID},
 		records: records{stopped: &v1alpha1.StoppedStatus{Since: in.now, AutoStart: metav1.NewTime(autoStart(in.now.Time, in.inst.MaintenanceWindow))}},
 	}}, nil
@@ -310,7 +291,7 @@ func storageTypeChange(in day2Input) ([]change, *outcome) {
 		return nil, wontAct(ReasonStorageTypeUnavailable, why)
 	}
 	return []change{{
-		op: OpStorageType, target: want, what: "storage type change to " + want,
+		op: OpStorageType, target: want,
 		act: action{kind: actStorageType, instance: in.inst.ID, storage: cloud.Storage{Engine: in.spec.Datastoretype, InstanceType: in.inst.Type, VolumeType: want}},
 	}}, nil
 }
@@ -328,7 +309,7 @@ func replicationChange(in day2Input) ([]change, *outcome) {
 		return nil, wontAct(ReasonUnsupportedChange, fmt.Sprintf("hareplicationmode %s: OTC changes the replication mode of MySQL and PostgreSQL instances only.", want))
 	}
 	return []change{{
-		op: OpReplicationMode, target: want, what: "replication mode change to " + want,
+		op: OpReplicationMode, target: want,
 		act: action{kind: actReplicationMode, instance: in.inst.ID, mode: want},
 	}}, nil
 }
