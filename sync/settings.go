@@ -86,11 +86,10 @@ func settingReached(op *v1alpha1.Operation, inst *cloud.Instance) bool {
 // when a read is needed first; in is updated when the operation is over.
 func planSettings(in *day2Input, p *day2Plan) (day2Plan, bool) {
 	p.stopped, p.ready = stoppedState(*in)
-	period, known := knownPeriod(*in)
+	period, known := knownPeriod(*in) // known whenever the policy was read
 	if !known {
-		if in.policy == nil {
-			return day2Plan{needPolicy: true, managedTags: p.managedTags, stopped: p.stopped, ready: p.ready}, false
-		}
+		p.needPolicy = true
+		return *p, false
 	}
 	if in.policy != nil { // read now: status records the days (reported keeps them)
 		have := in.inst.BackupStrategy
@@ -105,11 +104,13 @@ func planSettings(in *day2Input, p *day2Plan) (day2Plan, bool) {
 	if !over {
 		switch {
 		case in.job == nil && in.jobErr == nil:
-			return day2Plan{needJob: op.JobID, managedTags: p.managedTags, stopped: p.stopped, ready: p.ready, backupPolicy: p.backupPolicy}, false
+			p.needJob = op.JobID
+			return *p, false
 		case errors.Is(in.jobErr, cloud.ErrNotFound):
 			// NOTE: OTC answers DBS.200543 for a job it has not registered yet: it still runs.
 		case in.jobErr != nil:
-			return day2Plan{jobErr: in.jobErr, managedTags: p.managedTags, stopped: p.stopped, ready: p.ready, backupPolicy: p.backupPolicy}, false
+			p.jobErr = in.jobErr
+			return *p, false
 		case in.job.Status == cloud.JobFailed:
 			over = true
 			p.failed = ptr.To(notSynced(ReasonChangeFailed, fmt.Sprintf(
