@@ -214,17 +214,24 @@ func isHAInstance(inst *cloud.Instance) bool { return strings.EqualFold(inst.Typ
 // instanceAZs are the AZs the instance's nodes run in, sorted: after a failover the primary may
 // sit in what the spec names as the standby's AZ, which is no difference.
 func instanceAZs(spec *v1alpha1.RdsSpec, inst *cloud.Instance) []string {
+	if azs := nodeAZs(inst); len(azs) > 0 {
+		return azs
+	}
+	azs := AvailabilityZones(spec)
+	slices.Sort(azs)
+	return azs
+}
+
+// nodeAZs are the AZs the instance's nodes run in, sorted, each once.
+func nodeAZs(inst *cloud.Instance) []string {
 	var azs []string
 	for _, n := range inst.Nodes {
-		if n.AvailabilityZone != "" && !slices.Contains(azs, n.AvailabilityZone) {
+		if n.AvailabilityZone != "" {
 			azs = append(azs, n.AvailabilityZone)
 		}
 	}
-	if len(azs) == 0 {
-		azs = AvailabilityZones(spec)
-	}
 	slices.Sort(azs)
-	return azs
+	return slices.Compact(azs)
 }
 
 // autopilotOf is status.autopilot, made if there is none yet.

@@ -206,18 +206,6 @@ func createOnlyProblems(spec *v1alpha1.RdsSpec, st *statusSoFar, inst *cloud.Ins
 	return p
 }
 
-// nodeAZs are the AZs the instance's nodes run in, sorted, each once.
-func nodeAZs(inst *cloud.Instance) []string {
-	var azs []string
-	for _, n := range inst.Nodes {
-		if n.AvailabilityZone != "" {
-			azs = append(azs, n.AvailabilityZone)
-		}
-	}
-	slices.Sort(azs)
-	return slices.Compact(azs)
-}
-
 // sameTimeZone compares time zones as OTC writes them: "UTC" and "UTC+00:00" are one zone, and OTC
 // reports no zone for its default, UTC.
 func sameTimeZone(a, b string) bool {
