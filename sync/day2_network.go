@@ -122,7 +122,7 @@ func planNetwork(in networkInput) networkPlan {
 		p.outcome, p.stop = ptr.To(notSynced(ReasonInvalidSpec, joinSentences(problems), waitsForUser)), true
 		return p
 	}
-	if in.passwordDiffers && p.outcome == nil {
+	if in.passwordDiffers {
 		// NOTE: OTC's root password is set at create; the SDK v0.9.8 has no call to reset it, and
 		// the connection Secret holds the password the instance has. A changed spec password is
 		// told, never silently ignored; the other changes go on.
