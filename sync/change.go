@@ -27,6 +27,11 @@ var progress = map[string]string{
 	OpStorage:      "Growing the storage to %s",
 	OpMinorUpgrade: "Upgrading the minor version for datastoreversion %s",
 	OpRestart:      "Restarting for restartrequest %q",
+	// settings.go
+	OpStorageType:     "Changing the storage type to %s",
+	OpReplicationMode: "Changing the replication mode to %s",
+	OpStop:            "Stopping the instance until OTC reports it %s",
+	OpStart:           "Starting the instance until OTC reports it %s",
 	// day2_network.go
 	OpSecurityGroup: "Moving the instance to the security group %s",
 	OpPort:          "Moving the database to port %s",
@@ -181,6 +186,14 @@ func describe(ch change) string {
 		return "minor version upgrade to " + ch.target
 	case OpRestart:
 		return "restart"
+	case OpStorageType:
+		return "storage type change to " + ch.target
+	case OpReplicationMode:
+		return "replication mode change to " + ch.target
+	case OpStop:
+		return "stop"
+	case OpStart:
+		return "start"
 	case OpSecurityGroup:
 		return "move to the security group " + ch.target
 	case OpPort:
@@ -191,22 +204,34 @@ func describe(ch change) string {
 	return ch.target
 }
 
+// describeOp names a running operation for messages, as describe names the change that started it.
+func describeOp(op *v1alpha1.Operation) string {
+	return describe(change{op: op.Type, target: op.Target})
+}
+
 func isHAInstance(inst *cloud.Instance) bool { return strings.EqualFold(inst.Type, "Ha") }
 
 // instanceAZs are the AZs the instance's nodes run in, sorted: after a failover the primary may
 // sit in what the spec names as the standby's AZ, which is no difference.
 func instanceAZs(spec *v1alpha1.RdsSpec, inst *cloud.Instance) []string {
+	if azs := nodeAZs(inst); len(azs) > 0 {
+		return azs
+	}
+	azs := AvailabilityZones(spec)
+	slices.Sort(azs)
+	return azs
+}
+
+// nodeAZs are the AZs the instance's nodes run in, sorted, each once.
+func nodeAZs(inst *cloud.Instance) []string {
 	var azs []string
 	for _, n := range inst.Nodes {
-		if n.AvailabilityZone != "" && !slices.Contains(azs, n.AvailabilityZone) {
+		if n.AvailabilityZone != "" {
 			azs = append(azs, n.AvailabilityZone)
 		}
 	}
-	if len(azs) == 0 {
-		azs = AvailabilityZones(spec)
-	}
 	slices.Sort(azs)
-	return azs
+	return slices.Compact(azs)
 }
 
 // autopilotOf is status.autopilot, made if there is none yet.

@@ -150,9 +150,8 @@ func planDay2(in day2Input) day2Plan {
 			if in.flavors == nil {
 				// The records found so far stand whatever the list says: a failed read must not
 				// delay the write-ahead of managed tags or a one-shot record.
-				return day2Plan{needFlavors: true, managedTags: p.managedTags,
-					upgradeRequest: p.upgradeRequest, restartRequest: p.restartRequest, pending: p.pending,
-					stopped: p.stopped, backupPolicy: p.backupPolicy, ready: p.ready, opOver: p.opOver, failed: p.failed}
+				p.needFlavors = true
+				return p
 			}
 			if ch.grownFlavor && autopilotGrown(in.flavors, inst, in.spec.Flavorref) {
 				p.grown = true

@@ -122,7 +122,7 @@ func planNetwork(in networkInput) networkPlan {
 		p.outcome, p.stop = ptr.To(notSynced(ReasonInvalidSpec, joinSentences(problems), waitsForUser)), true
 		return p
 	}
-	if in.passwordDiffers && p.outcome == nil {
+	if in.passwordDiffers {
 		// NOTE: OTC's root password is set at create; the SDK v0.9.8 has no call to reset it, and
 		// the connection Secret holds the password the instance has. A changed spec password is
 		// told, never silently ignored; the other changes go on.
@@ -204,18 +204,6 @@ func createOnlyProblems(spec *v1alpha1.RdsSpec, st *statusSoFar, inst *cloud.Ins
 		}
 	}
 	return p
-}
-
-// nodeAZs are the AZs the instance's nodes run in, sorted, each once.
-func nodeAZs(inst *cloud.Instance) []string {
-	var azs []string
-	for _, n := range inst.Nodes {
-		if n.AvailabilityZone != "" {
-			azs = append(azs, n.AvailabilityZone)
-		}
-	}
-	slices.Sort(azs)
-	return slices.Compact(azs)
 }
 
 // sameTimeZone compares time zones as OTC writes them: "UTC" and "UTC+00:00" are one zone, and OTC

@@ -278,10 +278,7 @@ func planParameterValues(in parametersInput) parametersPlan {
 		p.failed, p.stop = in.read.err, true
 		return p
 	}
-	catalog := make(map[string]cloud.Parameter, len(in.read.list))
-	for _, c := range in.read.list {
-		catalog[c.Name] = c
-	}
+	catalog := catalogOf(in.read.list)
 	if problems := checkParameters(in.spec.Parameters, catalog, inst); len(problems) > 0 {
 		// Nothing is set while one value is wrong; the spec's next generation is checked again.
 		msg := joinSentences(problems)
@@ -550,6 +547,15 @@ func parametersStatusOf(ps *v1alpha1.ParametersStatus) *v1alpha1.ParametersStatu
 		return &v1alpha1.ParametersStatus{}
 	}
 	return ps.DeepCopy()
+}
+
+// catalogOf is a parameter list by name.
+func catalogOf(list []cloud.Parameter) map[string]cloud.Parameter {
+	catalog := make(map[string]cloud.Parameter, len(list))
+	for _, c := range list {
+		catalog[c.Name] = c
+	}
+	return catalog
 }
 
 // checkParameters says why OTC could not take a value, one sentence per parameter, in name order:

@@ -116,10 +116,7 @@ func planTemplate(in templateInput) templatePlan {
 	case in.catalog.err != nil:
 		return templatePlan{failed: in.catalog.err, stop: true}
 	}
-	catalog := make(map[string]cloud.Parameter, len(in.catalog.list))
-	for _, c := range in.catalog.list {
-		catalog[c.Name] = c
-	}
+	catalog := catalogOf(in.catalog.list)
 	if problems := checkParameters(spec.Parameters, catalog, &cloud.Instance{Engine: spec.Datastoretype, Version: spec.Datastoreversion}); len(problems) > 0 {
 		return templatePlan{tells: invalidAtCreate(joinSentences(problems)), stop: true}
 	}

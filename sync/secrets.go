@@ -134,9 +134,11 @@ func connectionStrings(engine, host string, port int, user, password, database s
 
 // pgValue quotes a value of a libpq keyword=value connection string: in single quotes, with
 // each single quote and backslash escaped by a backslash.
-func pgValue(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
-}
+func pgValue(s string) string { return "'" + pgEscaper.Replace(s) + "'" }
+
+// pgEscaper is made once: every call that sees a PostgreSQL instance renders three such values
+// (a Replacer is safe for concurrent use).
+var pgEscaper = strings.NewReplacer(`\`, `\\`, `'`, `\'`)
 
 // observedPassword returns the password in the observed connection Secret, if any.
 func observedPassword(s *corev1.Secret) (secret.Value, bool) {

@@ -44,13 +44,6 @@ const autoStartAfter = 7 * 24 * time.Hour
 // defaultMaintenanceWindow is OTC's maintenance window of a new instance.
 const defaultMaintenanceWindow = "02:00-06:00"
 
-func init() {
-	progress[OpStorageType] = "Changing the storage type to %s"
-	progress[OpReplicationMode] = "Changing the replication mode to %s"
-	progress[OpStop] = "Stopping the instance until OTC reports it %s"
-	progress[OpStart] = "Starting the instance until OTC reports it %s"
-}
-
 // settledOp reports an operation OTC may carry out without showing a transitional status (a
 // stop, a start, a replication mode, a security group, SSL) or may fail back to ACTIVE (a storage
 // type change, a port: MODIFYING DATABASE PORT ends ACTIVE on the old port when its job fails, and
@@ -93,11 +86,10 @@ func settingReached(op *v1alpha1.Operation, inst *cloud.Instance) bool {
 // when a read is needed first; in is updated when the operation is over.
 func planSettings(in *day2Input, p *day2Plan) (day2Plan, bool) {
 	p.stopped, p.ready = stoppedState(*in)
-	period, known := knownPeriod(*in)
+	period, known := knownPeriod(*in) // known whenever the policy was read
 	if !known {
-		if in.policy == nil {
-			return day2Plan{needPolicy: true, managedTags: p.managedTags, stopped: p.stopped, ready: p.ready}, false
-		}
+		p.needPolicy = true
+		return *p, false
 	}
 	if in.policy != nil { // read now: status records the days (reported keeps them)
 		have := in.inst.BackupStrategy
@@ -112,11 +104,13 @@ func planSettings(in *day2Input, p *day2Plan) (day2Plan, bool) {
 	if !over {
 		switch {
 		case in.job == nil && in.jobErr == nil:
-			return day2Plan{needJob: op.JobID, managedTags: p.managedTags, stopped: p.stopped, ready: p.ready, backupPolicy: p.backupPolicy}, false
+			p.needJob = op.JobID
+			return *p, false
 		case errors.Is(in.jobErr, cloud.ErrNotFound):
 			// NOTE: OTC answers DBS.200543 for a job it has not registered yet: it still runs.
 		case in.jobErr != nil:
-			return day2Plan{jobErr: in.jobErr, managedTags: p.managedTags, stopped: p.stopped, ready: p.ready, backupPolicy: p.backupPolicy}, false
+			p.jobErr = in.jobErr
+			return *p, false
 		case in.job.Status == cloud.JobFailed:
 			over = true
 			p.failed = ptr.To(notSynced(ReasonChangeFailed, fmt.Sprintf(
@@ -157,25 +151,6 @@ func reportedBackupPolicy(rec *v1alpha1.BackupPolicy, have cloud.BackupStrategy)
 		out.Period = rec.Period
 	}
 	return out
-}
-
-// describeOp names an operation for messages.
-func describeOp(op *v1alpha1.Operation) string {
-	switch op.Type {
-	case OpStorageType:
-		return "storage type change to " + op.Target
-	case OpReplicationMode:
-		return "replication mode change to " + op.Target
-	case OpStop:
-		return "stop"
-	case OpStart:
-		return "start"
-	case OpSecurityGroup:
-		return "move to the security group " + op.Target
-	case OpSSL:
-		return "switch of SSL " + op.Target
-	}
-	return op.Type
 }
 
 // stoppedState is status.stopped and the Ready outcome of a stopped instance: since when it is
@@ -266,7 +241,7 @@ func startChange(in day2Input) ([]change, *outcome) {
 		return nil, nil
 	}
 	return []change{{
-		op: OpStart, target: cloud.StatusActive, whenStopped: true, what: "start",
+		op: OpStart, target: cloud.StatusActive, whenStopped: true,
 		act: action{kind: actStart, instance: in.inst.ID},
 	}}, nil
 }
@@ -282,7 +257,7 @@ func stopChange(in day2Input) ([]change, *outcome) {
 		return nil, wontAct(ReasonUnsupportedChange, "stopped: OTC stops MySQL and PostgreSQL instances only.")
 	}
 	return []change{{
-		op: OpStop, target: cloud.StatusShutdown, what: "stop",
+		op: OpStop, target: cloud.StatusShutdown,
 		act:     action{kind: actStop, instance: in.inst.ID},
 		records: records{stopped: &v1alpha1.StoppedStatus{Since: in.now, AutoStart: metav1.NewTime(autoStart(in.now.Time, in.inst.MaintenanceWindow))}},
 	}}, nil
@@ -317,7 +292,7 @@ func storageTypeChange(in day2Input) ([]change, *outcome) {
 		return nil, wontAct(ReasonStorageTypeUnavailable, why)
 	}
 	return []change{{
-		op: OpStorageType, target: want, what: "storage type change to " + want,
+		op: OpStorageType, target: want,
 		act: action{kind: actStorageType, instance: in.inst.ID, storage: cloud.Storage{Engine: in.spec.Datastoretype, InstanceType: in.inst.Type, VolumeType: want}},
 	}}, nil
 }
@@ -335,7 +310,7 @@ func replicationChange(in day2Input) ([]change, *outcome) {
 		return nil, wontAct(ReasonUnsupportedChange, fmt.Sprintf("hareplicationmode %s: OTC changes the replication mode of MySQL and PostgreSQL instances only.", want))
 	}
 	return []change{{
-		op: OpReplicationMode, target: want, what: "replication mode change to " + want,
+		op: OpReplicationMode, target: want,
 		act: action{kind: actReplicationMode, instance: in.inst.ID, mode: want},
 	}}, nil
 }

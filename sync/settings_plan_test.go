@@ -28,7 +28,7 @@ func TestPlanSettings(t *testing.T) {
 		s.Hamode, s.Flavorref, s.Availabilityzone, s.Volumetype = "Ha", "rds.mysql.c2.medium.ha", "eu-de-01,eu-de-02", "CLOUDSSD"
 	}
 	stopOp := &v1alpha1.Operation{Type: OpStop, JobID: "job-1", Generation: 1, Target: cloud.StatusShutdown}
-	stop := &change{op: OpStop, target: cloud.StatusShutdown, what: "stop",
+	stop := &change{op: OpStop, target: cloud.StatusShutdown,
 		act: action{kind: actStop, instance: "inst-1"}, records: records{stopped: stoppedNow}}
 	shutdown := func(in *cloud.Instance) { in.Status = cloud.StatusShutdown }
 	tests := []struct {
@@ -45,7 +45,7 @@ func TestPlanSettings(t *testing.T) {
 			reason: "a primary/standby instance moves from CLOUDSSD to ESSD",
 			spec:   func(s *v1alpha1.RdsSpec) { haSpec(s); s.Volumetype = "ESSD" },
 			inst:   ha,
-			want: day2Plan{change: &change{op: OpStorageType, target: "ESSD", what: "storage type change to ESSD",
+			want: day2Plan{change: &change{op: OpStorageType, target: "ESSD",
 				act: action{kind: actStorageType, instance: "inst-1", storage: cloud.Storage{Engine: "MySQL", InstanceType: "Ha", VolumeType: "ESSD"}}}},
 		},
 		{
@@ -65,7 +65,7 @@ func TestPlanSettings(t *testing.T) {
 			reason: "the replication mode of a primary/standby instance follows hareplicationmode",
 			spec:   func(s *v1alpha1.RdsSpec) { haSpec(s); s.Hareplicationmode = "semisync" },
 			inst:   ha,
-			want: day2Plan{change: &change{op: OpReplicationMode, target: "semisync", what: "replication mode change to semisync",
+			want: day2Plan{change: &change{op: OpReplicationMode, target: "semisync",
 				act: action{kind: actReplicationMode, instance: "inst-1", mode: "semisync"}}},
 		},
 		{
@@ -158,7 +158,7 @@ func TestPlanSettings(t *testing.T) {
 			reason: "stopped false starts a stopped instance before anything else",
 			spec:   func(s *v1alpha1.RdsSpec) { s.Volumesize = 60 },
 			inst:   shutdown,
-			want: day2Plan{stopped: stoppedNow, change: &change{op: OpStart, target: cloud.StatusActive, whenStopped: true, what: "start",
+			want: day2Plan{stopped: stoppedNow, change: &change{op: OpStart, target: cloud.StatusActive, whenStopped: true,
 				act: action{kind: actStart, instance: "inst-1"}}},
 		},
 		{
@@ -190,6 +190,15 @@ func TestPlanSettings(t *testing.T) {
 			job:    &cloud.Job{ID: "job-1", Status: cloud.JobFailed},
 			want: day2Plan{opOver: true,
 				failed: ptr.To(notSynced(ReasonChangeFailed, "OTC's job for the stop ended Failed; the change is asked again at the next look.", settled))},
+		},
+		{
+			reason: "a port move whose job failed is named as the move, not by its operation type",
+			status: func(st *v1alpha1.RdsStatus) {
+				st.Operation = &v1alpha1.Operation{Type: OpPort, JobID: "job-1", Generation: 1, Target: "5433"}
+			},
+			job: &cloud.Job{ID: "job-1", Status: cloud.JobFailed},
+			want: day2Plan{opOver: true,
+				failed: ptr.To(notSynced(ReasonChangeFailed, "OTC's job for the move to port 5433 ended Failed; the change is asked again at the next look.", settled))},
 		},
 		{
 			reason: "the stop failed before: asked again",
