@@ -26,8 +26,6 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
-	"reflect"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -110,7 +108,7 @@ type View struct {
 	opts Options
 
 	mu        sync.Mutex
-	entries   map[string]*entry
+	entries   map[string]entry
 	listedAt  time.Time            // start of the last successful listing; zero once pruned
 	triedAt   time.Time            // start of the last listing, successful or not
 	reads     int                  // reads that may be served, since the last listing began
@@ -134,7 +132,7 @@ type listing struct {
 }
 
 type entry struct {
-	inst    *cloud.Instance
+	inst    packed
 	at      time.Time // when the observation started
 	changed time.Time // when an observation differed from the one before; zero if never seen to
 }
@@ -150,7 +148,7 @@ func Wrap(c cloud.Cloud, o Options) cloud.Cloud {
 
 // New returns a View of c; it lists nothing until it is read.
 func New(c Client, o Options) *View {
-	return &View{Client: c, opts: o.withDefaults(), entries: map[string]*entry{}, touched: map[string]time.Time{}, policyStale: map[string]bool{}}
+	return &View{Client: c, opts: o.withDefaults(), entries: map[string]entry{}, touched: map[string]time.Time{}, policyStale: map[string]bool{}}
 }
 
 // Stats count what the view did.
@@ -199,8 +197,8 @@ func (v *View) ViewedInstance(id string, maxAge time.Duration) *cloud.Instance {
 		}
 	}
 	var inst *cloud.Instance
-	if e := v.entries[id]; maxAge > 0 && e != nil && now.Sub(e.at) <= maxAge && !v.settling(id, e, now) {
-		inst = clone(e.inst)
+	if e, ok := v.entries[id]; maxAge > 0 && ok && now.Sub(e.at) <= maxAge && !v.settling(id, e, now) {
+		inst = e.inst.unpack()
 	}
 	v.mu.Unlock()
 	if inst != nil {
@@ -213,14 +211,14 @@ func (v *View) ViewedInstance(id string, maxAge time.Duration) *cloud.Instance {
 // again keeps only those it reads, not the whole project of its last listing. v.mu held.
 func (v *View) prune(now time.Time) {
 	v.prunedAt = now
-	maps.DeleteFunc(v.entries, func(_ string, e *entry) bool { return now.Sub(e.at) > v.opts.MaxAge })
+	maps.DeleteFunc(v.entries, func(_ string, e entry) bool { return now.Sub(e.at) > v.opts.MaxAge })
 	// Without the listing, an entry read by id is not "new since the listing" (put).
 	v.listedAt = time.Time{}
 	maps.DeleteFunc(v.touched, func(_ string, t time.Time) bool { return now.Sub(t) > max(v.opts.Settle, v.opts.MaxAge) })
 }
 
 // settling reports whether the instance changed too recently to be served from the view. v.mu held.
-func (v *View) settling(id string, e *entry, now time.Time) bool {
+func (v *View) settling(id string, e entry, now time.Time) bool {
 	// NOTE: the read that decided a change, made just before it, leaves the entry as it was before
 	// the change: past Settle it is still within MaxAge, and serving it would decide the same
 	// change again. Only an observation begun after the change is served.
@@ -237,11 +235,11 @@ func (v *View) GetInstance(ctx context.Context, id string) (*cloud.Instance, err
 	inst, err := v.Client.GetInstance(ctx, id)
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	switch old := v.entries[id]; {
-	case old != nil && old.at.After(start):
+	switch old, ok := v.entries[id]; {
+	case ok && old.at.After(start):
 		// A listing that began after this read holds a newer observation.
 	case err == nil:
-		v.put(id, clone(inst), start)
+		v.put(id, inst, start)
 	case errors.Is(err, cloud.ErrNotFound):
 		delete(v.entries, id)
 	}
@@ -250,10 +248,10 @@ func (v *View) GetInstance(ctx context.Context, id string) (*cloud.Instance, err
 
 // put records an observation that started at `at`. v.mu held.
 func (v *View) put(id string, inst *cloud.Instance, at time.Time) {
-	e := &entry{inst: inst, at: at}
-	if old := v.entries[id]; old != nil {
+	e := entry{inst: pack(inst), at: at}
+	if old, ok := v.entries[id]; ok {
 		e.changed = old.changed
-		if !reflect.DeepEqual(old.inst, inst) {
+		if !old.inst.equal(e.inst) {
 			e.changed = at
 		}
 	} else if !v.listedAt.IsZero() {
@@ -290,7 +288,7 @@ func (v *View) ListedSince(ctx context.Context, since time.Time) ([]cloud.Instan
 		if !v.listedAt.IsZero() && !v.listedAt.Before(since) {
 			out := make([]cloud.Instance, 0, len(v.entries))
 			for _, e := range v.entries {
-				out = append(out, *clone(e.inst))
+				out = append(out, *e.inst.unpack())
 			}
 			v.mu.Unlock()
 			return out, nil
@@ -344,7 +342,7 @@ func (v *View) merge(list []cloud.Instance, start time.Time) {
 	for i := range list {
 		id := list[i].ID
 		listed[id] = true
-		if old := v.entries[id]; old != nil && old.at.After(start) {
+		if old, ok := v.entries[id]; ok && old.at.After(start) {
 			continue
 		}
 		v.put(id, &list[i], start)
@@ -367,18 +365,6 @@ func (v *View) touch(id string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.touched[id] = v.opts.Now()
-}
-
-func clone(in *cloud.Instance) *cloud.Instance {
-	if in == nil {
-		return nil
-	}
-	out := *in
-	out.PrivateIPs = slices.Clone(in.PrivateIPs)
-	out.Replicas = slices.Clone(in.Replicas)
-	out.Nodes = slices.Clone(in.Nodes)
-	out.Tags = maps.Clone(in.Tags)
-	return &out
 }
 
 // Project is the wrapped client's project (cloud.ProjectNamer).
