@@ -67,7 +67,10 @@ const (
 	// ReasonDatabaseCertificateUntrusted: with SSL on, the server's certificate does not chain to
 	// the CAs of --db-ca-file (docs/reference.md#ssl).
 	ReasonDatabaseCertificateUntrusted = "DatabaseCertificateUntrusted"
-	ReasonUserOwnsObjects              = "UserOwnsObjects"
+	// ReasonDatabaseLoginUnsafe: the server asked for the root password in clear text, or for
+	// none, as no OTC server does (docs/users.md).
+	ReasonDatabaseLoginUnsafe = "DatabaseLoginUnsafe"
+	ReasonUserOwnsObjects     = "UserOwnsObjects"
 )
 
 // The backoff of applies that did not reach the database server: the first retry waits
@@ -378,6 +381,9 @@ func databasesOutcome(err error, next time.Time) outcome {
 	case errors.Is(err, dbusers.ErrUntrusted):
 		return databasesNotReady(ReasonDatabaseCertificateUntrusted,
 			"SSL is on, and the database server's certificate is not signed by a CA the controller trusts: its operator must set --db-ca-file to OTC's CA bundle; the next attempt is at "+at+".", settled)
+	case errors.Is(err, dbusers.ErrUnsafeLogin):
+		return databasesNotReady(ReasonDatabaseLoginUnsafe,
+			"The database server asked for the root password in clear text, or for none, as no OTC server does: nothing was sent to it; the next attempt is at "+at+".", settled)
 	case errors.Is(err, dbusers.ErrUnreachable):
 		return databasesNotReady(ReasonDatabaseUnreachable,
 			"The database server could not be reached in time; the next attempt is at "+at+".", settled)

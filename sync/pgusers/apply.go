@@ -148,6 +148,13 @@ func (s *session) conn(ctx context.Context, db string) (*pgx.Conn, error) {
 	// of the VPC, and OTC's CA is not known here).
 	cfg.TLSConfig = &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // sslmode=prefer
 	cfg.Fallbacks = []*pgconn.FallbackConfig{{Host: s.c.Host, Port: port}}
+	// The admin's password never leaves as it is: only a server that asks for an MD5 or a
+	// SCRAM-SHA-256 proof of it is answered (libpq's require_auth). One that asks for it in clear
+	// text (password), which over the fallback above would cross the VPC unencrypted, or that
+	// asks for nothing (trust, which OTC never configures), is something else at the instance's
+	// address: the connection ends before the password or any statement is sent. It overrides
+	// PGREQUIREAUTH, which ParseConfig read.
+	cfg.RequireAuth = "md5,scram-sha-256"
 	// search_path is pg_catalog alone: the roles Apply manages may create functions and operators
 	// in the schemas of a default search_path ("$user", public: every role may create in public
 	// up to PostgreSQL 14, in postgres too), and one named as pg_catalog's with argument types
@@ -169,7 +176,7 @@ func (s *session) conn(ctx context.Context, db string) (*pgx.Conn, error) {
 }
 
 // connectError sorts a failed connection into ErrUnauthorized, a refused one (the database does
-// not exist, or root may not connect to it) and ErrUnreachable.
+// not exist, or root may not connect to it), ErrUnsafeLogin and ErrUnreachable.
 func (s *session) connectError(db string, err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
@@ -182,6 +189,10 @@ func (s *session) connectError(db string, err error) error {
 			}
 		}
 		return fmt.Errorf("connect to %s: %w: server error %s: %s", s.addr, dbusers.ErrUnreachable, pe.Code, pe.Message)
+	}
+	// NOTE: pgconn has no error type for it; TestAdminPasswordIsNeverSentInClear holds the text.
+	if strings.Contains(err.Error(), "require_auth check failed") {
+		return fmt.Errorf("connect to %s: %w: %s", s.addr, dbusers.ErrUnsafeLogin, plainCause(err))
 	}
 	return fmt.Errorf("connect to %s: %w: %s", s.addr, dbusers.ErrUnreachable, plainCause(err))
 }

@@ -1,0 +1,118 @@
+package pgusers
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
+	"github.com/mcsps/rds-lambda-controller/sync/secret"
+)
+
+// TestAdminPasswordIsNeverSentInClear: a server at the instance's address that asks for the
+// admin's password in clear text, or lets the admin in without one, is refused: the session
+// ends before the password or any statement is sent, with ErrUnsafeLogin.
+func TestAdminPasswordIsNeverSentInClear(t *testing.T) {
+	const password = "the-admin-password-4711"
+	for _, tc := range []struct {
+		reason string
+		asks   pgproto3.BackendMessage
+	}{
+		{"a server that asks for the password in clear text", &pgproto3.AuthenticationCleartextPassword{}},
+		{"a server that asks for nothing (trust)", &pgproto3.AuthenticationOk{}},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			srv := fakeServer(t, tc.asks)
+			conn := dbusers.Conn{Host: "127.0.0.1", Port: srv.port, User: "root", Password: secret.New(password), Timeout: 5 * time.Second}
+			_, err := Apply(t.Context(), conn, dbusers.Desired{Databases: []string{"shop"}}, dbusers.ManagedState{})
+			require.ErrorIs(t, err, dbusers.ErrUnsafeLogin)
+			assert.ErrorContains(t, err, "require_auth")
+			assert.NotContains(t, err.Error(), password)
+
+			got := srv.received()
+			assert.Positive(t, srv.asked(), "the server was reached and asked")
+			assert.NotContains(t, string(got), password, "the password was sent")
+			assert.NotContains(t, string(got), "shop", "a statement was sent")
+		})
+	}
+}
+
+// fake is a PostgreSQL server that refuses TLS, answers every startup with one authentication
+// request, and records every byte the client sends after it.
+type fake struct {
+	port int
+
+	mu    sync.Mutex
+	after bytes.Buffer
+	asks  int
+	wg    sync.WaitGroup
+}
+
+func fakeServer(t *testing.T, asks pgproto3.BackendMessage) *fake {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	f := &fake{port: l.Addr().(*net.TCPAddr).Port}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			f.wg.Add(1)
+			go func() {
+				defer f.wg.Done()
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+				b := pgproto3.NewBackend(c, c)
+				for {
+					msg, err := b.ReceiveStartupMessage()
+					if err != nil {
+						return
+					}
+					if _, ok := msg.(*pgproto3.SSLRequest); ok {
+						if _, err := c.Write([]byte("N")); err != nil {
+							return
+						}
+						continue
+					}
+					break
+				}
+				b.Send(asks)
+				if err := b.Flush(); err != nil {
+					return
+				}
+				f.mu.Lock()
+				f.asks++
+				f.mu.Unlock()
+				rest, _ := io.ReadAll(c)
+				f.mu.Lock()
+				f.after.Write(rest)
+				f.mu.Unlock()
+			}()
+		}
+	}()
+	return f
+}
+
+// received waits for the client's connections to end and returns what it sent after the request.
+func (f *fake) received() []byte {
+	f.wg.Wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return bytes.Clone(f.after.Bytes())
+}
+
+func (f *fake) asked() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.asks
+}
