@@ -520,20 +520,8 @@ func maintenanceWindowOf(spec *v1alpha1.RdsSpec, inst *cloud.Instance) string {
 // inWindow reports whether t lies in the daily window "hh:mm-HH:MM" (UTC; it may wrap midnight).
 // A window that does not parse holds no time.
 func inWindow(window string, t time.Time) bool {
-	if len(window) != 11 || window[5] != '-' {
-		return false
-	}
-	h1, m1, ok1 := clockTime(window[:5])
-	h2, m2, ok2 := clockTime(window[6:])
-	if !ok1 || !ok2 {
-		return false
-	}
-	t = t.UTC()
-	now, start, end := t.Hour()*60+t.Minute(), h1*60+m1, h2*60+m2
-	if start <= end {
-		return now >= start && now < end
-	}
-	return now >= start || now < end
+	w, ok := parseDailyWindow(window)
+	return ok && w.holds(t)
 }
 
 // parametersCondition is a Parameters condition outcome; the step's own resync is the steady one.

@@ -184,14 +184,10 @@ func Port(spec *v1alpha1.RdsSpec) (int, error) {
 	return port, nil
 }
 
+// validBackupWindow: hh:mm-HH:MM in UTC, one hour long, on a quarter hour.
 func validBackupWindow(s string) bool {
-	from, m1, to, m2, ok := backupWindow(s)
-	if !ok {
-		return false
-	}
-	h1, _ := strconv.Atoi(from)
-	h2, _ := strconv.Atoi(to)
-	return (h1+1)%24 == h2 && m1 == m2
+	w, ok := parseDailyWindow(s)
+	return ok && w.onQuarterHours() && w.lasts(time.Hour)
 }
 
 // passwordProblem checks OTC's root password rules for the engine: 8 to 32 characters from at
