@@ -192,6 +192,14 @@ func planParameters(in parametersInput) parametersPlan {
 // planTemplateCleanup deletes the object's parameter templates, one per call, once the instance
 // is ACTIVE: the instance has its own copy of the values. A failed read of the list is logged and
 // tried again on the next call; it is housekeeping, no finding about the object.
+//
+// NOTE: planTemplatesGone (parameters_create.go) deletes the same templates, one per call, found
+// the same way (ownedTemplates, a NotFound answer counts as deleted), but decides differently, so
+// the two are kept apart: here the object lives on, so a failed listing holds nothing (logged)
+// where there it holds the object's deletion; here status.parameters.template names the next
+// template at once after a deletion (the Synced sentence names the one deleted) where there the
+// object waits for a listing that shows none; and here the step's own plan (the values, the
+// restart) is extended, there a finalize call's last step decides alone.
 func planTemplateCleanup(in parametersInput, p parametersPlan) parametersPlan {
 	switch {
 	case in.templates == nil:
