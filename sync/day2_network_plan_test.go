@@ -392,6 +392,11 @@ func TestSecurityProblems(t *testing.T) {
 			want: []string{`timezone "Europe/Berlin" is not a UTC offset such as UTC+08:00 (UTC-12:00 to UTC+14:00).`}},
 		{reason: "beyond UTC-12:00", spec: func(s *v1alpha1.RdsSpec) { s.Timezone = "UTC-13:00" },
 			want: []string{`timezone "UTC-13:00" is not a UTC offset such as UTC+08:00 (UTC-12:00 to UTC+14:00).`}},
+		{reason: "beyond UTC+14:00", spec: func(s *v1alpha1.RdsSpec) { s.Timezone = "UTC+14:30" },
+			want: []string{`timezone "UTC+14:30" is not a UTC offset such as UTC+08:00 (UTC-12:00 to UTC+14:00).`}},
+		{reason: "UTC-12:00, the first zone, is one", spec: func(s *v1alpha1.RdsSpec) { s.Timezone = "UTC-12:00" }},
+		{reason: "UTC+14:00, the last zone, is one", spec: func(s *v1alpha1.RdsSpec) { s.Timezone = "UTC+14:00" }},
+		{reason: "UTC alone is one", spec: func(s *v1alpha1.RdsSpec) { s.Timezone = "UTC" }},
 		{reason: "SQL Server's zones are Windows names", spec: func(s *v1alpha1.RdsSpec) { s.Datastoretype, s.Timezone = "SQLServer", "UTC+01:00" },
 			want: []string{`timezone "UTC+01:00": SQL Server takes Windows time zone names, which this controller does not set yet; remove timezone.`}},
 		{reason: "a restore keeps the source's time zone", spec: func(s *v1alpha1.RdsSpec) {

@@ -192,6 +192,14 @@ func planParameters(in parametersInput) parametersPlan {
 // planTemplateCleanup deletes the object's parameter templates, one per call, once the instance
 // is ACTIVE: the instance has its own copy of the values. A failed read of the list is logged and
 // tried again on the next call; it is housekeeping, no finding about the object.
+//
+// NOTE: planTemplatesGone (parameters_create.go) deletes the same templates, one per call, found
+// the same way (ownedTemplates, a NotFound answer counts as deleted), but decides differently, so
+// the two are kept apart: here the object lives on, so a failed listing holds nothing (logged)
+// where there it holds the object's deletion; here status.parameters.template names the next
+// template at once after a deletion (the Synced sentence names the one deleted) where there the
+// object waits for a listing that shows none; and here the step's own plan (the values, the
+// restart) is extended, there a finalize call's last step decides alone.
 func planTemplateCleanup(in parametersInput, p parametersPlan) parametersPlan {
 	switch {
 	case in.templates == nil:
@@ -520,20 +528,8 @@ func maintenanceWindowOf(spec *v1alpha1.RdsSpec, inst *cloud.Instance) string {
 // inWindow reports whether t lies in the daily window "hh:mm-HH:MM" (UTC; it may wrap midnight).
 // A window that does not parse holds no time.
 func inWindow(window string, t time.Time) bool {
-	if len(window) != 11 || window[5] != '-' {
-		return false
-	}
-	h1, m1, ok1 := clockTime(window[:5])
-	h2, m2, ok2 := clockTime(window[6:])
-	if !ok1 || !ok2 {
-		return false
-	}
-	t = t.UTC()
-	now, start, end := t.Hour()*60+t.Minute(), h1*60+m1, h2*60+m2
-	if start <= end {
-		return now >= start && now < end
-	}
-	return now >= start || now < end
+	w, ok := parseDailyWindow(window)
+	return ok && w.holds(t)
 }
 
 // parametersCondition is a Parameters condition outcome; the step's own resync is the steady one.

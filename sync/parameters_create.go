@@ -276,6 +276,13 @@ type templatesGonePlan struct {
 // named says status.parameters.template names one. Without it the listing only makes sure (the
 // name may have been lost): a login OTC does not let list templates made none, and the object
 // goes.
+//
+// NOTE: planTemplateCleanup (parameters.go) deletes the same templates while the object lives,
+// found the same way, but decides differently, so the two are kept apart: here a failed listing
+// holds the object (but for the unauthorized one above), there it is only logged; here the object
+// goes only once a later listing shows none of its templates, there status.parameters.template
+// names the next one at once; and here the plan is the finalize call's last step alone, there it
+// extends the parameters step's plan of the values and the restart.
 func planTemplatesGone(templates *templatesRead, deleted *templateAnswer, me owner, named bool) templatesGonePlan {
 	switch {
 	case templates == nil:

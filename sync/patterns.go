@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"strings"
+	"time"
 
 	"github.com/mcsps/rds-lambda-controller/sync/api/v1alpha1"
 )
@@ -73,21 +74,58 @@ type pattern func(string) bool
 // MatchString reports whether s matches.
 func (p pattern) MatchString(s string) bool { return p(s) }
 
-// backupWindow splits `^([01][0-9]|2[0-3]):(00|15|30|45)-([01][0-9]|2[0-3]):(00|15|30|45)$` into
-// its hours and minutes.
-func backupWindow(s string) (h1, m1, h2, m2 string, ok bool) {
-	if len(s) != len("hh:mm-hh:mm") || s[2] != ':' || s[5] != '-' || s[8] != ':' {
-		return "", "", "", "", false
+// dailyWindow is a daily window "hh:mm-HH:MM" in UTC (backupstarttime, maintenancewindow), read
+// once: its start and end in minutes of the day. It wraps midnight when it ends before it starts.
+type dailyWindow struct{ start, end int }
+
+const minutesPerDay = 24 * 60
+
+// parseDailyWindow reads "hh:mm-HH:MM": two digits each, hours 00 to 23, minutes 00 to 59.
+func parseDailyWindow(s string) (dailyWindow, bool) {
+	if len(s) != len("hh:mm-HH:MM") || s[5] != '-' {
+		return dailyWindow{}, false
 	}
-	h1, m1, h2, m2 = s[0:2], s[3:5], s[6:8], s[9:11]
-	return h1, m1, h2, m2, windowHour(h1) && windowMinute(m1) && windowHour(h2) && windowMinute(m2)
+	start, ok1 := clockMinutes(s[:5])
+	end, ok2 := clockMinutes(s[6:])
+	return dailyWindow{start: start, end: end}, ok1 && ok2
 }
 
-func windowHour(s string) bool {
-	return (s[0] == '0' || s[0] == '1') && isDigit(s[1]) || s[0] == '2' && s[1] >= '0' && s[1] <= '3'
+// clockMinutes reads the five bytes "hh:mm" as minutes of the day.
+func clockMinutes(s string) (int, bool) {
+	if s[2] != ':' || !isDigit(s[0]) || !isDigit(s[1]) || !isDigit(s[3]) || !isDigit(s[4]) {
+		return 0, false
+	}
+	h, m := int(s[0]-'0')*10+int(s[1]-'0'), int(s[3]-'0')*10+int(s[4]-'0')
+	return h*60 + m, h < 24 && m < 60
 }
 
-func windowMinute(s string) bool { return s == "00" || s == "15" || s == "30" || s == "45" }
+// onQuarterHours reports whether both sides' minutes are 00, 15, 30 or 45.
+func (w dailyWindow) onQuarterHours() bool { return w.start%15 == 0 && w.end%15 == 0 }
+
+// lasts reports whether the window is d long, across midnight or not ("00:00-00:00" lasts 0).
+func (w dailyWindow) lasts(d time.Duration) bool {
+	return (w.end-w.start+minutesPerDay)%minutesPerDay == int(d/time.Minute)
+}
+
+// holds reports whether t lies in the window, its start included, its end excluded.
+func (w dailyWindow) holds(t time.Time) bool {
+	t = t.UTC()
+	now := t.Hour()*60 + t.Minute()
+	if w.start <= w.end {
+		return now >= w.start && now < w.end
+	}
+	return now >= w.start || now < w.end
+}
+
+// startFrom is the first start of the window at or after t, in UTC.
+func (w dailyWindow) startFrom(t time.Time) time.Time {
+	t = t.UTC()
+	at := time.Date(t.Year(), t.Month(), t.Day(), w.start/60, w.start%60, 0, 0, time.UTC)
+	if at.Before(t) {
+		at = at.Add(24 * time.Hour)
+	}
+	return at
+}
 
 // dotDigitsOrNothing: `^(\.\d+)?$`.
 func dotDigitsOrNothing(s string) bool {

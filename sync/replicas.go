@@ -164,315 +164,453 @@ type observedReplica struct {
 // replica is created only of this object's instance, only after its name was looked up, and only
 // while the primary is ACTIVE with no operation in flight; a replica found in OTC is taken over
 // only under the ownership rules of instances (classify). It calls nothing.
+//
+// It reads top-down: the replicas read and judged (judgeReplicas), then each kind of change in
+// its order (the first one found is the change; the later ones still say what waits and why),
+// then the plan made of it (replicasDecision.plan). A pass that must read first returns the read.
 func planReplicas(in replicasInput) replicasPlan {
-	var p replicasPlan
-	if in.deleting {
+	switch {
+	case in.deleting:
 		return replicasPlan{status: in.prior} // finalize owns the instance and its replicas now
+	case !in.anyReplicas():
+		return replicasPlan{} // nothing to read: no read replicas, none reported
 	}
-	declared := in.spec.Readreplicas
-	op := in.op
-	if len(declared) == 0 && len(in.inst.Replicas) == 0 && len(in.prior) == 0 && (op == nil || op.Type != OpCreateReplica) {
-		return p // nothing to read: no read replicas, none reported
+	ids := in.replicaIDs()
+	if needs := in.unread(ids); len(needs) > 0 {
+		return replicasPlan{needs: needs}
 	}
+	set, err := judgeReplicas(in, ids)
+	if err != nil {
+		return replicasPlan{err: err, status: in.prior}
+	}
+	d := newReplicasDecision(in, set)
+	d.claimKept()
+	if needs := d.deleteSurplus(); len(needs) > 0 {
+		return replicasPlan{needs: needs}
+	}
+	d.tellKeptUnderway()
+	if q, wait := d.createMissing(); wait {
+		return q
+	}
+	if q, wait := d.changeKept(); wait {
+		return q
+	}
+	return d.plan()
+}
 
-	// The primary's replicas by id (the shared view while steady), and the ones status named.
+// anyReplicas reports whether the step has anything to read: replicas declared, reported by the
+// primary or named by status, or one being built.
+func (in replicasInput) anyReplicas() bool {
+	op := in.op
+	return len(in.spec.Readreplicas) > 0 || len(in.inst.Replicas) > 0 || len(in.prior) > 0 || (op != nil && op.Type == OpCreateReplica)
+}
+
+// replicaIDs are the primary's replicas by id (the shared view while steady), and the ones status
+// named.
+func (in replicasInput) replicaIDs() []string {
 	ids := slices.Clone(in.inst.Replicas)
 	for _, r := range in.prior {
 		if r.ID != "" && !slices.Contains(ids, r.ID) && len(ids) < 2*MaxReadReplicas {
 			ids = append(ids, r.ID)
 		}
 	}
+	return ids
+}
+
+// unread are the reads of the replicas of ids not read yet.
+func (in replicasInput) unread(ids []string) []need {
+	var needs []need
 	for _, id := range ids {
 		if _, ok := in.byID[id]; !ok {
-			p.needs = append(p.needs, need{kind: readInstance, id: id, maxAge: in.maxAge})
+			needs = append(needs, need{kind: readInstance, id: id, maxAge: in.maxAge})
 		}
 	}
-	if len(p.needs) > 0 {
-		return p
-	}
-	priorByName, priorByID := map[string]v1alpha1.ReadReplicaStatus{}, map[string]v1alpha1.ReadReplicaStatus{}
-	otcNames := map[string]string{} // OTC name -> spec name, of the declared and the reported ones
+	return needs
+}
+
+// isDeclared reports whether spec.readreplicas names name.
+func (in replicasInput) isDeclared(name string) bool {
+	return slices.ContainsFunc(in.spec.Readreplicas, func(d v1alpha1.ReadReplica) bool { return d.Name == name })
+}
+
+// replicaSet is the object's read replicas as read and judged: every replica of the primary OTC
+// lists, in id order, the one each declared name keeps, and this object's others, to delete.
+type replicaSet struct {
+	all     []observedReplica
+	keep    map[string]*observedReplica
+	surplus []*observedReplica // left the spec, or a second of a name
+	// priorByID is what the last call's status said of each replica by id.
+	priorByID map[string]v1alpha1.ReadReplicaStatus
+	// otcNames maps an OTC name to its spec name, of the declared and the reported replicas.
+	otcNames map[string]string
+}
+
+// judgeReplicas judges the replicas of ids, read by id, for this object, and picks the one each
+// declared name keeps (pickInstance, as for instances). A replica that is gone, or that is not a
+// replica of this object's instance (status may name anything), is left out: never touched.
+func judgeReplicas(in replicasInput, ids []string) (replicaSet, error) {
+	set := replicaSet{keep: map[string]*observedReplica{}, priorByID: map[string]v1alpha1.ReadReplicaStatus{}, otcNames: map[string]string{}}
+	priorByName := map[string]v1alpha1.ReadReplicaStatus{}
 	for _, r := range in.prior {
 		if _, ok := priorByName[r.Name]; !ok { // the declared one; a second of the name follows it
 			priorByName[r.Name] = r
 		}
 		if r.ID != "" {
-			priorByID[r.ID] = r
+			set.priorByID[r.ID] = r
 		}
 		if r.Name != "" {
-			otcNames[in.names(r.Name)] = r.Name
+			set.otcNames[in.names(r.Name)] = r.Name
 		}
 	}
-	for _, d := range declared {
-		otcNames[in.names(d.Name)] = d.Name
+	for _, d := range in.spec.Readreplicas {
+		set.otcNames[in.names(d.Name)] = d.Name
 	}
 
-	var all []observedReplica // every replica of the primary OTC lists
 	for _, id := range ids {
 		r := in.byID[id]
 		switch {
 		case errors.Is(r.err, cloud.ErrNotFound):
 			continue // gone
 		case r.err != nil:
-			return replicasPlan{err: r.err, status: in.prior}
+			return replicaSet{}, r.err
 		case r.inst.ReplicaOf != in.inst.ID:
 			continue // not a replica of this object's instance (status may name anything): never touched
 		}
-		all = append(all, judgeReplica(r.inst, in.me, otcNames, in.policy))
+		set.all = append(set.all, judgeReplica(r.inst, in.me, set.otcNames, in.policy))
 	}
-	slices.SortFunc(all, func(a, b observedReplica) int { return strings.Compare(a.inst.ID, b.inst.ID) })
+	slices.SortFunc(set.all, func(a, b observedReplica) int { return strings.Compare(a.inst.ID, b.inst.ID) })
 
-	// The declared replicas, each with the one this object keeps, and the further ones of a name.
-	isDeclared := func(name string) bool {
-		return slices.ContainsFunc(declared, func(d v1alpha1.ReadReplica) bool { return d.Name == name })
-	}
-	keep := map[string]*observedReplica{}
-	var surplus []*observedReplica // this object's replicas to delete: left the spec, or a second of a name
-	for _, d := range declared {
+	for _, d := range in.spec.Readreplicas {
 		var mine []*cloud.Instance
-		for i := range all {
-			if o := &all[i]; o.key == d.Name && (o.cl.mine() || o.adoptable) {
+		for i := range set.all {
+			if o := &set.all[i]; o.key == d.Name && (o.cl.mine() || o.adoptable) {
 				mine = append(mine, o.inst)
 			}
 		}
 		k, others := pickInstance(mine, priorByName[d.Name].ID)
-		for i := range all {
-			if o := &all[i]; k != nil && o.inst.ID == k.ID {
-				keep[d.Name] = o
+		for i := range set.all {
+			if o := &set.all[i]; k != nil && o.inst.ID == k.ID {
+				set.keep[d.Name] = o
 			} else if slices.Contains(others, o.inst.ID) {
-				surplus = append(surplus, o)
+				set.surplus = append(set.surplus, o)
 			}
 		}
 	}
-	for i := range all {
-		if o := &all[i]; o.cl.mine() && !isDeclared(o.key) {
-			surplus = append(surplus, o)
+	for i := range set.all {
+		if o := &set.all[i]; o.cl.mine() && !in.isDeclared(o.key) {
+			set.surplus = append(set.surplus, o)
 		}
 	}
+	return set, nil
+}
 
+// replicasDecision is planReplicas' decision in the making: the change found so far (the first
+// one found is the change), what waits for the instance, what is underway, the problems, and the
+// replicas whose delete OTC works on.
+type replicasDecision struct {
+	in replicasInput
+	replicaSet
+	// op is status.operation (the primary's) as the replicas leave it; setOp says it changed.
+	op    *v1alpha1.Operation
+	setOp bool
+	// primaryIdle: the primary takes a create; stopped: it is stopped, or stopping.
+	primaryIdle, stopped bool
+
+	ch       *replicaChange
+	held     []string // changes that wait until the instance is ACTIVE again
+	underway []string
+	problems []outcome
+	deleting map[string]bool // ids whose delete OTC works on
+}
+
+func newReplicasDecision(in replicasInput, set replicaSet) *replicasDecision {
+	d := &replicasDecision{in: in, replicaSet: set, op: in.op, deleting: map[string]bool{}}
 	// status.operation CreateReplica lasts while a replica of the instance is built, whoever's,
 	// whether or not the call that created it was answered: the instance takes no other change
 	// meanwhile, and the day-2 changes and autopilot, which run after this step, wait for it.
-	b := slices.IndexFunc(all, func(o observedReplica) bool { return o.inst.Status == cloud.StatusBuild })
-	switch {
+	b := slices.IndexFunc(set.all, func(o observedReplica) bool { return o.inst.Status == cloud.StatusBuild })
+	switch op := d.op; {
 	case b >= 0 && op == nil:
-		target := cmp.Or(all[b].key, all[b].inst.Name)
-		op, p.setOp = &v1alpha1.Operation{Type: OpCreateReplica, Generation: in.generation, Target: target}, true
+		target := cmp.Or(set.all[b].key, set.all[b].inst.Name)
+		d.op, d.setOp = &v1alpha1.Operation{Type: OpCreateReplica, Generation: in.generation, Target: target}, true
 	case b < 0 && op != nil && op.Type == OpCreateReplica:
-		op, p.setOp = nil, true
+		d.op, d.setOp = nil, true
 	}
-	primaryIdle := usable(in.inst.Status) && op == nil
+	d.primaryIdle = usable(in.inst.Status) && d.op == nil
 	// NOTE: a stopped instance (SHUTDOWN) takes nothing but its start, and OTC stops its read
 	// replicas with it and refuses to delete a stopped PostgreSQL one: the replicas' changes wait
 	// (held), told, and never hold back the start, which the day-2 step makes after this one.
 	// OTC lists the instance ACTIVE while it stops: the stop in flight holds them too.
-	stopped := in.inst.Status == cloud.StatusShutdown || (op != nil && op.Type == OpStop)
-	var held []string // changes that wait until the instance is ACTIVE again
+	d.stopped = in.inst.Status == cloud.StatusShutdown || (d.op != nil && d.op.Type == OpStop)
+	return d
+}
 
-	// The change, in order: tags of a replica this object keeps, the delete of one it does not,
-	// the create of a declared one, a resize, the storage.
-	var problems []outcome
-	var underway []string
-	deleting := map[string]bool{} // ids whose delete OTC works on
-	var ch *replicaChange
-	for _, d := range declared {
-		if k := keep[d.Name]; k != nil && ch == nil {
-			ch = replicaClaim(k, d.Name, in.me)
+// claimKept: first, the tags of a replica this object keeps, in spec order (replicaClaim).
+func (d *replicasDecision) claimKept() {
+	for _, dec := range d.in.spec.Readreplicas {
+		if k := d.keep[dec.Name]; k != nil && d.ch == nil {
+			d.ch = replicaClaim(k, dec.Name, d.in.me)
 		}
 	}
-	for _, o := range surplus {
-		prev := priorByID[o.inst.ID]
+}
+
+// deleteSurplus: then the delete of a replica the object does not keep. A delete status
+// remembers is followed by its job (read first) until it failed; a replica OTC is changing is
+// deleted afterwards. It returns the jobs to read first.
+func (d *replicasDecision) deleteSurplus() []need {
+	var needs []need
+	for _, o := range d.surplus {
+		prev := d.priorByID[o.inst.ID]
 		if prev.Status == v1alpha1.ReplicaDeleting && prev.JobID != "" {
-			j, read := in.jobs[prev.JobID]
+			j, read := d.in.jobs[prev.JobID]
 			if !read {
-				p.needs = append(p.needs, need{kind: readJob, id: prev.JobID})
+				needs = append(needs, need{kind: readJob, id: prev.JobID})
 				continue
 			}
 			if j.err != nil || j.job == nil || j.job.Status != cloud.JobFailed {
-				deleting[o.inst.ID] = true // running, done (OTC lists it a little longer), or not known yet
-				underway = append(underway, "the read replica "+o.inst.ID+" is being deleted")
+				d.deleting[o.inst.ID] = true // running, done (OTC lists it a little longer), or not known yet
+				d.underway = append(d.underway, "the read replica "+o.inst.ID+" is being deleted")
 				continue
 			}
 		}
 		switch {
 		case transitional(o.inst.Status):
-			underway = append(underway, fmt.Sprintf("the read replica %s is %s; it is deleted afterwards", o.inst.ID, o.inst.Status))
-		case stopped:
-			held = append(held, "deletion of the read replica "+o.inst.ID+" ("+surplusWhy(o, isDeclared)+")")
-		case ch == nil:
-			ch = &replicaChange{replica: o.key, what: "deletion of the read replica " + o.inst.ID + " (" + surplusWhy(o, isDeclared) + ")",
+			d.underway = append(d.underway, fmt.Sprintf("the read replica %s is %s; it is deleted afterwards", o.inst.ID, o.inst.Status))
+		case d.stopped:
+			d.held = append(d.held, "deletion of the read replica "+o.inst.ID+" ("+surplusWhy(o, d.in.isDeclared)+")")
+		case d.ch == nil:
+			d.ch = &replicaChange{replica: o.key, what: "deletion of the read replica " + o.inst.ID + " (" + surplusWhy(o, d.in.isDeclared) + ")",
 				act: action{kind: actDeleteInstance, instance: o.inst.ID}}
 		}
 	}
-	if len(p.needs) > 0 {
-		return replicasPlan{needs: p.needs}
-	}
-	for _, d := range declared {
-		k := keep[d.Name]
-		if k != nil {
-			if transitional(k.inst.Status) && k.inst.Status != cloud.StatusBuild {
-				underway = append(underway, fmt.Sprintf("the read replica %s is %s", d.Name, k.inst.Status))
-			}
-			continue
-		}
-		if ch != nil {
-			continue
-		}
-		if !primaryIdle {
-			if op == nil && !transitional(in.inst.Status) {
-				held = append(held, "creation of the read replica "+d.Name)
-			}
-			continue
-		}
-		// NOTE: OTC lets instances share a name: a create whose answer was lost is found by its
-		// name before another is made, as the primary's is (instance.go).
-		name := in.names(d.Name)
-		found, read := in.byName[d.Name]
-		if !read {
-			return replicasPlan{needs: []need{{kind: readInstancesName, name: name}}}
-		}
-		if found.err != nil {
-			return replicasPlan{err: found.err, status: in.prior}
-		}
-		var taken bool
-		for _, f := range found.instances {
-			o := judgeReplica(f, in.me, otcNames, in.policy)
-			switch {
-			case f.ReplicaOf == in.inst.ID && o.cl.mine():
-				// this object's, not yet among the primary's related instances: taken over
-				all = append(all, o)
-				keep[d.Name] = &all[len(all)-1]
-			case !o.cl.mine():
-				taken = true
-			}
-		}
-		switch {
-		case keep[d.Name] != nil:
-			ch = replicaClaim(keep[d.Name], d.Name, in.me)
-		case taken:
-			problems = append(problems, notSynced(ReasonReplicaNameTaken, fmt.Sprintf(
-				"The name of the read replica %s is taken in OTC by an instance that is not this object's, so it is not created. Choose another name for it.", d.Name), settled))
-		case len(all) >= MaxReadReplicas:
-			problems = append(problems, notSynced(ReasonReplicaLimitReached, fmt.Sprintf(
-				"The read replica %s is not created: the instance has %d read replicas, the most OTC allows. Delete one in OTC or leave it out of readreplicas.", d.Name, len(all)), settled))
-		default:
-			if q, problem, wait := flavorFor(in, d.Flavorref, d.Availabilityzone); wait {
-				return q
-			} else if problem != nil {
-				problems = append(problems, *problem)
-				continue
-			}
-			ch = &replicaChange{replica: d.Name, what: "creation of the read replica " + d.Name, act: action{kind: actCreateReplica,
-				instance: in.inst.ID, replica: &cloud.CreateReplicaOpts{Name: name, Of: in.inst.ID, Flavor: d.Flavorref,
-					VolumeType: in.inst.Volume.Type, VolumeSize: replicaVolume(in.spec, d, in.inst), Region: in.inst.Region, AvailabilityZone: d.Availabilityzone}}}
-		}
-	}
-	for _, d := range declared {
-		k := keep[d.Name]
-		if k == nil {
-			continue
-		}
-		r := k.inst
-		if az := replicaAZ(r); az != "" && az != d.Availabilityzone {
-			problems = append(problems, notSynced(ReasonUnsupportedChange, fmt.Sprintf(
-				"The read replica %s is in %s; OTC cannot move it to %s: rename it to replace it.", d.Name, az, d.Availabilityzone), settled))
-		}
-		size := replicaVolume(in.spec, d, in.inst)
-		if size < r.Volume.Size {
-			problems = append(problems, notSynced(ReasonUnsupportedChange, fmt.Sprintf(
-				"The read replica %s has %d GB of storage; OTC cannot shrink it to %d GB.", d.Name, r.Volume.Size, size), settled))
-		}
-		full := r.Status == cloud.StatusStorageFull // only a storage growth frees it, as the instance's
-		pending := replicaPending(d, r, size, full)
-		switch grows := full && size > r.Volume.Size; {
-		case stopped: // OTC stopped it with the instance
-			if pending != "" {
-				held = append(held, pending)
-			}
-			continue
-		case terminal(r.Status) && !grows:
-			// NOTE: a replica OTC could not build, or that failed, serves no reads: told, as the
-			// instance's own state is in Ready, never silently left out of readerhosts.
-			msg := fmt.Sprintf("The read replica %s is %s in OTC, so readerhosts leaves it out", d.Name, r.Status)
-			switch {
-			case pending != "":
-				msg += "; its pending " + pending + " waits until it is ACTIVE again"
-			case full:
-				msg += "; grow its volumesize to free it"
-			default:
-				msg += "; leave it out of readreplicas to delete it, or rename it to replace it"
-			}
-			problems = append(problems, notSynced(ReasonInstanceUnavailable, msg+".", settled))
-			continue
-		case ch != nil || pending == "" || !usable(r.Status) && !full:
-			continue
-		}
-		if r.Flavor != d.Flavorref && full {
-			problems = append(problems, notSynced(ReasonInstanceUnavailable, fmt.Sprintf(
-				"The read replica %s is %s in OTC; its resize to %s waits until it is ACTIVE again. Grow its volumesize to free it.", d.Name, r.Status, d.Flavorref), settled))
-		} else if r.Flavor != d.Flavorref {
-			q, problem, wait := flavorFor(in, d.Flavorref, replicaAZ(r))
-			switch {
-			case wait:
-				return q
-			case problem == nil:
-				ch = &replicaChange{replica: d.Name, what: "resize of the read replica " + d.Name + " to " + d.Flavorref,
-					act: action{kind: actResize, instance: r.ID, flavor: d.Flavorref}}
-				continue
-			}
-			problems = append(problems, *problem) // its storage may still grow
-		}
-		switch {
-		case size > r.Volume.Size:
-			ch = &replicaChange{replica: d.Name, what: fmt.Sprintf("growth of the read replica %s's storage to %d GB", d.Name, size),
-				act: action{kind: actEnlargeVolume, instance: r.ID, size: size}}
-		}
-	}
+	return needs
+}
 
-	// The answer to the change, and the status.
-	p.change, p.op = ch, op
-	var sentTo *replicaSent
-	if s := in.sent; s != nil && ch != nil {
-		sentTo = s
-		switch err := s.err; {
-		case errors.Is(err, cloud.ErrBusy):
-			p.tells = append(p.tells, ptr.To(syncedOK(ReasonInstanceBusy, "The instance or its read replica is busy; the "+ch.what+" will be made when OTC accepts it.", retry)))
-		case err != nil:
-			p.err = err
-		default:
-			replica := ch.act.instance
-			if ch.act.kind == actCreateReplica {
-				replica = s.res.instanceID
+// tellKeptUnderway tells the kept replicas OTC is changing (one being built is the primary's
+// operation, CreateReplica).
+func (d *replicasDecision) tellKeptUnderway() {
+	for _, dec := range d.in.spec.Readreplicas {
+		if k := d.keep[dec.Name]; k != nil && transitional(k.inst.Status) && k.inst.Status != cloud.StatusBuild {
+			d.underway = append(d.underway, fmt.Sprintf("the read replica %s is %s", dec.Name, k.inst.Status))
+		}
+	}
+}
+
+// createMissing: then the create of a declared replica the object has none of, in spec order,
+// while the primary takes it; one that waits for the primary is held.
+func (d *replicasDecision) createMissing() (replicasPlan, bool) {
+	for _, dec := range d.in.spec.Readreplicas {
+		switch {
+		case d.keep[dec.Name] != nil || d.ch != nil:
+			continue
+		case !d.primaryIdle:
+			if d.op == nil && !transitional(d.in.inst.Status) {
+				d.held = append(d.held, "creation of the read replica "+dec.Name)
 			}
-			p.logs = append(p.logs, logLine{slog.LevelInfo, "issued read replica change", []any{"instance", in.inst.ID, "replica", replica, "change", ch.what, "job", s.res.jobID}})
-			p.tells = append(p.tells, ptr.To(syncedOK(ReasonReconcileSuccess, "OTC was asked for the "+ch.what+".", inFlight).made()))
+			continue
 		}
-		if ch.act.kind == actCreateReplica && (s.err == nil || outcomeUnknown(s.err)) {
-			// NOTE: a create whose answer was lost may have been made: the day-2 changes wait for
-			// it, and the next call finds it by its name before making another.
-			p.op, p.setOp = &v1alpha1.Operation{Type: OpCreateReplica, JobID: s.res.jobID, Generation: in.generation, Target: ch.replica}, true
+		if q, wait := d.create(dec); wait {
+			return q, true
 		}
 	}
-	if len(held) > 0 {
-		switch st := in.inst.Status; {
-		case stopped && in.spec.Stopped:
-			problems = append(problems, notSynced(ReasonInstanceStopped, fmt.Sprintf(
-				"The instance is stopped (spec.stopped); the pending %s waits until stopped is false.", joinClauses(held)), settled))
-		case stopped:
-			underway = append(underway, "the pending "+joinClauses(held)+" waits until the instance is started")
+	return replicasPlan{}, false
+}
+
+// create decides the create of the declared replica dec, which the object has none of: its name
+// is looked up first, and one of the object's found under it is taken over instead; a name another
+// instance carries, the most replicas OTC allows, or a flavor OTC does not sell is refused. It
+// returns a plan that reads first, or the refusal of a read.
+func (d *replicasDecision) create(dec v1alpha1.ReadReplica) (replicasPlan, bool) {
+	in := d.in
+	// NOTE: OTC lets instances share a name: a create whose answer was lost is found by its
+	// name before another is made, as the primary's is (instance.go).
+	name := in.names(dec.Name)
+	found, read := in.byName[dec.Name]
+	if !read {
+		return replicasPlan{needs: []need{{kind: readInstancesName, name: name}}}, true
+	}
+	if found.err != nil {
+		return replicasPlan{err: found.err, status: in.prior}, true
+	}
+	var taken bool
+	for _, f := range found.instances {
+		o := judgeReplica(f, in.me, d.otcNames, in.policy)
+		switch {
+		case f.ReplicaOf == in.inst.ID && o.cl.mine():
+			// this object's, not yet among the primary's related instances: taken over
+			d.all = append(d.all, o)
+			d.keep[dec.Name] = &d.all[len(d.all)-1]
+		case !o.cl.mine():
+			taken = true
+		}
+	}
+	switch {
+	case d.keep[dec.Name] != nil:
+		d.ch = replicaClaim(d.keep[dec.Name], dec.Name, in.me)
+	case taken:
+		d.problems = append(d.problems, notSynced(ReasonReplicaNameTaken, fmt.Sprintf(
+			"The name of the read replica %s is taken in OTC by an instance that is not this object's, so it is not created. Choose another name for it.", dec.Name), settled))
+	case len(d.all) >= MaxReadReplicas:
+		d.problems = append(d.problems, notSynced(ReasonReplicaLimitReached, fmt.Sprintf(
+			"The read replica %s is not created: the instance has %d read replicas, the most OTC allows. Delete one in OTC or leave it out of readreplicas.", dec.Name, len(d.all)), settled))
+	default:
+		q, problem, wait := flavorFor(in, dec.Flavorref, dec.Availabilityzone)
+		switch {
+		case wait:
+			return q, true
+		case problem != nil:
+			d.problems = append(d.problems, *problem)
 		default:
-			problems = append(problems, notSynced(ReasonInstanceUnavailable, fmt.Sprintf(
-				"The instance is %s in OTC; the pending %s waits until it is ACTIVE again.", st, joinClauses(held)), settled))
+			d.ch = &replicaChange{replica: dec.Name, what: "creation of the read replica " + dec.Name, act: action{kind: actCreateReplica,
+				instance: in.inst.ID, replica: &cloud.CreateReplicaOpts{Name: name, Of: in.inst.ID, Flavor: dec.Flavorref,
+					VolumeType: in.inst.Volume.Type, VolumeSize: replicaVolume(in.spec, dec, in.inst), Region: in.inst.Region, AvailabilityZone: dec.Availabilityzone}}}
 		}
 	}
-	if len(underway) > 0 && (ch == nil || sentTo == nil) {
-		p.tells = append(p.tells, ptr.To(syncedOK(ReasonChangeInProgress, "Read replicas: "+joinClauses(underway)+".", inFlight).underway()))
+	return replicasPlan{}, false
+}
+
+// changeKept: last, the resize or the storage of a replica the object keeps, in spec order.
+func (d *replicasDecision) changeKept() (replicasPlan, bool) {
+	for _, dec := range d.in.spec.Readreplicas {
+		if k := d.keep[dec.Name]; k != nil {
+			if q, wait := d.change(dec, k.inst); wait {
+				return q, true
+			}
+		}
 	}
-	for i := range problems {
-		p.tells = append(p.tells, &problems[i])
+	return replicasPlan{}, false
+}
+
+// change decides the kept replica r of the declared dec: what OTC cannot change (its AZ, a smaller
+// storage) is refused; a replica stopped with the instance holds its change; one OTC could not
+// build, or that failed, is told, unless its full storage grows; then its resize, else the growth
+// of its storage (first when its storage is full). It returns a plan that reads the flavors first,
+// or the refusal of that read.
+func (d *replicasDecision) change(dec v1alpha1.ReadReplica, r *cloud.Instance) (replicasPlan, bool) {
+	in := d.in
+	if az := replicaAZ(r); az != "" && az != dec.Availabilityzone {
+		d.problems = append(d.problems, notSynced(ReasonUnsupportedChange, fmt.Sprintf(
+			"The read replica %s is in %s; OTC cannot move it to %s: rename it to replace it.", dec.Name, az, dec.Availabilityzone), settled))
 	}
-	p.status = replicaStatus(in, declared, keep, all, deleting, sentTo)
+	size := replicaVolume(in.spec, dec, in.inst)
+	if size < r.Volume.Size {
+		d.problems = append(d.problems, notSynced(ReasonUnsupportedChange, fmt.Sprintf(
+			"The read replica %s has %d GB of storage; OTC cannot shrink it to %d GB.", dec.Name, r.Volume.Size, size), settled))
+	}
+	full := r.Status == cloud.StatusStorageFull // only a storage growth frees it, as the instance's
+	pending := replicaPending(dec, r, size, full)
+	switch grows := full && size > r.Volume.Size; {
+	case d.stopped: // OTC stopped it with the instance
+		if pending != "" {
+			d.held = append(d.held, pending)
+		}
+		return replicasPlan{}, false
+	case terminal(r.Status) && !grows:
+		d.problems = append(d.problems, replicaUnavailable(dec, r, pending, full))
+		return replicasPlan{}, false
+	case d.ch != nil || pending == "" || !usable(r.Status) && !full:
+		return replicasPlan{}, false
+	}
+	if r.Flavor != dec.Flavorref && full {
+		d.problems = append(d.problems, notSynced(ReasonInstanceUnavailable, fmt.Sprintf(
+			"The read replica %s is %s in OTC; its resize to %s waits until it is ACTIVE again. Grow its volumesize to free it.", dec.Name, r.Status, dec.Flavorref), settled))
+	} else if r.Flavor != dec.Flavorref {
+		q, problem, wait := flavorFor(in, dec.Flavorref, replicaAZ(r))
+		switch {
+		case wait:
+			return q, true
+		case problem == nil:
+			d.ch = &replicaChange{replica: dec.Name, what: "resize of the read replica " + dec.Name + " to " + dec.Flavorref,
+				act: action{kind: actResize, instance: r.ID, flavor: dec.Flavorref}}
+			return replicasPlan{}, false
+		}
+		d.problems = append(d.problems, *problem) // its storage may still grow
+	}
+	if size > r.Volume.Size {
+		d.ch = &replicaChange{replica: dec.Name, what: fmt.Sprintf("growth of the read replica %s's storage to %d GB", dec.Name, size),
+			act: action{kind: actEnlargeVolume, instance: r.ID, size: size}}
+	}
+	return replicasPlan{}, false
+}
+
+// replicaUnavailable tells a kept replica OTC could not build, or that failed, and its pending
+// change.
+//
+// NOTE: such a replica serves no reads: told, as the instance's own state is in Ready, never
+// silently left out of readerhosts.
+func replicaUnavailable(dec v1alpha1.ReadReplica, r *cloud.Instance, pending string, full bool) outcome {
+	msg := fmt.Sprintf("The read replica %s is %s in OTC, so readerhosts leaves it out", dec.Name, r.Status)
+	switch {
+	case pending != "":
+		msg += "; its pending " + pending + " waits until it is ACTIVE again"
+	case full:
+		msg += "; grow its volumesize to free it"
+	default:
+		msg += "; leave it out of readreplicas to delete it, or rename it to replace it"
+	}
+	return notSynced(ReasonInstanceUnavailable, msg+".", settled)
+}
+
+// plan is the decision made: the change and OTC's answer to it once sent, what waits and what is
+// underway, the problems, status.operation and status.readReplicas.
+func (d *replicasDecision) plan() replicasPlan {
+	p := replicasPlan{change: d.ch, op: d.op, setOp: d.setOp}
+	sent := d.answered(&p)
+	d.tellHeld()
+	if len(d.underway) > 0 && (d.ch == nil || sent == nil) {
+		p.tells = append(p.tells, ptr.To(syncedOK(ReasonChangeInProgress, "Read replicas: "+joinClauses(d.underway)+".", inFlight).underway()))
+	}
+	for i := range d.problems {
+		p.tells = append(p.tells, &d.problems[i])
+	}
+	p.status = replicaStatus(d.in, d.in.spec.Readreplicas, d.keep, d.all, d.deleting, sent)
 	return p
+}
+
+// answered tells OTC's answer to the change, once sent, into p, and returns what was sent (nil
+// when nothing was).
+func (d *replicasDecision) answered(p *replicasPlan) *replicaSent {
+	s, ch, in := d.in.sent, d.ch, d.in
+	if s == nil || ch == nil {
+		return nil
+	}
+	switch err := s.err; {
+	case errors.Is(err, cloud.ErrBusy):
+		p.tells = append(p.tells, ptr.To(syncedOK(ReasonInstanceBusy, "The instance or its read replica is busy; the "+ch.what+" will be made when OTC accepts it.", retry)))
+	case err != nil:
+		p.err = err
+	default:
+		replica := ch.act.instance
+		if ch.act.kind == actCreateReplica {
+			replica = s.res.instanceID
+		}
+		p.logs = append(p.logs, logLine{slog.LevelInfo, "issued read replica change", []any{"instance", in.inst.ID, "replica", replica, "change", ch.what, "job", s.res.jobID}})
+		p.tells = append(p.tells, ptr.To(syncedOK(ReasonReconcileSuccess, "OTC was asked for the "+ch.what+".", inFlight).made()))
+	}
+	if ch.act.kind == actCreateReplica && (s.err == nil || outcomeUnknown(s.err)) {
+		// NOTE: a create whose answer was lost may have been made: the day-2 changes wait for
+		// it, and the next call finds it by its name before making another.
+		p.op, p.setOp = &v1alpha1.Operation{Type: OpCreateReplica, JobID: s.res.jobID, Generation: in.generation, Target: ch.replica}, true
+	}
+	return s
+}
+
+// tellHeld tells the changes that wait for the instance: stopped by spec.stopped, stopping or
+// starting, or in a status that takes no change.
+func (d *replicasDecision) tellHeld() {
+	if len(d.held) == 0 {
+		return
+	}
+	switch st := d.in.inst.Status; {
+	case d.stopped && d.in.spec.Stopped:
+		d.problems = append(d.problems, notSynced(ReasonInstanceStopped, fmt.Sprintf(
+			"The instance is stopped (spec.stopped); the pending %s waits until stopped is false.", joinClauses(d.held)), settled))
+	case d.stopped:
+		d.underway = append(d.underway, "the pending "+joinClauses(d.held)+" waits until the instance is started")
+	default:
+		d.problems = append(d.problems, notSynced(ReasonInstanceUnavailable, fmt.Sprintf(
+			"The instance is %s in OTC; the pending %s waits until it is ACTIVE again.", st, joinClauses(d.held)), settled))
+	}
 }
 
 // flavorFor checks that OTC sells the read replica flavor code for the instance's engine and

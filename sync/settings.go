@@ -179,28 +179,14 @@ func stoppedState(in day2Input) (*v1alpha1.StoppedStatus, *outcome) {
 }
 
 // autoStart is when OTC starts an instance stopped at since by itself: the start of the first
-// maintenance window seven days later (autoStartAfter).
+// maintenance window seven days later (autoStartAfter); OTC's default window when the instance
+// reports none.
 func autoStart(since time.Time, window string) time.Time {
-	h, m, ok := clockTime(window)
+	w, ok := parseDailyWindow(window)
 	if !ok {
-		h, m, _ = clockTime(defaultMaintenanceWindow)
+		w, _ = parseDailyWindow(defaultMaintenanceWindow)
 	}
-	t := since.UTC().Add(autoStartAfter)
-	at := time.Date(t.Year(), t.Month(), t.Day(), h, m, 0, 0, time.UTC)
-	if at.Before(t) {
-		at = at.Add(24 * time.Hour)
-	}
-	return at
-}
-
-// clockTime reads the hh:mm a window starts at.
-func clockTime(window string) (h, m int, ok bool) {
-	if len(window) < 5 || window[2] != ':' {
-		return 0, 0, false
-	}
-	h, err1 := strconv.Atoi(window[:2])
-	m, err2 := strconv.Atoi(window[3:5])
-	return h, m, err1 == nil && err2 == nil && h < 24 && m < 60
+	return w.startFrom(since.Add(autoStartAfter))
 }
 
 // whileStopped is planDay2's guard for a stopped (SHUTDOWN) instance: only a start is made; an
@@ -386,13 +372,9 @@ func validBackupPeriod(p string) bool {
 // validMaintenanceWindow: hh:mm-HH:MM in UTC, four hours long ("The interval between the start
 // time and end time must be four hours", DOC: configuring the maintenance window), on a quarter
 // hour like backupstarttime.
-func validMaintenanceWindow(w string) bool {
-	if len(w) != 11 || w[5] != '-' {
-		return false
-	}
-	h1, m1, ok1 := clockTime(w[:5])
-	h2, m2, ok2 := clockTime(w[6:])
-	return ok1 && ok2 && m1 == m2 && m1%15 == 0 && (h1+4)%24 == h2
+func validMaintenanceWindow(s string) bool {
+	w, ok := parseDailyWindow(s)
+	return ok && w.onQuarterHours() && w.lasts(4*time.Hour)
 }
 
 // validateSettings adds the problems of the settings fields to Validate's.

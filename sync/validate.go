@@ -184,14 +184,10 @@ func Port(spec *v1alpha1.RdsSpec) (int, error) {
 	return port, nil
 }
 
+// validBackupWindow: hh:mm-HH:MM in UTC, one hour long, on a quarter hour.
 func validBackupWindow(s string) bool {
-	from, m1, to, m2, ok := backupWindow(s)
-	if !ok {
-		return false
-	}
-	h1, _ := strconv.Atoi(from)
-	h2, _ := strconv.Atoi(to)
-	return (h1+1)%24 == h2 && m1 == m2
+	w, ok := parseDailyWindow(s)
+	return ok && w.onQuarterHours() && w.lasts(time.Hour)
 }
 
 // passwordProblem checks OTC's root password rules for the engine: 8 to 32 characters from at
@@ -288,7 +284,7 @@ func securityProblems(spec *v1alpha1.RdsSpec) []string {
 		switch {
 		case spec.Datastoretype == v1alpha1.EngineSQLServer:
 			p.addf("timezone %q: SQL Server takes Windows time zone names, which this controller does not set yet; remove timezone.", tz)
-		case !timeZonePattern.MatchString(tz) || offsetMinutes(tz) > 14*60 || offsetMinutes(tz) < -12*60:
+		case !validTimeZone(tz):
 			p.addf("timezone %q is not a UTC offset such as UTC+08:00 (UTC-12:00 to UTC+14:00).", tz)
 		case spec.Restorefrom != nil:
 			p.addf("timezone %q cannot be set with restorefrom: OTC's restore into a new instance takes no time zone, the new instance has the source's; remove timezone.", tz)
@@ -306,6 +302,15 @@ func securityProblems(spec *v1alpha1.RdsSpec) []string {
 		p.addf("diskencryptionid %q is not a KMS key id (a UUID such as 2b5a4c3e-8f0a-4d7e-9c1b-0e6f5a4b3c2d).", id)
 	}
 	return p
+}
+
+// validTimeZone: timeZonePattern, with an offset from UTC-12:00 to UTC+14:00.
+func validTimeZone(tz string) bool {
+	if !timeZonePattern.MatchString(tz) {
+		return false
+	}
+	off := offsetMinutes(tz)
+	return off >= -12*60 && off <= 14*60
 }
 
 // offsetMinutes is the offset of a time zone UTC±hh:mm in minutes; 0 for UTC.

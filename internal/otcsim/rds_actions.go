@@ -422,22 +422,23 @@ func (s *Sim) handleManageAutoScaling(w http.ResponseWriter, r *http.Request) {
 	writeEmpty(w, http.StatusOK)
 }
 
-// autoscale grows the storage of instances whose disk usage (rds039_disk_util, set with SetMetric)
-// leaves less free space than the trigger threshold: by 15% of the allocated size, in steps of
-// 10 GB, up to the limit.
-func (s *Sim) autoscale(now time.Time) {
-	for _, in := range s.sortedInstancesWhere(func(in *instance) bool { return in.autoscaling.enabled }) {
-		p := in.autoscaling
-		util, ok := s.metrics[metricKey{instanceID: in.id, metric: metricDiskUtil}]
-		if !p.enabled || !ok || in.op != nil || in.volumeSize >= p.limitSize ||
-			(in.status != StatusActive && in.status != StatusStorageFull) ||
-			100-util >= float64(p.triggerThreshold) {
-			continue
-		}
-		grow := (in.volumeSize*15/100 + 9) / 10 * 10
-		size := min(max(in.volumeSize+grow, in.volumeSize+10), p.limitSize/10*10)
-		if _, err := s.enlarge(in, size, now, "AutoEnlarge"+in.engine.jobName+"Volume"); err != nil {
-			s.log.Warn("otcsim autoscale refused", "instance", in.id, "err", err.Error())
-		}
+// autoscale grows the storage of an instance whose disk usage (rds039_disk_util, set with
+// SetMetric) leaves less free space than the trigger threshold: by 15% of the allocated size, in
+// steps of 10 GB, up to the limit.
+func (s *Sim) autoscale(in *instance, now time.Time) {
+	p := in.autoscaling
+	util, ok := s.metrics[metricKey{instanceID: in.id, metric: metricDiskUtil}]
+	if !p.enabled || !ok || in.op != nil || in.volumeSize >= p.limitSize ||
+		(in.status != StatusActive && in.status != StatusStorageFull) ||
+		100-util >= float64(p.triggerThreshold) {
+		return
+	}
+	grow := (in.volumeSize*15/100 + 9) / 10 * 10
+	size := min(max(in.volumeSize+grow, in.volumeSize+10), p.limitSize/10*10)
+	if _, err := s.enlarge(in, size, now, "AutoEnlarge"+in.engine.jobName+"Volume"); err != nil {
+		s.log.Warn("otcsim autoscale refused", "instance", in.id, "err", err.Error())
 	}
 }
+
+// autoscaled: an instance with an autoscaling policy, which autoscale may grow.
+func autoscaled(in *instance) bool { return in.autoscaling.enabled }

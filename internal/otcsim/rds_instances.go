@@ -141,6 +141,63 @@ func validateVolume(typ string, size int) *apiError {
 	return nil
 }
 
+// checkInstanceName checks a new instance's name (a create, a read replica's, a restore's).
+func checkInstanceName(name string) *apiError {
+	if !instanceNameRe.MatchString(name) {
+		return errorf(http.StatusBadRequest, "DBS.200021",
+			"Invalid DB instance name: 4 to 64 characters, starting with a letter; letters, digits, hyphens and underscores only.")
+	}
+	return nil
+}
+
+// checkNameFree refuses a new instance a name an instance has, in the strict mode only.
+//
+// NOTE: OTC lets instances of one type share a name; only the strict mode (UniqueNames) refuses.
+func (s *Sim) checkNameFree(name string) *apiError {
+	if !s.opts.UniqueNames {
+		return nil
+	}
+	for _, other := range s.instances {
+		if other.name == name {
+			return errorf(http.StatusConflict, "DBS.200022", "The DB instance name already exists.")
+		}
+	}
+	return nil
+}
+
+// offeredFlavor is the flavor ref names if it is one of e's, for version, in mode (single, ha or
+// replica); nil if not.
+func offeredFlavor(ref string, e *engine, version, mode string) *flavor {
+	f := findFlavor(ref)
+	if f == nil || f.engine != e || f.mode != mode || !slices.Contains(f.versions, version) {
+		return nil
+	}
+	return f
+}
+
+// checkPlacement checks where a new instance's nodes go, one AZ each (azs, trimmed): each AZ one
+// of the region's, the flavor f sold in each, the volume's type and size, and the storage type
+// offered in each.
+func checkPlacement(f *flavor, azs []string, volumeType string, size int) *apiError {
+	for _, az := range azs {
+		if !slices.Contains(availabilityZones, az) {
+			return errorf(http.StatusBadRequest, "DBS.200025", "Invalid AZ %q.", az)
+		}
+	}
+	if err := checkFlavorAZs(f, azs); err != nil {
+		return err
+	}
+	if err := validateVolume(volumeType, size); err != nil {
+		return err
+	}
+	for _, az := range azs {
+		if storageAZStatus(volumeType, az) != azNormal {
+			return errorf(http.StatusBadRequest, "DBS.200026", "The storage type %s is not offered in %s.", volumeType, az)
+		}
+	}
+	return nil
+}
+
 // checkFlavorAZs checks that a flavor is sold in every requested AZ.
 func checkFlavorAZs(f *flavor, azs []string) *apiError {
 	for _, az := range azs {
@@ -218,9 +275,8 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 		req.AvailabilityZone == "" || req.VpcID == "" || req.SubnetID == "" || req.SecurityGroupID == "" {
 		return nil, errParam("name, password, flavor_ref, volume, availability_zone, vpc_id, subnet_id and security_group_id are required")
 	}
-	if !instanceNameRe.MatchString(req.Name) {
-		return nil, errorf(http.StatusBadRequest, "DBS.200021",
-			"Invalid DB instance name: 4 to 64 characters, starting with a letter; letters, digits, hyphens and underscores only.")
+	if err := checkInstanceName(req.Name); err != nil {
+		return nil, err
 	}
 
 	typ, mode, replication := TypeSingle, modeSingle, ""
@@ -233,8 +289,8 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 		}
 		typ, mode, replication = TypeHa, modeHA, req.Ha.ReplicationMode
 	}
-	f := findFlavor(req.FlavorRef)
-	if f == nil || f.engine != e || f.mode != mode || !slices.Contains(f.versions, version) {
+	f := offeredFlavor(req.FlavorRef, e, version, mode)
+	if f == nil {
 		return nil, errorf(http.StatusBadRequest, "DBS.200053",
 			"The specifications %s do not exist for %s %s (%s).", req.FlavorRef, e.name, version, mode)
 	}
@@ -249,20 +305,9 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 	}
 	for i, az := range azs {
 		azs[i] = strings.TrimSpace(az)
-		if !slices.Contains(availabilityZones, azs[i]) {
-			return nil, errorf(http.StatusBadRequest, "DBS.200025", "Invalid AZ %q.", azs[i])
-		}
 	}
-	if err := checkFlavorAZs(f, azs); err != nil {
+	if err := checkPlacement(f, azs, req.Volume.Type, req.Volume.Size.Value); err != nil {
 		return nil, err
-	}
-	if err := validateVolume(req.Volume.Type, req.Volume.Size.Value); err != nil {
-		return nil, err
-	}
-	for _, az := range azs {
-		if storageAZStatus(req.Volume.Type, az) != azNormal {
-			return nil, errorf(http.StatusBadRequest, "DBS.200026", "The storage type %s is not offered in %s.", req.Volume.Type, az)
-		}
 	}
 
 	if s.findVPC(req.VpcID) == nil {
@@ -318,11 +363,8 @@ func (s *Sim) newInstance(req *createRequest, e *engine, version string, now tim
 	if req.ChargeInfo != nil && req.ChargeInfo.ChargeMode != "" && req.ChargeInfo.ChargeMode != "postPaid" {
 		return nil, errParam("the simulator supports charge_mode postPaid only")
 	}
-	// NOTE: OTC lets instances of one type share a name; only the strict mode (UniqueNames) refuses.
-	for _, other := range s.instances {
-		if other.name == req.Name && s.opts.UniqueNames {
-			return nil, errorf(http.StatusConflict, "DBS.200022", "The DB instance name already exists.")
-		}
+	if err := s.checkNameFree(req.Name); err != nil {
+		return nil, err
 	}
 
 	in := &instance{

@@ -20,8 +20,9 @@ func errReplicaLimit(id string) *apiError {
 	return errorf(http.StatusBadRequest, "DBS.200001", "Parameter error: the DB instance %s has %d read replicas already, the most it may have.", id, MaxReadReplicas)
 }
 
-// createReplica validates a read replica's create request (the SDK's CreateReplicaOpts) and starts
-// building it. A read replica is an instance of type Replica with one readreplica node, its
+// createReplica validates a read replica's create request (the SDK's CreateReplicaOpts), with the
+// create's own checks of the name, the flavor, the placement and a name taken (newInstance), and
+// starts building it. A read replica is an instance of type Replica with one readreplica node, its
 // primary's engine, version, network and port, a .rr flavor, and no backups. OTC lists it among
 // its primary's related instances (type replica) and its primary among its own (replica_of).
 //
@@ -33,9 +34,8 @@ func (s *Sim) createReplica(req *createRequest, now time.Time) (*instance, *job,
 	if req.Name == "" || req.FlavorRef == "" || req.Volume == nil || req.AvailabilityZone == "" {
 		return nil, nil, errParam("name, replica_of_id, flavor_ref, volume and availability_zone are required")
 	}
-	if !instanceNameRe.MatchString(req.Name) {
-		return nil, nil, errorf(http.StatusBadRequest, "DBS.200021",
-			"Invalid DB instance name: 4 to 64 characters, starting with a letter; letters, digits, hyphens and underscores only.")
+	if err := checkInstanceName(req.Name); err != nil {
+		return nil, nil, err
 	}
 	if req.Region != "" && req.Region != Region {
 		return nil, nil, errParam("region %q does not exist", req.Region)
@@ -56,32 +56,21 @@ func (s *Sim) createReplica(req *createRequest, now time.Time) (*instance, *job,
 	if len(primary.replicas) >= MaxReadReplicas {
 		return nil, nil, errReplicaLimit(primary.id)
 	}
-	f := findFlavor(req.FlavorRef)
-	if f == nil || f.engine != primary.engine || f.mode != modeReplica || !slices.Contains(f.versions, primary.version) {
+	f := offeredFlavor(req.FlavorRef, primary.engine, primary.version, modeReplica)
+	if f == nil {
 		return nil, nil, errorf(http.StatusBadRequest, "DBS.200053",
 			"The specifications %s do not exist for %s %s read replicas.", req.FlavorRef, primary.engine.name, primary.version)
 	}
 	az := strings.TrimSpace(req.AvailabilityZone)
-	if !slices.Contains(availabilityZones, az) {
-		return nil, nil, errorf(http.StatusBadRequest, "DBS.200025", "Invalid AZ %q.", az)
-	}
-	if err := checkFlavorAZs(f, []string{az}); err != nil {
-		return nil, nil, err
-	}
 	size := req.Volume.Size.Value
 	if !req.Volume.Size.Set || size == 0 {
 		size = primary.volumeSize
 	}
-	if err := validateVolume(req.Volume.Type, size); err != nil {
+	if err := checkPlacement(f, []string{az}, req.Volume.Type, size); err != nil {
 		return nil, nil, err
 	}
-	if storageAZStatus(req.Volume.Type, az) != azNormal {
-		return nil, nil, errorf(http.StatusBadRequest, "DBS.200026", "The storage type %s is not offered in %s.", req.Volume.Type, az)
-	}
-	for _, other := range s.instances {
-		if other.name == req.Name && s.opts.UniqueNames {
-			return nil, nil, errorf(http.StatusConflict, "DBS.200022", "The DB instance name already exists.")
-		}
+	if err := s.checkNameFree(req.Name); err != nil {
+		return nil, nil, err
 	}
 	in := &instance{
 		seq: s.nextSeq(), id: s.randHex(32) + "in01", name: req.Name, engine: primary.engine, version: primary.version,

@@ -120,6 +120,63 @@ func TestReadReplicaRules(t *testing.T) {
 	assert.Len(t, e.getInstance(t, primary).RelatedInstance, MaxReadReplicas-1)
 }
 
+// TestReadReplicaCreateChecksAreTheCreates: a read replica's create is refused as an instance's
+// create is, with the same code, for its name, its AZ, its flavor not sold there, its storage type
+// and size, the storage not offered there, and (UniqueNames) a name taken: the checks they share.
+func TestReadReplicaCreateChecksAreTheCreates(t *testing.T) {
+	e := newEnv(t, Options{UniqueNames: true})
+	primary := e.createActive(t, createOpts("rr-checks"))
+	for _, tc := range []struct {
+		reason   string
+		create   func(*instances.CreateRdsOpts)
+		replica  func(*instances.CreateReplicaOpts)
+		status   int
+		wantCode string
+	}{
+		{reason: "a name OTC does not take",
+			create: func(o *instances.CreateRdsOpts) { o.Name = "1st" }, replica: func(o *instances.CreateReplicaOpts) { o.Name = "1st" },
+			status: http.StatusBadRequest, wantCode: "DBS.200021"},
+		{reason: "an AZ the region does not have",
+			create:  func(o *instances.CreateRdsOpts) { o.AvailabilityZone = "eu-de-09" },
+			replica: func(o *instances.CreateReplicaOpts) { o.AvailabilityZone = "eu-de-09" },
+			status:  http.StatusBadRequest, wantCode: "DBS.200025"},
+		{reason: "a flavor not offered in the AZ",
+			create: func(o *instances.CreateRdsOpts) { o.FlavorRef, o.AvailabilityZone = "rds.mysql.c2.xlarge", "eu-de-03" },
+			replica: func(o *instances.CreateReplicaOpts) {
+				o.FlavorRef, o.AvailabilityZone = "rds.mysql.c2.xlarge.rr", "eu-de-03"
+			},
+			status: http.StatusBadRequest, wantCode: "DBS.200053"},
+		{reason: "a storage type OTC does not have",
+			create: func(o *instances.CreateRdsOpts) { o.Volume.Type = "FLOPPY" }, replica: func(o *instances.CreateReplicaOpts) { o.Volume.Type = "FLOPPY" },
+			status: http.StatusBadRequest, wantCode: "DBS.200026"},
+		{reason: "a size not a multiple of 10",
+			create: func(o *instances.CreateRdsOpts) { o.Volume.Size = 45 }, replica: func(o *instances.CreateReplicaOpts) { o.Volume.Size = 45 },
+			status: http.StatusBadRequest, wantCode: "DBS.200027"},
+		{reason: "a storage type not offered in the AZ",
+			create:  func(o *instances.CreateRdsOpts) { o.Volume.Type, o.AvailabilityZone = "ESSD", "eu-de-03" },
+			replica: func(o *instances.CreateReplicaOpts) { o.Volume.Type, o.AvailabilityZone = "ESSD", "eu-de-03" },
+			status:  http.StatusBadRequest, wantCode: "DBS.200026"},
+		{reason: "a name an instance has (UniqueNames)",
+			create: func(o *instances.CreateRdsOpts) { o.Name = "rr-checks" }, replica: func(o *instances.CreateReplicaOpts) { o.Name = "rr-checks" },
+			status: http.StatusConflict, wantCode: "DBS.200022"},
+	} {
+		c := createOpts("rr-checks-create")
+		tc.create(&c)
+		_, err := instances.Create(e.rds, c)
+		status, code := rdsErrorCode(t, err)
+		assert.Equal(t, tc.status, status, "create: %s", tc.reason)
+		assert.Equal(t, tc.wantCode, code, "create: %s", tc.reason)
+
+		r := replicaOpts("rr-checks-replica", primary)
+		tc.replica(&r)
+		_, err = instances.CreateReplica(e.rds, r)
+		status, code = rdsErrorCode(t, err)
+		assert.Equal(t, tc.status, status, "replica: %s", tc.reason)
+		assert.Equal(t, tc.wantCode, code, "replica: %s", tc.reason)
+	}
+	assert.Empty(t, e.getInstance(t, primary).RelatedInstance, "no replica was made")
+}
+
 // TestReadReplicasStopWithTheirPrimary: a replica is stopped and started with its primary, never
 // alone.
 func TestReadReplicasStopWithTheirPrimary(t *testing.T) {

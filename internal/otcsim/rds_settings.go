@@ -167,18 +167,19 @@ func (in *instance) inMaintenanceWindow(t time.Time) bool {
 	return minute >= from || minute < to
 }
 
-// autoStart starts the instances stopped for seven days, in their maintenance window, as OTC does.
-func (s *Sim) autoStart(now time.Time) {
-	for _, in := range s.sortedInstancesWhere(func(in *instance) bool { return in.status == StatusShutdown && !in.stoppedAt.IsZero() }) {
-		if in.op != nil || now.Sub(in.stoppedAt) < stoppedFor || !in.inMaintenanceWindow(now) {
-			continue
-		}
-		d := s.opts.Durations.Restart
-		j := s.newJob("AutoStartup"+in.engine.jobName+"Instance", in, now, d)
-		in.startOp(opKindStartStop, "", now, d, j, func(in *instance, _ time.Time) {
-			in.status, in.stoppedAt = StatusActive, time.Time{}
-			in.replicasFollow(StatusActive)
-		})
-		s.log.Info("otcsim auto start", "instance", in.id)
+// autoStart starts an instance stopped for seven days, in its maintenance window, as OTC does.
+func (s *Sim) autoStart(in *instance, now time.Time) {
+	if in.op != nil || now.Sub(in.stoppedAt) < stoppedFor || !in.inMaintenanceWindow(now) {
+		return
 	}
+	d := s.opts.Durations.Restart
+	j := s.newJob("AutoStartup"+in.engine.jobName+"Instance", in, now, d)
+	in.startOp(opKindStartStop, "", now, d, j, func(in *instance, _ time.Time) {
+		in.status, in.stoppedAt = StatusActive, time.Time{}
+		in.replicasFollow(StatusActive)
+	})
+	s.log.Info("otcsim auto start", "instance", in.id)
 }
+
+// stoppedByStop: an instance a stop stopped (SHUTDOWN since stoppedAt), which autoStart may start.
+func stoppedByStop(in *instance) bool { return in.status == StatusShutdown && !in.stoppedAt.IsZero() }

@@ -109,7 +109,10 @@ func (s *Sim) lockAt() time.Time {
 	return now
 }
 
-// advance applies every transition that is due at now. It is idempotent.
+// advance applies every transition that is due at now, in this order: the operations that end,
+// the backups whose delete ends, storage autoscaling (rds_actions.go), and OTC's start of an
+// instance stopped for seven days (rds_settings.go); each step oldest instance first. It is
+// idempotent.
 func (s *Sim) advance(now time.Time) {
 	// NOTE: this runs on every request; sorting only the instances with a due operation keeps a
 	// fleet of 10,000 (test/scale) from paying a sort of all of them per request.
@@ -131,8 +134,18 @@ func (s *Sim) advance(now time.Time) {
 			delete(s.backups, id)
 		}
 	}
-	s.autoscale(now)
-	s.autoStart(now) // rds_settings.go
+	// NOTE: one scan for the two steps after the operations, made after them: they see the
+	// instances as the operations left them (a stop that ended starts its seven days, a deleted
+	// instance is gone; TestAdvanceOrder), so it cannot be the scan before them. Neither step
+	// changes which instances the other takes: autoscaling grows an ACTIVE or STORAGE_FULL
+	// instance and stops none, the start starts a SHUTDOWN one and sets no policy.
+	both := s.sortedInstancesEach(autoscaled, stoppedByStop)
+	for _, in := range both[0] {
+		s.autoscale(in, now)
+	}
+	for _, in := range both[1] {
+		s.autoStart(in, now)
+	}
 }
 
 // sortedInstances returns all instances, oldest first.
@@ -142,13 +155,23 @@ func (s *Sim) sortedInstances() []*instance {
 
 // sortedInstancesWhere returns the instances that keep accepts, oldest first.
 func (s *Sim) sortedInstancesWhere(keep func(*instance) bool) []*instance {
-	var out []*instance
+	return s.sortedInstancesEach(keep)[0]
+}
+
+// sortedInstancesEach returns, in one scan of the instances, for each of keeps the instances it
+// accepts, oldest first.
+func (s *Sim) sortedInstancesEach(keeps ...func(*instance) bool) [][]*instance {
+	out := make([][]*instance, len(keeps))
 	for _, in := range s.instances {
-		if keep(in) {
-			out = append(out, in)
+		for i, keep := range keeps {
+			if keep(in) {
+				out[i] = append(out[i], in)
+			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	for _, list := range out {
+		sort.Slice(list, func(i, j int) bool { return list[i].seq < list[j].seq })
+	}
 	return out
 }
 
