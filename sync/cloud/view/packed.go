@@ -25,7 +25,7 @@ type packed struct {
 }
 
 // pack packs an instance. unpack(pack(in)) equals *in, but for Created, which is kept as an
-// instant (in UTC).
+// instant (in UTC, as the OTC adapter reads it, and without a monotonic reading).
 //
 // NOTE: every field of cloud.Instance is written here and read back in unpack in the same order;
 // TestPackKeepsEveryField fills each field by reflection and fails on one either forgets.
