@@ -288,7 +288,7 @@ func (s *session) exec(ctx context.Context, st step, version int) error {
 	}
 	sql := st.query
 	if !st.password.Empty() {
-		pw, err := passwordSQL(st.password.Reveal(), version)
+		pw, err := passwordSQL(st.password.Reveal(), st.role, version)
 		if err != nil {
 			return fmt.Errorf("%s: %w", st.change, err)
 		}
