@@ -67,8 +67,9 @@ const (
 	// ReasonDatabaseCertificateUntrusted: with SSL on, the server's certificate does not chain to
 	// the CAs of --db-ca-file (docs/reference.md#ssl).
 	ReasonDatabaseCertificateUntrusted = "DatabaseCertificateUntrusted"
-	// ReasonDatabaseLoginUnsafe: the server asked for the root password in clear text, or for
-	// none, as no OTC server does (docs/users.md).
+	// ReasonDatabaseLoginUnsafe: the server asked for the root password in a form it could read
+	// (in clear text, or encrypted with an RSA key it sent: a MySQL server without SSL that must
+	// check it in full), or for none (docs/users.md).
 	ReasonDatabaseLoginUnsafe = "DatabaseLoginUnsafe"
 	ReasonUserOwnsObjects     = "UserOwnsObjects"
 )
@@ -383,7 +384,8 @@ func databasesOutcome(err error, next time.Time) outcome {
 			"SSL is on, and the database server's certificate is not signed by a CA the controller trusts: its operator must set --db-ca-file to OTC's CA bundle; the next attempt is at "+at+".", settled)
 	case errors.Is(err, dbusers.ErrUnsafeLogin):
 		return databasesNotReady(ReasonDatabaseLoginUnsafe,
-			"The database server asked for the root password in clear text, or for none, as no OTC server does: nothing was sent to it; the next attempt is at "+at+".", settled)
+			"The database server asked for the root password in a form it could read (in clear text, or encrypted with a key it sent itself), or for none, and the password was not sent to it. "+
+				"A MySQL server without SSL does so when it must check the password in full (caching_sha2_password): turn ssl on; no other OTC server does. The next attempt is at "+at+".", settled)
 	case errors.Is(err, dbusers.ErrUnreachable):
 		return databasesNotReady(ReasonDatabaseUnreachable,
 			"The database server could not be reached in time; the next attempt is at "+at+".", settled)

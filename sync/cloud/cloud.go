@@ -77,7 +77,8 @@ type Instance struct {
 	// replica_of); Replicas are the ids of a primary's read replicas (of type replica).
 	ReplicaOf string
 	Replicas  []string
-	// Created is when OTC finished creating the instance; zero while it is being created.
+	// Created is when OTC finished creating the instance, in UTC; zero while it is being created.
+	// Compare it as an instant (Equal, Before): the shared view keeps nothing else of it.
 	Created time.Time
 }
 

@@ -177,8 +177,11 @@ func open(ctx context.Context, c Conn) (*session, error) {
 	cfg.ReadTimeout = c.StatementTimeout()  // each network read
 	cfg.WriteTimeout = c.StatementTimeout() // each network write
 	cfg.Logger = discardLogger{}
+	var guards loginGuards
 	if c.TLS != nil {
 		cfg.TLS = c.TLS.Clone()
+	} else {
+		cfg.DialFunc = guards.dial // no server's RSA key for the password (login.go)
 	}
 	// NOTE: MySQL and MariaDB refuse placeholders in CREATE USER / ALTER USER ... IDENTIFIED BY ?
 	// (error 1064 when prepared; checked on MariaDB 10.11, same grammar in MySQL 8), so a password
@@ -209,6 +212,9 @@ func open(ctx context.Context, c Conn) (*session, error) {
 	}
 	if err != nil {
 		_ = db.Close()
+		if guards.refused.Load() {
+			return nil, fmt.Errorf("connect to %s: %w: the server asked for the password encrypted with a key it sent, over a session without TLS", cfg.Addr, ErrUnsafeLogin)
+		}
 		return nil, connectError(cfg.Addr, c.User, err)
 	}
 	s.conn = conn
@@ -220,10 +226,18 @@ func (s *session) close() {
 	_ = s.db.Close()
 }
 
-// connectError sorts a failed connection into ErrUntrusted, ErrUnauthorized and ErrUnreachable.
+// connectError sorts a failed connection into ErrUntrusted, ErrUnsafeLogin, ErrUnauthorized and
+// ErrUnreachable.
 func connectError(addr, user string, err error) error {
 	if errors.Is(err, ErrUntrusted) {
 		return fmt.Errorf("connect to %s: %w", addr, err)
+	}
+	// The driver refuses both (AllowCleartextPasswords and AllowOldPasswords are off).
+	switch {
+	case errors.Is(err, mysql.ErrCleartextPassword):
+		return fmt.Errorf("connect to %s: %w: the server asked for the password in clear text", addr, ErrUnsafeLogin)
+	case errors.Is(err, mysql.ErrOldPassword):
+		return fmt.Errorf("connect to %s: %w: the server asked for the password's pre-4.1 scramble, which is broken", addr, ErrUnsafeLogin)
 	}
 	var me *mysql.MySQLError
 	if errors.As(err, &me) {

@@ -21,8 +21,9 @@ var (
 	// ErrUntrusted marks a TLS session whose server certificate does not chain to a trusted CA
 	// (VerifyCA): nothing was sent to the server.
 	ErrUntrusted = errors.New("database server certificate not trusted")
-	// ErrUnsafeLogin marks a server that asked for the admin's password in clear text, or let the
-	// admin in without one (PostgreSQL's require_auth): nothing was sent to it.
+	// ErrUnsafeLogin marks a server that asked for the admin's password in a form it could read
+	// (in clear text; MySQL without TLS: encrypted with an RSA key the server sent, login.go), or
+	// let the admin in without one (PostgreSQL's require_auth): the password was not sent.
 	ErrUnsafeLogin = errors.New("database server asked for an unsafe login")
 )
 

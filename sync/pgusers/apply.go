@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -132,37 +134,10 @@ func (s *session) conn(ctx context.Context, db string) (*pgx.Conn, error) {
 	if name == "" {
 		name = maintenanceDB
 	}
-	// NOTE: the configuration is built field by field, never from a connection string with the
-	// password in it. ParseConfig("") reads the PG* environment; every field that matters is set
-	// below, so the environment changes nothing but what a caller might add on purpose.
-	cfg, err := pgx.ParseConfig("")
+	cfg, err := s.config(name)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w: %s", s.addr, dbusers.ErrUnreachable, err)
 	}
-	port := uint16(s.c.Port) // checked by Conn.Validate: 1..65535
-	cfg.Host, cfg.Port, cfg.Database = s.c.Host, port, name
-	cfg.User, cfg.Password = s.c.User, s.c.Password.Reveal()
-	cfg.ConnectTimeout = s.c.LoginTimeout()
-	// sslmode=prefer, as libpq's default: TLS when the server offers it (OTC's instances do),
-	// plain otherwise; the certificate is not verified (the instance's address is a private one
-	// of the VPC, and OTC's CA is not known here).
-	cfg.TLSConfig = &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // sslmode=prefer
-	cfg.Fallbacks = []*pgconn.FallbackConfig{{Host: s.c.Host, Port: port}}
-	// The admin's password never leaves as it is: only a server that asks for an MD5 or a
-	// SCRAM-SHA-256 proof of it is answered (libpq's require_auth). One that asks for it in clear
-	// text (password), which over the fallback above would cross the VPC unencrypted, or that
-	// asks for nothing (trust, which OTC never configures), is something else at the instance's
-	// address: the connection ends before the password or any statement is sent. It overrides
-	// PGREQUIREAUTH, which ParseConfig read.
-	cfg.RequireAuth = "md5,scram-sha-256"
-	// search_path is pg_catalog alone: the roles Apply manages may create functions and operators
-	// in the schemas of a default search_path ("$user", public: every role may create in public
-	// up to PostgreSQL 14, in postgres too), and one named as pg_catalog's with argument types
-	// that resolution prefers (pg_has_role(text, text) over pg_catalog's (name, text)) would run
-	// as the admin. Names in statements are quoted, never looked up in the search_path but for
-	// pg_catalog's; the startup packet's setting wins over a role's or a database's default.
-	cfg.RuntimeParams = map[string]string{"application_name": "rds-lambda-controller", "search_path": "pg_catalog"}
-	cfg.ValidateConnect = nil
 	cfg.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { s.notice = n }
 
 	cctx, cancel := context.WithTimeout(ctx, s.c.LoginTimeout())
@@ -173,6 +148,60 @@ func (s *session) conn(ctx context.Context, db string) (*pgx.Conn, error) {
 	}
 	s.conns[db] = c
 	return c, nil
+}
+
+// config is the configuration of a session to the database name.
+//
+// NOTE: the configuration is built field by field, never from a connection string with the
+// password in it. ParseConfig("") reads the PG* environment (and a service file it names), and
+// whatever it fills that is not set again here is the environment's: every field that decides
+// where the session goes, what it proves and sends, and how, is set below, so the environment
+// changes nothing of it (TestEnvironmentCannotWeakenTheSession, TestConfigIgnoresTheEnvironment).
+func (s *session) config(name string) (*pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig("")
+	if err != nil {
+		return nil, err
+	}
+	port := uint16(s.c.Port) // checked by Conn.Validate: 1..65535
+	cfg.Host, cfg.Port, cfg.Database = s.c.Host, port, name
+	cfg.User, cfg.Password = s.c.User, s.c.Password.Reveal()
+	cfg.ConnectTimeout = s.c.LoginTimeout()
+	cfg.DialFunc = (&net.Dialer{KeepAlive: 5 * time.Minute}).DialContext // pgconn's, without PGCONNECT_TIMEOUT's
+	// sslmode=prefer, as libpq's default: TLS when the server offers it (OTC's instances do),
+	// plain otherwise; the certificate is not verified (the instance's address is a private one
+	// of the VPC, and OTC's CA is not known here). TLS is asked for as PostgreSQL has always done
+	// (SSLRequest): a server older than 17 knows no other way, a newer one refuses direct TLS
+	// without the ALPN this configuration has not, so with sslnegotiation=direct
+	// (PGSSLNEGOTIATION) every session would fall back to plain text.
+	cfg.TLSConfig = &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // sslmode=prefer
+	cfg.SSLNegotiation, cfg.SSLCertMode = "postgres", "allow"
+	cfg.Fallbacks = []*pgconn.FallbackConfig{{Host: s.c.Host, Port: port}}
+	// The admin's password never leaves as it is: only a server that asks for an MD5 or a
+	// SCRAM-SHA-256 proof of it is answered (libpq's require_auth). One that asks for it in clear
+	// text (password), which over the fallback above would cross the VPC unencrypted, or that
+	// asks for nothing (trust, which OTC never configures), is something else at the instance's
+	// address: the connection ends before the password or any statement is sent. Over TLS, the
+	// SCRAM proof is bound to the channel when the server offers it (channel_binding=prefer,
+	// libpq's default).
+	//
+	// NOTE: none of this stops a man in the middle who can also reach the instance: MD5 proves
+	// nothing of the server, so it may answer "authenticated" itself; it may refuse TLS (the
+	// fallback above) or hide SCRAM-SHA-256-PLUS, and relay the proof. Only a verified
+	// certificate would (docs/users.md).
+	cfg.RequireAuth, cfg.ChannelBinding = "md5,scram-sha-256", "prefer"
+	cfg.MinProtocolVersion, cfg.MaxProtocolVersion = "3.0", "3.0"
+	// search_path is pg_catalog alone: the roles Apply manages may create functions and operators
+	// in the schemas of a default search_path ("$user", public: every role may create in public
+	// up to PostgreSQL 14, in postgres too), and one named as pg_catalog's with argument types
+	// that resolution prefers (pg_has_role(text, text) over pg_catalog's (name, text)) would run
+	// as the admin. Names in statements are quoted, never looked up in the search_path but for
+	// pg_catalog's; the startup packet's setting wins over a role's or a database's default.
+	cfg.RuntimeParams = map[string]string{"application_name": "rds-lambda-controller", "search_path": "pg_catalog"}
+	cfg.ValidateConnect, cfg.AfterConnect = nil, nil
+	// Arguments travel as bind parameters (a service file may name another mode).
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
+	cfg.StatementCacheCapacity, cfg.DescriptionCacheCapacity = 512, 512
+	return cfg, nil
 }
 
 // connectError sorts a failed connection into ErrUnauthorized, a refused one (the database does
@@ -259,7 +288,7 @@ func (s *session) exec(ctx context.Context, st step, version int) error {
 	}
 	sql := st.query
 	if !st.password.Empty() {
-		pw, err := passwordSQL(st.password.Reveal(), version)
+		pw, err := passwordSQL(st.password.Reveal(), st.role, version)
 		if err != nil {
 			return fmt.Errorf("%s: %w", st.change, err)
 		}

@@ -17,9 +17,9 @@
 //   - Names pass strict allow-lists before they reach SQL, and reach it only through quoteIdent
 //     (quote.go); values are bind parameters. A password cannot be one (CREATE ROLE and ALTER
 //     ROLE take no parameters): on PostgreSQL 10 and later it is sent as a SCRAM-SHA-256 verifier
-//     computed here, so the password itself never reaches the server, its logs or its statistics;
-//     before 10, or for a password that is not printable ASCII, as a literal quoted by
-//     quoteLiteral.
+//     computed here, before 10 as the MD5 verifier such a server stores, so the password itself
+//     never reaches the server, its logs or its statistics; only a password that is not printable
+//     ASCII, on 10 and later, as a literal quoted by quoteLiteral.
 //   - Every session's search_path is pg_catalog alone: no function or operator that a managed
 //     role created (up to PostgreSQL 14 every role may create in public) is ever resolved in
 //     the admin's queries.

@@ -116,8 +116,10 @@ type step struct {
 	query string
 	args  []any
 	// password, when set, is the value of the query's trailing PASSWORD, rendered when the
-	// statement is sent (passwordSQL): the statement takes no parameter.
+	// statement is sent (passwordSQL): the statement takes no parameter. role is the role whose
+	// password it is (an MD5 verifier is salted with its name).
 	password secret.Value
+	role     string
 	// group groups the steps of one role or database: if a step that opens it (creates the role
 	// or the database) fails, the group's later steps are skipped (they would fail the same way).
 	group string
@@ -217,6 +219,7 @@ func plan(d dbusers.Desired, managed dbusers.ManagedState, obs observed) ([]step
 				change:   "create user " + u.Name,
 				query:    "CREATE ROLE " + quoteIdent(u.Name) + " LOGIN PASSWORD ",
 				password: u.Password,
+				role:     u.Name,
 				group:    group, opens: true,
 				effect: remember,
 			})
@@ -240,6 +243,7 @@ func plan(d dbusers.Desired, managed dbusers.ManagedState, obs observed) ([]step
 				change:   "change password of user " + u.Name,
 				query:    "ALTER ROLE " + quoteIdent(u.Name) + " PASSWORD ",
 				password: u.Password,
+				role:     u.Name,
 				group:    group,
 				effect:   remember,
 			})

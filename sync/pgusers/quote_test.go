@@ -96,20 +96,24 @@ func FuzzQuote(f *testing.F) {
 }
 
 // TestPasswordSQL: PostgreSQL 10 and later get a SCRAM-SHA-256 verifier of a printable ASCII
-// password, never the password; older servers and other passwords a quoted literal.
+// password, older servers the MD5 verifier they store, never the password; only a password that is
+// not printable ASCII, on 10 and later, is a quoted literal.
 func TestPasswordSQL(t *testing.T) {
-	v, err := passwordSQL("p'w", 150004)
+	v, err := passwordSQL("p'w", "app", 150004)
 	require.NoError(t, err)
 	assert.Regexp(t, `^E'SCRAM-SHA-256\$4096:[A-Za-z0-9+/=]{24}\$[A-Za-z0-9+/=]{44}:[A-Za-z0-9+/=]{44}'$`, v)
 	assert.NotContains(t, v, "p'w")
-	other, err := passwordSQL("p'w", 150004)
+	other, err := passwordSQL("p'w", "app", 150004)
 	require.NoError(t, err)
 	assert.NotEqual(t, v, other, "a new salt each time")
 
-	v, err = passwordSQL("p'w", 90624)
+	// 9.6 knows no SCRAM verifier (it would store it as the password), and takes its own MD5
+	// verifier as it is: md5 of the password followed by the role's name (echo -n "p'wapp" | md5sum).
+	v, err = passwordSQL("p'w", "app", 90624)
 	require.NoError(t, err)
-	assert.Equal(t, `E'p''w'`, v, "9.6 knows no SCRAM verifier: it would store it as the password")
-	v, err = passwordSQL("pässwort", 150004)
+	assert.Equal(t, `E'md537e00450dc62be78a39f2321bf9e8178'`, v)
+	assert.NotContains(t, v, "p'w")
+	v, err = passwordSQL("pässwort", "app", 150004)
 	require.NoError(t, err)
 	assert.Equal(t, `E'pässwort'`, v, "a non-ASCII password would need SASLprep: the server hashes it")
 }

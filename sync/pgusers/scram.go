@@ -2,25 +2,36 @@ package pgusers
 
 import (
 	"crypto/hmac"
+	"crypto/md5" //nolint:gosec // PostgreSQL's MD5 verifier, before 10 the only stored form
 	"crypto/pbkdf2"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"strconv"
 )
 
 // scramIterations is PostgreSQL's default scram_iterations.
 const scramIterations = 4096
 
-// passwordSQL renders the value of CREATE ROLE / ALTER ROLE ... PASSWORD for a server of the
-// given server_version_num: on PostgreSQL 10 and later a SCRAM-SHA-256 verifier of the password
-// (the server stores it as it is, as for psql's \password), so the password never reaches the
-// server, nor its statement log, pg_stat_statements or an error message; otherwise the password as
-// a quoted literal. The verifier needs the password as SASLprep leaves it: printable ASCII is left
-// as it is, anything else would need SASLprep's mapping and normalization, so such a password is
-// sent as a literal too (PostgreSQL hashes it itself).
-func passwordSQL(password string, version int) (string, error) {
-	if version < 100000 || !printableASCII(password) {
+// passwordSQL renders the value of CREATE ROLE / ALTER ROLE ... PASSWORD for role on a server of
+// the given server_version_num, so that the password never reaches the server, nor its statement
+// log, pg_stat_statements or an error message: on PostgreSQL 10 and later a SCRAM-SHA-256 verifier
+// of the password (the server stores it as it is, as for psql's \password), before 10 the MD5
+// verifier such a server stores, "md5" and md5(password || role), which it takes as it is too.
+// The SCRAM verifier needs the password as SASLprep leaves it: printable ASCII is left as it is,
+// anything else would need SASLprep's mapping and normalization, so such a password is sent as a
+// literal (PostgreSQL hashes it itself).
+//
+// NOTE: the version is the server's word, and MD5 (which the session accepts) proves nothing of
+// the server: whoever answers at the instance's address may claim 9.6. Before 10 the password
+// was therefore sent as a literal to anyone who asked (TestUserPasswordsNeverReachAnImpostorInClear).
+func passwordSQL(password, role string, version int) (string, error) {
+	if version < 100000 {
+		sum := md5.Sum([]byte(password + role))
+		return quoteLiteral("md5" + hex.EncodeToString(sum[:])), nil
+	}
+	if !printableASCII(password) {
 		return quoteLiteral(password), nil
 	}
 	salt := make([]byte, 16)

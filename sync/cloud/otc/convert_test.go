@@ -68,8 +68,11 @@ func TestToInstance(t *testing.T) {
 			{Id: "n1no01", Name: "pg_node0", Role: "master", Status: "ACTIVE", AvailabilityZone: "eu-de-01"},
 			{Id: "n2no01", Name: "pg_node1", Role: "slave", Status: "ACTIVE", AvailabilityZone: "eu-de-02"},
 		},
-		Tags: []tags.ResourceTag{{Key: "owner", Value: "team-a"}},
+		Tags:    []tags.ResourceTag{{Key: "owner", Value: "team-a"}},
+		Created: "2018-08-20T02:33:49+0800",
 	}
+	// Created is in UTC, whatever offset OTC writes: the shared view keeps the instant alone, and
+	// an instance it serves must not differ from one read fresh (sync/cloud/view/packed.go).
 	assert.Equal(t, &cloud.Instance{
 		ID: "i1in01", Name: "pg", Status: "ACTIVE", Type: "Ha", Engine: "PostgreSQL", Version: "15", CompleteVersion: "15.4",
 		Flavor: "rds.pg.n1.large.2.ha", Volume: cloud.Volume{Type: "CLOUDSSD", Size: 100}, PrivateIPs: []string{"192.168.0.142"},
@@ -79,7 +82,8 @@ func TestToInstance(t *testing.T) {
 			{ID: "n1no01", Name: "pg_node0", Role: "master", Status: "ACTIVE", AvailabilityZone: "eu-de-01"},
 			{ID: "n2no01", Name: "pg_node1", Role: "slave", Status: "ACTIVE", AvailabilityZone: "eu-de-02"},
 		},
-		Tags: map[string]string{"owner": "team-a"},
+		Tags:    map[string]string{"owner": "team-a"},
+		Created: time.Date(2018, 8, 19, 18, 33, 49, 0, time.UTC),
 	}, toInstance(in))
 }
 

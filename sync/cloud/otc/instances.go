@@ -187,7 +187,7 @@ func toInstance(in instances.InstanceResponse) *cloud.Instance {
 		SSL:              in.EnableSSL,
 		TimeZone:         in.TimeZone,
 		DiskEncryptionID: in.DiskEncryptionId,
-		Created:          parseTime(in.Created),
+		Created:          parseTime(in.Created).UTC(), // the shared view keeps the instant alone
 		// MaintenanceWindow: the SDK's doc says "the start time"; OTC answers the window, "02:00-06:00".
 		MaintenanceWindow: in.MaintenanceWindow,
 	}

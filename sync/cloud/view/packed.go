@@ -25,7 +25,7 @@ type packed struct {
 }
 
 // pack packs an instance. unpack(pack(in)) equals *in, but for Created, which is kept as an
-// instant (in UTC).
+// instant (in UTC, as the OTC adapter reads it, and without a monotonic reading).
 //
 // NOTE: every field of cloud.Instance is written here and read back in unpack in the same order;
 // TestPackKeepsEveryField fills each field by reflection and fails on one either forgets.
@@ -44,10 +44,12 @@ func pack(in *cloud.Instance) packed {
 	default:
 		p.num(1)
 	}
+	// NOTE: seconds and nanoseconds apart, not UnixNano, which holds only 1678 to 2262 and wraps
+	// outside: two instants would pack equal, and unpack as a third.
 	if in.Created.IsZero() {
-		p.num(0, 0)
+		p.num(0, 0, 0)
 	} else {
-		p.num(1, in.Created.UnixNano())
+		p.num(1, in.Created.Unix(), int64(in.Created.Nanosecond()))
 	}
 	p.strs(in.PrivateIPs)
 	p.strs(in.Replicas)
@@ -77,8 +79,8 @@ func (p packed) unpack() *cloud.Instance {
 		on := ssl == 2
 		in.SSL = &on
 	}
-	if set, at := u.num(), u.num(); set != 0 {
-		in.Created = time.Unix(0, at).UTC()
+	if set, sec, nsec := u.num(), u.num(), u.num(); set != 0 {
+		in.Created = time.Unix(sec, nsec).UTC()
 	}
 	in.PrivateIPs = u.strs()
 	in.Replicas = u.strs()

@@ -98,3 +98,30 @@ func fill(t *testing.T, v reflect.Value, n *int) {
 		t.Fatalf("fill: a field of kind %s: teach pack, unpack and fill about it", v.Kind())
 	}
 }
+
+// TestPackKeepsCreatedOfAnyYear: Created is kept whatever the instant, not only those whose
+// nanoseconds since 1970 fit in an int64 (1678 to 2262): an unreadable OTC time is the zero time,
+// but a readable one may be far off, and a wrapped one would make two instants pack equal (a
+// change missed) and unpack another instant (an old instance taken for a new one, ownership.go).
+func TestPackKeepsCreatedOfAnyYear(t *testing.T) {
+	instants := []time.Time{
+		time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC),
+		time.Date(1677, 9, 21, 0, 12, 43, 145224191, time.UTC),
+		time.Date(2262, 4, 11, 23, 47, 16, 854775808, time.UTC),
+		time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+	}
+	for _, at := range instants {
+		in := cloud.Instance{ID: "i", Created: at}
+		out := pack(&in).unpack()
+		assert.True(t, at.Equal(out.Created), "Created: %v, want %v", out.Created, at)
+	}
+	for i, a := range instants {
+		for _, b := range instants[i+1:] {
+			assert.False(t, pack(&cloud.Instance{Created: a}).equal(pack(&cloud.Instance{Created: b})), "%v and %v pack equal", a, b)
+		}
+	}
+	// 2300 in nanoseconds since 1970 wraps around an int64 to 1715.
+	a, b := time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC), time.Unix(0, time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	assert.False(t, pack(&cloud.Instance{Created: a}).equal(pack(&cloud.Instance{Created: b})), "%v and %v pack equal", a, b)
+}
