@@ -47,65 +47,39 @@ func TestAdminPasswordIsNeverSentInClear(t *testing.T) {
 // fake is a PostgreSQL server that refuses TLS, answers every startup with one authentication
 // request, and records every byte the client sends after it.
 type fake struct {
-	port int
+	*pgListener
 
 	mu    sync.Mutex
 	after bytes.Buffer
 	asks  int
-	wg    sync.WaitGroup
 }
 
 func fakeServer(t *testing.T, asks pgproto3.BackendMessage) *fake {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	f := &fake{port: l.Addr().(*net.TCPAddr).Port}
-	t.Cleanup(func() { _ = l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			f.wg.Add(1)
-			go func() {
-				defer f.wg.Done()
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-				b := pgproto3.NewBackend(c, c)
-				for {
-					msg, err := b.ReceiveStartupMessage()
-					if err != nil {
-						return
-					}
-					if _, ok := msg.(*pgproto3.SSLRequest); ok {
-						if _, err := c.Write([]byte("N")); err != nil {
-							return
-						}
-						continue
-					}
-					break
-				}
-				b.Send(asks)
-				if err := b.Flush(); err != nil {
-					return
-				}
-				f.mu.Lock()
-				f.asks++
-				f.mu.Unlock()
-				rest, _ := io.ReadAll(c)
-				f.mu.Lock()
-				f.after.Write(rest)
-				f.mu.Unlock()
-			}()
+	f := &fake{}
+	f.pgListener = listenPG(t, func(c net.Conn) {
+		b := pgproto3.NewBackend(c, c)
+		if !startupRefusingTLS(b, c) {
+			return
 		}
-	}()
+		b.Send(asks)
+		if err := b.Flush(); err != nil {
+			return
+		}
+		f.mu.Lock()
+		f.asks++
+		f.mu.Unlock()
+		rest, _ := io.ReadAll(c)
+		f.mu.Lock()
+		f.after.Write(rest)
+		f.mu.Unlock()
+	})
 	return f
 }
 
 // received waits for the client's connections to end and returns what it sent after the request.
 func (f *fake) received() []byte {
-	f.wg.Wait()
+	f.wait()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return bytes.Clone(f.after.Bytes())

@@ -68,36 +68,18 @@ func TestEnvironmentCannotWeakenTheSession(t *testing.T) {
 // SCRAM-SHA-256 with or without channel binding, records the mechanism the client chooses and
 // hangs up; without TLS it asks for the password in clear text, which the client refuses.
 type tlsFake struct {
-	port int
+	*pgListener
 
 	mu         sync.Mutex
 	first      []bool // per connection: whether it began with an SSLRequest
 	mechanisms []string
-	wg         sync.WaitGroup
 }
 
 func tlsFakeServer(t *testing.T) *tlsFake {
 	t.Helper()
 	cert := selfSigned(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	f := &tlsFake{port: l.Addr().(*net.TCPAddr).Port}
-	t.Cleanup(func() { _ = l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			f.wg.Add(1)
-			go func() {
-				defer f.wg.Done()
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-				f.serve(c, cert)
-			}()
-		}
-	}()
+	f := &tlsFake{}
+	f.pgListener = listenPG(t, func(c net.Conn) { f.serve(c, cert) })
 	return f
 }
 
@@ -163,7 +145,7 @@ func (c bufConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 // seen waits for the client's connections to end and returns what the server saw.
 func (f *tlsFake) seen() (first []bool, mechanisms []string) {
-	f.wg.Wait()
+	f.wait()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]bool(nil), f.first...), append([]string(nil), f.mechanisms...)

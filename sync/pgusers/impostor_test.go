@@ -45,35 +45,17 @@ func TestUserPasswordsNeverReachAnImpostorInClear(t *testing.T) {
 // answers server_version_num with version and every other query with no rows, and records the
 // statements it receives.
 type impostor struct {
-	port    int
+	*pgListener
 	version string
 
 	mu         sync.Mutex
 	statements bytes.Buffer
-	wg         sync.WaitGroup
 }
 
 func impostorServer(t *testing.T, version string) *impostor {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	f := &impostor{port: l.Addr().(*net.TCPAddr).Port, version: version}
-	t.Cleanup(func() { _ = l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			f.wg.Add(1)
-			go func() {
-				defer f.wg.Done()
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-				f.serve(c)
-			}()
-		}
-	}()
+	f := &impostor{version: version}
+	f.pgListener = listenPG(t, f.serve)
 	return f
 }
 
@@ -81,18 +63,8 @@ var placeholderRE = regexp.MustCompile(`\$(\d+)`)
 
 func (f *impostor) serve(c net.Conn) {
 	b := pgproto3.NewBackend(c, c)
-	for {
-		msg, err := b.ReceiveStartupMessage()
-		if err != nil {
-			return
-		}
-		if _, ok := msg.(*pgproto3.SSLRequest); ok {
-			if _, err := c.Write([]byte("N")); err != nil {
-				return
-			}
-			continue
-		}
-		break
+	if !startupRefusingTLS(b, c) {
+		return
 	}
 	b.Send(&pgproto3.AuthenticationMD5Password{Salt: [4]byte{1, 2, 3, 4}})
 	if b.Flush() != nil || b.SetAuthType(pgproto3.AuthTypeMD5Password) != nil {
@@ -181,7 +153,7 @@ func (f *impostor) record(sql string) {
 
 // received waits for the client's connections to end and returns the statements it sent.
 func (f *impostor) received() string {
-	f.wg.Wait()
+	f.wait()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.statements.String()
