@@ -1,6 +1,7 @@
 package otc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -91,7 +92,8 @@ var errCallEnded = fmt.Errorf("cloud call ended before the request was sent: %w"
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	id := req.Header.Get(callHeader)
 	if id == "" {
-		return t.base.RoundTrip(req) // Keystone logins: bounded by the client's timeout only
+		// Keystone logins: bounded by the client's timeout only
+		return readWhole(t.base.RoundTrip(keepConnection(req, req.Context())))
 	}
 	// NOTE: the SDK's goroutine outlives a call that ended at its deadline, and it goes on sending:
 	// the retry of a 502/504 after its 500 ms sleep, the retry after waiting on the token lock during
@@ -105,12 +107,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancelCause(req.Context()) // req's context carries the client's Timeout
 	// Released when the call ends: every call's context is cancelled on return.
 	context.AfterFunc(st.ctx, func() { cancel(context.Cause(st.ctx)) })
-	out := req.Clone(ctx)
+	out := keepConnection(req, ctx)
 	out.Header.Del(callHeader)
-	resp, err := t.base.RoundTrip(out)
-	if err == nil {
-		resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxResponseBytes}
-	}
+	resp, err := readWhole(t.base.RoundTrip(out))
 	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
 		d := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 		st.mu.Lock()
@@ -224,25 +223,77 @@ const maxResponseBytes = 16 << 20
 // errResponseTooLarge ends the reading of an answer beyond maxResponseBytes.
 var errResponseTooLarge = errors.New("OTC's answer exceeds the size the controller reads")
 
-// limitedBody fails a read beyond its limit, so that the SDK's decoding fails instead of holding
-// the whole answer.
-type limitedBody struct {
-	io.ReadCloser
-	left int64
+// keepConnection is a copy of the SDK's request under ctx that keeps its connection for the next
+// request: the SDK asks for a connection per request (req.Close, provider_client.go), which costs a
+// TCP and a TLS handshake with OTC on every call. readWhole returns the connection once the answer
+// is read.
+func keepConnection(req *http.Request, ctx context.Context) *http.Request {
+	out := req.Clone(ctx)
+	out.Close = false
+	return out
 }
 
-func (b *limitedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
-		var one [1]byte
-		if n, err := b.ReadCloser.Read(one[:]); n == 0 && err != nil {
-			return 0, err // the answer ended at the limit (io.EOF)
+// readWhole reads an answer's body to its end, at most maxResponseBytes, and closes it before the
+// SDK sees the answer, which then reads what was read. A read that failed, or went beyond the
+// limit, fails the SDK's reading at the same point.
+//
+// NOTE: the SDK never closes most answers' bodies (v0.9.8: instances.List, for one, decodes
+// raw.Body and leaves it), and its JSON decoder stops before a body's end: net/http keeps a
+// connection only for an answer read to its end or closed. Without this, a kept connection
+// (keepConnection) would stay taken until its call's context ended.
+func readWhole(resp *http.Response, err error) (*http.Response, error) {
+	if err != nil {
+		return resp, err
+	}
+	data, err := readAll(io.LimitReader(resp.Body, maxResponseBytes+1), bodyCapacity(resp.ContentLength))
+	_ = resp.Body.Close()
+	if err == nil && len(data) > maxResponseBytes {
+		data, err = data[:maxResponseBytes], errResponseTooLarge
+	}
+	resp.Body = &readBody{Reader: bytes.NewReader(data), err: err}
+	return resp, nil
+}
+
+// readAll is io.ReadAll into a buffer of the given capacity at first.
+func readAll(r io.Reader, capacity int) ([]byte, error) {
+	b := make([]byte, 0, capacity)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // room to read into
 		}
-		return 0, errResponseTooLarge
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
 	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
+}
+
+// bodyCapacity is the buffer to read a body of the announced length into: its length when
+// announced and within the limit (one more byte, to see its end), else a small one that grows.
+func bodyCapacity(length int64) int {
+	if length < 0 || length > maxResponseBytes {
+		return bytes.MinRead
 	}
-	n, err := b.ReadCloser.Read(p)
-	b.left -= int64(n)
+	return int(length) + 1
+}
+
+// readBody is an answer read whole: its bytes, then the error that ended the reading (io.EOF
+// when it ended well).
+type readBody struct {
+	*bytes.Reader
+	err error
+}
+
+func (b *readBody) Read(p []byte) (int, error) {
+	n, err := b.Reader.Read(p)
+	if err == io.EOF && b.err != nil {
+		err = b.err
+	}
 	return n, err
 }
+
+func (b *readBody) Close() error { return nil }

@@ -1,0 +1,69 @@
+package otc_test
+
+import (
+	"context"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud"
+	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
+)
+
+// TestSimCallsKeepTheirConnection: calls to OTC reuse the connections of the calls before them,
+// answered well or not, alone or several at once. The SDK asks for a connection per request and
+// leaves most answers unread to their end; against OTC each new connection is a TLS handshake.
+func TestSimCallsKeepTheirConnection(t *testing.T) {
+	srv := otcsim.NewServer(otcsim.Options{})
+	t.Cleanup(srv.Close)
+	var dials atomic.Int64
+	transport := otc.NewTransport()
+	var d net.Dialer
+	transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return d.DialContext(ctx, network, addr)
+	}
+	env := srv.Env()
+	cfg, err := otc.ConfigFromEnv(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	cfg.RequestTimeout = 5 * time.Second
+	cfg.Transport = transport
+	c, err := otc.New(ctxT(t), cfg)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, dials.Load(), "the login opens the first connection")
+
+	_, _, err = c.CreateInstance(ctxT(t), mysqlOpts("rds-keep-01"))
+	require.NoError(t, err)
+	bad := mysqlOpts("rds-keep-02")
+	bad.VolumeSize = 45
+	for range 5 {
+		found, err := c.FindInstancesByName(ctxT(t), "rds-keep-01")
+		require.NoError(t, err)
+		require.Len(t, found, 1)
+		all, err := c.ListInstances(ctxT(t))
+		require.NoError(t, err)
+		require.Len(t, all, 1)
+		_, _, err = c.CreateInstance(ctxT(t), bad)
+		requireKind(t, cloud.KindInvalid, err) // an error's answer keeps the connection too
+	}
+	assert.EqualValues(t, 1, dials.Load(), "16 calls one after the other, on the login's connection")
+
+	const at = 4
+	var wg sync.WaitGroup
+	for range at {
+		wg.Go(func() {
+			for range 25 {
+				_, err := c.FindInstancesByName(context.Background(), "rds-keep-01")
+				assert.NoError(t, err)
+			}
+		})
+	}
+	wg.Wait()
+	assert.LessOrEqual(t, dials.Load(), int64(at), "%d calls at once keep %d connections", at, at)
+}
