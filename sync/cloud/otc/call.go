@@ -93,7 +93,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	id := req.Header.Get(callHeader)
 	if id == "" {
 		// Keystone logins: bounded by the client's timeout only
-		return readWhole(t.base.RoundTrip(keepConnection(req, req.Context())))
+		return readAhead(t.base.RoundTrip(keepConnection(req, req.Context())))
 	}
 	// NOTE: the SDK's goroutine outlives a call that ended at its deadline, and it goes on sending:
 	// the retry of a 502/504 after its 500 ms sleep, the retry after waiting on the token lock during
@@ -109,7 +109,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	context.AfterFunc(st.ctx, func() { cancel(context.Cause(st.ctx)) })
 	out := keepConnection(req, ctx)
 	out.Header.Del(callHeader)
-	resp, err := readWhole(t.base.RoundTrip(out))
+	resp, err := readAhead(t.base.RoundTrip(out))
 	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
 		d := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 		st.mu.Lock()
@@ -225,32 +225,39 @@ var errResponseTooLarge = errors.New("OTC's answer exceeds the size the controll
 
 // keepConnection is a copy of the SDK's request under ctx that keeps its connection for the next
 // request: the SDK asks for a connection per request (req.Close, provider_client.go), which costs a
-// TCP and a TLS handshake with OTC on every call. readWhole returns the connection once the answer
-// is read.
+// TCP and a TLS handshake with OTC on every call. net/http returns the connection once the answer
+// is read to its end (readAhead).
 func keepConnection(req *http.Request, ctx context.Context) *http.Request {
 	out := req.Clone(ctx)
 	out.Close = false
 	return out
 }
 
-// readWhole reads an answer's body to its end, at most maxResponseBytes, and closes it before the
-// SDK sees the answer, which then reads what was read. A read that failed, or went beyond the
-// limit, fails the SDK's reading at the same point.
+// readAheadBytes is how much of an answer the transport reads before the SDK sees it.
+const readAheadBytes = 64 << 10
+
+// readAhead reads an answer of at most readAheadBytes whole, and closes it, before the SDK sees
+// it, which then reads what was read; a larger answer goes to the SDK as it arrives. Either way
+// a read that failed, or went beyond maxResponseBytes, fails the SDK's reading at the same point.
 //
-// NOTE: the SDK never closes most answers' bodies (v0.9.8: instances.List, for one, decodes
-// raw.Body and leaves it), and its JSON decoder stops before a body's end: net/http keeps a
-// connection only for an answer read to its end or closed. Without this, a kept connection
-// (keepConnection) would stay taken until its call's context ended.
-func readWhole(resp *http.Response, err error) (*http.Response, error) {
+// NOTE: the SDK reads most answers to their end (extract.Into, pagination, error answers), which
+// returns their connection, but never reads some small ones (v0.9.8: tags.Create, and the PUTs of
+// instances.ChangeOpsWindow and ManageAutoScaling discard the answer): their connection would stay
+// taken until the call ends and then be closed. A large answer is not read ahead, because the SDK
+// copies every answer once more (io.ReadAll): a log page of up to 16 MiB would be held twice, and
+// one of unknown length read into a growing buffer cost five times its size in allocations.
+func readAhead(resp *http.Response, err error) (*http.Response, error) {
 	if err != nil {
 		return resp, err
 	}
-	data, err := readAll(io.LimitReader(resp.Body, maxResponseBytes+1), bodyCapacity(resp.ContentLength))
-	_ = resp.Body.Close()
-	if err == nil && len(data) > maxResponseBytes {
-		data, err = data[:maxResponseBytes], errResponseTooLarge
+	body := &limitedBody{ReadCloser: resp.Body, left: maxResponseBytes}
+	head, err := readAll(io.LimitReader(body, readAheadBytes+1), bodyCapacity(resp.ContentLength))
+	if err != nil || len(head) <= readAheadBytes {
+		_ = resp.Body.Close()
+		resp.Body = &readBody{Reader: bytes.NewReader(head), err: err}
+		return resp, nil
 	}
-	resp.Body = &readBody{Reader: bytes.NewReader(data), err: err}
+	resp.Body = &aheadBody{Reader: io.MultiReader(bytes.NewReader(head), body), Closer: resp.Body}
 	return resp, nil
 }
 
@@ -272,11 +279,14 @@ func readAll(r io.Reader, capacity int) ([]byte, error) {
 	}
 }
 
-// bodyCapacity is the buffer to read a body of the announced length into: its length when
-// announced and within the limit (one more byte, to see its end), else a small one that grows.
+// bodyCapacity is the buffer to read ahead of a body of the announced length: its length when
+// announced and within the read-ahead (one more byte, to see its end), else a small one that grows.
 func bodyCapacity(length int64) int {
-	if length < 0 || length > maxResponseBytes {
+	switch {
+	case length < 0:
 		return bytes.MinRead
+	case length > readAheadBytes:
+		return readAheadBytes + 1
 	}
 	return int(length) + 1
 }
@@ -297,3 +307,32 @@ func (b *readBody) Read(p []byte) (int, error) {
 }
 
 func (b *readBody) Close() error { return nil }
+
+// aheadBody is a large answer: the part read ahead, then the rest as it arrives.
+type aheadBody struct {
+	io.Reader
+	io.Closer
+}
+
+// limitedBody fails a read beyond its limit, so that the SDK's decoding fails instead of holding
+// the whole answer.
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		if n, err := b.ReadCloser.Read(one[:]); n == 0 && err != nil {
+			return 0, err // the answer ended at the limit (io.EOF)
+		}
+		return 0, errResponseTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}

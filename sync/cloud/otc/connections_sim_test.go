@@ -3,6 +3,7 @@ package otc_test
 import (
 	"context"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -53,6 +54,20 @@ func TestSimCallsKeepTheirConnection(t *testing.T) {
 		requireKind(t, cloud.KindInvalid, err) // an error's answer keeps the connection too
 	}
 	assert.EqualValues(t, 1, dials.Load(), "16 calls one after the other, on the login's connection")
+
+	// A page of 1 MiB goes to the SDK as it arrives (not read ahead), which reads it to its end.
+	logged, err := srv.Sim.AddInstance(otcsim.InstanceSpec{Name: "rds-keep-logs", Engine: "MySQL"})
+	require.NoError(t, err)
+	now := time.Now()
+	for i := range 16 {
+		require.NoError(t, srv.Sim.AddErrorLog(logged, now.Add(-time.Duration(i+1)*time.Minute), "ERROR", strings.Repeat("e", 64<<10)))
+	}
+	for range 3 {
+		entries, _, err := c.ListErrorLogs(ctxT(t), logged, cloud.LogQuery{Start: now.Add(-time.Hour), End: now})
+		require.NoError(t, err)
+		require.Len(t, entries, 16)
+	}
+	assert.EqualValues(t, 1, dials.Load(), "large answers keep the connection too")
 
 	// The simulator holds the first answers until all four calls have their connection: a call
 	// that ends while another waits for a new connection hands that one its own, and opens one
