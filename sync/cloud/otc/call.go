@@ -93,7 +93,15 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	id := req.Header.Get(callHeader)
 	if id == "" {
 		// Keystone logins: bounded by the client's timeout only
-		return readAhead(t.base.RoundTrip(keepConnection(req, req.Context())))
+		out := keepConnection(req, req.Context())
+		// NOTE: a request sent on a kept connection that a load balancer closes meanwhile never
+		// arrives. net/http sends a POST again on a new connection only if it is marked
+		// idempotent, which a login is (one more token); the empty value marks it without
+		// sending the header. A failed login or token renewal is remembered for the retry time
+		// (Config.ReauthRetry) and fails every call of its credentials until then. Calls' POSTs
+		// are not marked: a change is never sent twice.
+		out.Header["Idempotency-Key"] = nil
+		return readAhead(t.base.RoundTrip(out))
 	}
 	// NOTE: the SDK's goroutine outlives a call that ended at its deadline, and it goes on sending:
 	// the retry of a 502/504 after its 500 ms sleep, the retry after waiting on the token lock during
