@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,7 +17,7 @@ import (
 )
 
 // callHeader tags each SDK request with the id of the call it belongs to. The transport removes it
-// before the request leaves the process.
+// before the request leaves the process, unless an AK/SK signature covers it.
 const callHeader = "X-Rds-Hooks-Call"
 
 // maxRetryAfter bounds the wait a Retry-After header can ask for.
@@ -116,7 +117,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// Released when the call ends: every call's context is cancelled on return.
 	context.AfterFunc(st.ctx, func() { cancel(context.Cause(st.ctx)) })
 	out := keepConnection(req, ctx)
-	out.Header.Del(callHeader)
+	// NOTE: an AK/SK signature covers every header the request had when the SDK signed it, this
+	// one too (signer_helper.go, getSignedHeadersString): removed, API Gateway refuses the
+	// signature (401 APIGW.0301), so a signed request keeps it.
+	if !strings.HasPrefix(out.Header.Get("Authorization"), golangsdk.SignAlgorithmHMACSHA256+" ") {
+		out.Header.Del(callHeader)
+	}
 	resp, err := readAhead(t.base.RoundTrip(out))
 	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
 		d := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
