@@ -19,8 +19,8 @@ import (
 //	SDK-HMAC-SHA256 Credential=<AK>/<yyyymmdd>/<region>/<service>/sdk_request, SignedHeaders=<h1;h2>, Signature=<hex>
 type akskSignature struct {
 	access, scope, date string
-	signedHeaders        []string
-	signature            []byte
+	signedHeaders       []string
+	signature           []byte
 }
 
 func parseAKSK(authz string) (akskSignature, error) {
