@@ -18,9 +18,9 @@ import (
 //
 //	SDK-HMAC-SHA256 Credential=<AK>/<yyyymmdd>/<region>/<service>/sdk_request, SignedHeaders=<h1;h2>, Signature=<hex>
 type akskSignature struct {
-	access, scope, date string
-	signedHeaders       []string
-	signature           []byte
+	access, scope string
+	signedHeaders []string
+	signature     []byte
 }
 
 func parseAKSK(authz string) (akskSignature, error) {
@@ -34,7 +34,6 @@ func parseAKSK(authz string) (akskSignature, error) {
 		switch k {
 		case "Credential":
 			sig.access, sig.scope, _ = strings.Cut(v, "/")
-			sig.date, _, _ = strings.Cut(sig.scope, "/")
 		case "SignedHeaders":
 			sig.signedHeaders = strings.Split(v, ";")
 		case "Signature":
