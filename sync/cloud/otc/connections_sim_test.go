@@ -16,6 +16,7 @@ import (
 	"github.com/mcsps/rds-lambda-controller/internal/otcsim"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud"
 	"github.com/mcsps/rds-lambda-controller/sync/cloud/otc"
+	"github.com/mcsps/rds-lambda-controller/test/testutil"
 )
 
 // TestSimCallsKeepTheirConnection: calls to OTC reuse the connections of the calls before them,
@@ -31,16 +32,10 @@ func TestSimCallsKeepTheirConnection(t *testing.T) {
 		dials.Add(1)
 		return d.DialContext(ctx, network, addr)
 	}
-	env := srv.Env()
-	cfg, err := otc.ConfigFromEnv(func(k string) string { return env[k] })
-	require.NoError(t, err)
-	cfg.RequestTimeout = 5 * time.Second
-	cfg.Transport = transport
-	c, err := otc.New(ctxT(t), cfg)
-	require.NoError(t, err)
+	c := testutil.Login(t, srv, func(cfg *otc.Config) { cfg.Transport = transport })
 	require.EqualValues(t, 1, dials.Load(), "the login opens the first connection")
 
-	_, _, err = c.CreateInstance(ctxT(t), mysqlOpts("rds-keep-01"))
+	_, _, err := c.CreateInstance(ctxT(t), mysqlOpts("rds-keep-01"))
 	require.NoError(t, err)
 	bad := mysqlOpts("rds-keep-02")
 	bad.VolumeSize = 45
