@@ -334,28 +334,30 @@ func forbidden(svc service, reason string) *apiError {
 	return errorf(http.StatusForbidden, "APIGW.0302", "The IAM user is not authorized to access the API: %s.", reason)
 }
 
-// authenticateAKSK accepts an AK/SK-signed request whose Credential names a known access key.
-// NOTE: the signature itself is not verified; the SDK signs with an empty region and service scope
-// (Credential=<AK>/<yyyymmdd>///sdk_request) and adds X-Project-Id / X-Security-Token unsigned.
+// authenticateAKSK accepts an AK/SK-signed request whose Credential names a known access key and
+// whose signature verifies with its secret key (verifyAKSK). The SDK signs with an empty region and
+// service scope (Credential=<AK>/<yyyymmdd>///sdk_request) and adds X-Project-Id /
+// X-Security-Token unsigned.
 func (s *Sim) authenticateAKSK(r *http.Request, svc service, project string, now time.Time) *apiError {
-	authz := r.Header.Get("Authorization")
-	_, rest, _ := strings.Cut(authz, "Credential=")
-	ak, _, _ := strings.Cut(rest, "/")
-	switch {
-	case ak == "":
-		return unauthorized(svc, "the AK/SK signature carries no access key")
-	case s.opts.AccessKey != "" && ak == s.opts.AccessKey:
+	sig, err := parseAKSK(r.Header.Get("Authorization"))
+	if err != nil {
+		return unauthorized(svc, err.Error())
+	}
+	var secret string
+	switch c := s.credentials[sig.access]; {
+	case s.opts.AccessKey != "" && sig.access == s.opts.AccessKey:
+		secret = s.opts.SecretKey
+	case c == nil:
+		return unauthorized(svc, "the access key is unknown")
+	case !now.Before(c.expires):
+		return errorf(http.StatusBadRequest, "IAM.1108", "The security token has expired.")
+	case r.Header.Get("X-Security-Token") != c.securityToken:
+		return unauthorized(svc, "the security token does not match the access key")
 	default:
-		c := s.credentials[ak]
-		if c == nil {
-			return unauthorized(svc, "the access key is unknown")
-		}
-		if !now.Before(c.expires) {
-			return errorf(http.StatusBadRequest, "IAM.1108", "The security token has expired.")
-		}
-		if r.Header.Get("X-Security-Token") != c.securityToken {
-			return unauthorized(svc, "the security token does not match the access key")
-		}
+		secret = c.secret
+	}
+	if err := verifyAKSK(r, sig, secret); err != nil {
+		return unauthorized(svc, err.Error())
 	}
 	if pid := r.Header.Get("X-Project-Id"); project != "" && pid != "" && pid != s.opts.ProjectID {
 		return forbidden(svc, "X-Project-Id does not match the project in the URL")

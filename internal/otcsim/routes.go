@@ -195,6 +195,10 @@ func (s *Sim) middleware(rt route) http.Handler {
 			return
 		}
 		if rt.auth {
+			if err := bufferSignedBody(r); err != nil { // read before the lock: a body arrives at the client's pace
+				writeError(rec, rt.svc, unauthorized(rt.svc, err.Error()))
+				return
+			}
 			s.mu.Lock()
 			err := s.authenticate(r, rt.svc, r.PathValue("project"), s.now())
 			s.mu.Unlock()

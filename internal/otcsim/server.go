@@ -19,6 +19,10 @@ type Server struct {
 	done      chan struct{}
 	closeOnce sync.Once
 	onClose   []func() // further Sims to close (MultiServer)
+
+	mu      sync.Mutex
+	fresh   map[net.Conn]struct{} // connections that have not sent a request yet
+	closing bool
 }
 
 // NewServer starts a Sim on 127.0.0.1 with a free port. It panics if it cannot listen, as
@@ -37,11 +41,12 @@ func Serve(l net.Listener, sim *Sim) *Server { return serveHandler(l, sim, sim.H
 // serveHandler serves h, which is sim's handler or routes to it, on l until Close.
 func serveHandler(l net.Listener, sim *Sim, h http.Handler) *Server {
 	s := &Server{
-		URL:  "http://" + l.Addr().String(),
-		Sim:  sim,
-		srv:  &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
-		done: make(chan struct{}),
+		URL:   "http://" + l.Addr().String(),
+		Sim:   sim,
+		done:  make(chan struct{}),
+		fresh: map[net.Conn]struct{}{},
 	}
+	s.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ConnState: s.connState}
 	go func() {
 		defer close(s.done)
 		if err := s.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -58,6 +63,7 @@ func (s *Server) Close() {
 		for _, f := range s.onClose {
 			f()
 		}
+		s.closeFresh()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := s.srv.Shutdown(ctx); err != nil {
@@ -65,6 +71,34 @@ func (s *Server) Close() {
 		}
 		<-s.done
 	})
+}
+
+// connState keeps the connections that have not sent a request yet (closeFresh).
+func (s *Server) connState(c net.Conn, state http.ConnState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case state == http.StateNew && s.closing:
+		_ = c.Close()
+	case state == http.StateNew:
+		s.fresh[c] = struct{}{}
+	default:
+		delete(s.fresh, c)
+	}
+}
+
+// closeFresh closes the connections that have not sent a request, and those that come while the
+// server closes. They lose nothing; Shutdown would wait 5 s for each (net/http counts a new
+// connection idle only after 5 s), and an HTTP client that keeps connections opens one ahead of a
+// request that then takes an idle one.
+func (s *Server) closeFresh() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closing = true
+	for c := range s.fresh {
+		_ = c.Close()
+	}
+	clear(s.fresh)
 }
 
 // AuthURL is the identity endpoint, URL + "/v3".

@@ -1,12 +1,14 @@
 package otc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,7 +17,7 @@ import (
 )
 
 // callHeader tags each SDK request with the id of the call it belongs to. The transport removes it
-// before the request leaves the process.
+// before the request leaves the process, unless an AK/SK signature covers it.
 const callHeader = "X-Rds-Hooks-Call"
 
 // maxRetryAfter bounds the wait a Retry-After header can ask for.
@@ -91,7 +93,16 @@ var errCallEnded = fmt.Errorf("cloud call ended before the request was sent: %w"
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	id := req.Header.Get(callHeader)
 	if id == "" {
-		return t.base.RoundTrip(req) // Keystone logins: bounded by the client's timeout only
+		// Keystone logins: bounded by the client's timeout only
+		out := keepConnection(req, req.Context())
+		// NOTE: a request sent on a kept connection that a load balancer closes meanwhile never
+		// arrives. net/http sends a POST again on a new connection only if it is marked
+		// idempotent, which a login is (one more token); the empty value marks it without
+		// sending the header. A failed login or token renewal is remembered for the retry time
+		// (Config.ReauthRetry) and fails every call of its credentials until then. Calls' POSTs
+		// are not marked: a change is never sent twice.
+		out.Header["Idempotency-Key"] = nil
+		return readAhead(t.base.RoundTrip(out))
 	}
 	// NOTE: the SDK's goroutine outlives a call that ended at its deadline, and it goes on sending:
 	// the retry of a 502/504 after its 500 ms sleep, the retry after waiting on the token lock during
@@ -105,12 +116,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancelCause(req.Context()) // req's context carries the client's Timeout
 	// Released when the call ends: every call's context is cancelled on return.
 	context.AfterFunc(st.ctx, func() { cancel(context.Cause(st.ctx)) })
-	out := req.Clone(ctx)
-	out.Header.Del(callHeader)
-	resp, err := t.base.RoundTrip(out)
-	if err == nil {
-		resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxResponseBytes}
+	out := keepConnection(req, ctx)
+	// NOTE: an AK/SK signature covers every header the request had when the SDK signed it, this
+	// one too (signer_helper.go, getSignedHeadersString): removed, API Gateway refuses the
+	// signature (401 APIGW.0301), so a signed request keeps it.
+	if !strings.HasPrefix(out.Header.Get("Authorization"), golangsdk.SignAlgorithmHMACSHA256+" ") {
+		out.Header.Del(callHeader)
 	}
+	resp, err := readAhead(t.base.RoundTrip(out))
 	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
 		d := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 		st.mu.Lock()
@@ -223,6 +236,97 @@ const maxResponseBytes = 16 << 20
 
 // errResponseTooLarge ends the reading of an answer beyond maxResponseBytes.
 var errResponseTooLarge = errors.New("OTC's answer exceeds the size the controller reads")
+
+// keepConnection is a copy of the SDK's request under ctx that keeps its connection for the next
+// request: the SDK asks for a connection per request (req.Close, provider_client.go), which costs a
+// TCP and a TLS handshake with OTC on every call. net/http returns the connection once the answer
+// is read to its end (readAhead).
+func keepConnection(req *http.Request, ctx context.Context) *http.Request {
+	out := req.Clone(ctx)
+	out.Close = false
+	return out
+}
+
+// readAheadBytes is how much of an answer the transport reads before the SDK sees it.
+const readAheadBytes = 64 << 10
+
+// readAhead reads an answer of at most readAheadBytes whole, and closes it, before the SDK sees
+// it, which then reads what was read; a larger answer goes to the SDK as it arrives. Either way
+// a read that failed, or went beyond maxResponseBytes, fails the SDK's reading at the same point.
+//
+// NOTE: the SDK reads most answers to their end (extract.Into, pagination, error answers), which
+// returns their connection, but never reads some small ones (v0.9.8: tags.Create, and the PUTs of
+// instances.ChangeOpsWindow and ManageAutoScaling discard the answer): their connection would stay
+// taken until the call ends and then be closed. A large answer is not read ahead, because the SDK
+// copies every answer once more (io.ReadAll): a log page of up to 16 MiB would be held twice, and
+// one of unknown length read into a growing buffer cost five times its size in allocations.
+func readAhead(resp *http.Response, err error) (*http.Response, error) {
+	if err != nil {
+		return resp, err
+	}
+	body := &limitedBody{ReadCloser: resp.Body, left: maxResponseBytes}
+	head, err := readAll(io.LimitReader(body, readAheadBytes+1), bodyCapacity(resp.ContentLength))
+	if err != nil || len(head) <= readAheadBytes {
+		_ = resp.Body.Close()
+		resp.Body = &readBody{Reader: bytes.NewReader(head), err: err}
+		return resp, nil
+	}
+	resp.Body = &aheadBody{Reader: io.MultiReader(bytes.NewReader(head), body), Closer: resp.Body}
+	return resp, nil
+}
+
+// readAll is io.ReadAll into a buffer of the given capacity at first.
+func readAll(r io.Reader, capacity int) ([]byte, error) {
+	b := make([]byte, 0, capacity)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // room to read into
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+}
+
+// bodyCapacity is the buffer to read ahead of a body of the announced length: its length when
+// announced and within the read-ahead (one more byte, to see its end), else a small one that grows.
+func bodyCapacity(length int64) int {
+	switch {
+	case length < 0:
+		return bytes.MinRead
+	case length > readAheadBytes:
+		return readAheadBytes + 1
+	}
+	return int(length) + 1
+}
+
+// readBody is an answer read whole: its bytes, then the error that ended the reading (io.EOF
+// when it ended well).
+type readBody struct {
+	*bytes.Reader
+	err error
+}
+
+func (b *readBody) Read(p []byte) (int, error) {
+	n, err := b.Reader.Read(p)
+	if err == io.EOF && b.err != nil {
+		err = b.err
+	}
+	return n, err
+}
+
+func (b *readBody) Close() error { return nil }
+
+// aheadBody is a large answer: the part read ahead, then the rest as it arrives.
+type aheadBody struct {
+	io.Reader
+	io.Closer
+}
 
 // limitedBody fails a read beyond its limit, so that the SDK's decoding fails instead of holding
 // the whole answer.

@@ -51,7 +51,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	base := cfg.Transport
 	if base == nil {
-		base = http.DefaultTransport.(*http.Transport).Clone()
+		base = NewTransport()
 	}
 	c := &Client{observe: cfg.Observe, retryAfter: cfg.retryAfter(), now: time.Now}
 	c.transport = &transport{base: base, calls: &c.calls}
@@ -154,3 +154,21 @@ func (c *Client) translate(op string, err error, info callInfo) *cloud.Error {
 	}
 	return out
 }
+
+// NewTransport is the transport to OTC when the config names none: http.DefaultTransport's, which
+// keeps as many idle connections to each endpoint as the hooks make calls at once, for a shorter
+// time than load balancers keep an idle connection open.
+//
+// NOTE: with the default two per host, the calls of concurrent syncs beyond two each opened a
+// connection (and made a TLS handshake) of their own.
+func NewTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = idleConnsPerHost
+	t.IdleConnTimeout = 30 * time.Second
+	return t
+}
+
+// idleConnsPerHost is the idle connections kept to each OTC endpoint: the hooks answer up to 8
+// calls at once by default (server.Options.MaxInFlight), the shared view lists the project beside
+// them.
+const idleConnsPerHost = 16

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -131,7 +130,7 @@ func NewPool(cfg PoolConfig) (*Pool, error) {
 	}
 	// Every client shares one transport, so that their connections to OTC are pooled together.
 	if p.base.Transport == nil {
-		p.base.Transport = http.DefaultTransport.(*http.Transport).Clone()
+		p.base.Transport = NewTransport()
 	}
 	if opts, _, err := loginOptions(cfg.Base); err == nil {
 		p.defaultIn = normaliseURL(opts.GetIdentityEndpoint())
