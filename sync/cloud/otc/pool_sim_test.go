@@ -378,3 +378,36 @@ func TestPoolBoundsTheRefusedLoginsOfOneIAMUser(t *testing.T) {
 		require.NoError(t, err)
 	})
 }
+
+// TestPoolANamespaceSigningWithAKSK: a namespace whose credentials Secret holds an AK/SK pair and
+// its project, as docs/credentials.md allows, has its calls served in its own project: the
+// simulator verifies every signature, as API Gateway does.
+func TestPoolANamespaceSigningWithAKSK(t *testing.T) {
+	clock := otcsim.NewManualClock(t0)
+	const teamA = "a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a1"
+	srv := otcsim.NewMultiServer(
+		otcsim.Options{Seed: 1, Clock: clock},
+		otcsim.Options{Seed: 2, ProjectID: teamA, ProjectName: "eu-de_team-a", Username: "team-a-user", Password: "Team-A-s3cret-pw",
+			AccessKey: "TEAMAACCESSKEY", SecretKey: "team-a-secret-key", Clock: clock},
+	)
+	t.Cleanup(srv.Close)
+	env := srv.Env(0)
+	base, err := otc.ConfigFromEnv(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	base.RequestTimeout = 5 * time.Second
+	pool, err := otc.NewPool(otc.PoolConfig{Base: base, Now: clock.Now})
+	require.NoError(t, err)
+
+	c, err := pool.For(ctxT(t), &cloud.Credentials{Namespace: "team-a", Secret: "otc-credentials", Env: map[string]string{
+		"OS_PROJECT_ID": teamA, "OS_REGION_NAME": otcsim.Region,
+		"OS_ACCESS_KEY": "TEAMAACCESSKEY", "OS_SECRET_KEY": "team-a-secret-key",
+	}})
+	require.NoError(t, err)
+	_, _, err = c.CreateInstance(ctxT(t), mysqlOpts("rds-team-a-aksk"))
+	require.NoError(t, err, "a change, signed")
+	found, err := c.FindInstancesByName(ctxT(t), "rds-team-a-aksk")
+	require.NoError(t, err, "a read, signed")
+	require.Len(t, found, 1)
+	assert.Len(t, srv.Sims[1].Instances(), 1, "in the team's project")
+	assert.Empty(t, srv.Sims[0].Instances(), "not in the controller's")
+}
