@@ -123,8 +123,9 @@ type databasesInput struct {
 	host         string
 	port         int
 	rootPassword secret.Value
-	// ssl says OTC reports SSL on for the instance: the session is TLS, the server verified.
-	ssl bool
+	// verified says the session is TLS with a server verified with --db-ca-file (dbusers.VerifyCA):
+	// a MySQL instance OTC reports SSL on for, a PostgreSQL one whenever the CA is configured.
+	verified bool
 	// related holds the Secrets the users' passwordsecretref name; secrets the observed children.
 	related map[string]*corev1.Secret
 	secrets map[string]*corev1.Secret
@@ -292,8 +293,14 @@ func newDatabasesStep(c *call, inst *cloud.Instance) *databasesStep {
 	if c.conn != nil {
 		s.in.host, s.in.port, s.in.rootPassword = c.conn.host, c.conn.port, c.conn.password
 	}
-	// NOTE: spec.ssl is MySQL's (OTC switches SSL for MySQL alone); pgusers chooses its own TLS.
-	s.in.ssl = c.spec.Datastoretype == v1alpha1.EngineMySQL && inst.SSL != nil && *inst.SSL
+	// NOTE: spec.ssl is MySQL's (OTC switches SSL for MySQL alone). A PostgreSQL instance offers
+	// TLS whatever it says; without the CA pgusers asks for it unverified (sslmode=prefer).
+	switch c.spec.Datastoretype {
+	case v1alpha1.EngineMySQL:
+		s.in.verified = inst.SSL != nil && *inst.SSL
+	case v1alpha1.EnginePostgreSQL:
+		s.in.verified = c.r.cfg.Databases.CA != nil
+	}
 	return s
 }
 
@@ -316,7 +323,7 @@ func (s *databasesStep) plan() head {
 	case p.apply != nil:
 		h.sql = &sqlAction{kind: sqlApply, engine: spec.Datastoretype, desired: *p.apply, managed: managedState(s.in.rec),
 			conn: dbusers.Conn{Host: s.in.host, Port: s.in.port, User: rootUser(spec.Datastoretype), Password: s.in.rootPassword},
-			tls:  s.in.ssl}
+			tls:  s.in.verified}
 	}
 	return h
 }
@@ -381,7 +388,7 @@ func databasesOutcome(err error, next time.Time) outcome {
 			"The database server refused the root login with the password of the connection Secret; the apply will be retried.", settled)
 	case errors.Is(err, dbusers.ErrUntrusted):
 		return databasesNotReady(ReasonDatabaseCertificateUntrusted,
-			"SSL is on, and the database server's certificate is not signed by a CA the controller trusts: its operator must set --db-ca-file to OTC's CA bundle; the next attempt is at "+at+".", settled)
+			"The database server's certificate is not signed by a CA the controller trusts, or the server offers no TLS, and nothing was sent to it: the controller's --db-ca-file must hold OTC's CA bundle; the next attempt is at "+at+".", settled)
 	case errors.Is(err, dbusers.ErrUnsafeLogin):
 		return databasesNotReady(ReasonDatabaseLoginUnsafe,
 			"The database server asked for the root password in a form it could read (in clear text, or encrypted with a key it sent itself), or for none, and the password was not sent to it. "+

@@ -1,10 +1,13 @@
 package reconcile
 
 import (
+	"crypto/x509"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -438,6 +441,35 @@ func TestDatabasesSessionFollowsSSL(t *testing.T) {
 				return
 			}
 			if assert.NotNil(t, conn.TLS, "TLS while SSL is on") {
+				assert.NotNil(t, conn.TLS.VerifyPeerCertificate, "the server's chain is verified")
+			}
+		})
+	}
+}
+
+// TestDatabasesSessionPostgreSQLVerifiedWithTheCA: a PostgreSQL instance offers TLS whatever its
+// spec says; with OTC's CA (--db-ca-file) the session verifies the server with it
+// (dbusers.VerifyCA, sslmode=verify-ca), without it pgusers asks for TLS unverified.
+func TestDatabasesSessionPostgreSQLVerifiedWithTheCA(t *testing.T) {
+	for _, withCA := range []bool{false, true} {
+		t.Run(fmt.Sprintf("CA %v", withCA), func(t *testing.T) {
+			e := newDBEnv()
+			var ca *x509.CertPool
+			if withCA {
+				ca = x509.NewCertPool()
+			}
+			e.r = New(Config{Cloud: e.f, Now: func() time.Time { return e.now }, Databases: DatabasesConfig{Apply: e.rec.apply, DriftCheck: e.drift, CA: ca}})
+			postgresInstance("15", "rds.pg.c2.medium")(e.inst)
+			spec := pgSpec()
+			spec.Users = nil
+			e.call(t, spec, v1alpha1.RdsStatus{})
+			require.NotEmpty(t, e.rec.calls, "the databases were applied")
+			conn := e.rec.calls[len(e.rec.calls)-1].conn
+			if !withCA {
+				assert.Nil(t, conn.TLS, "pgusers' own sslmode=prefer")
+				return
+			}
+			if assert.NotNil(t, conn.TLS, "TLS, verified") {
 				assert.NotNil(t, conn.TLS.VerifyPeerCertificate, "the server's chain is verified")
 			}
 		})

@@ -3,15 +3,11 @@ package pgusers
 import (
 	"bufio"
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/binary"
 	"encoding/pem"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -24,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcsps/rds-lambda-controller/internal/testcert"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
@@ -75,9 +72,11 @@ type tlsFake struct {
 	mechanisms []string
 }
 
-func tlsFakeServer(t *testing.T) *tlsFake {
+func tlsFakeServer(t *testing.T) *tlsFake { return tlsFakeServerWith(t, testcert.New(t).Server) }
+
+// tlsFakeServerWith is a tlsFake whose TLS certificate is cert.
+func tlsFakeServerWith(t *testing.T, cert tls.Certificate) *tlsFake {
 	t.Helper()
-	cert := selfSigned(t)
 	f := &tlsFake{}
 	f.pgListener = listenPG(t, func(c net.Conn) { f.serve(c, cert) })
 	return f
@@ -151,20 +150,6 @@ func (f *tlsFake) seen() (first []bool, mechanisms []string) {
 	return append([]bool(nil), f.first...), append([]string(nil), f.mechanisms...)
 }
 
-func selfSigned(t *testing.T) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "impostor"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		SignatureAlgorithm: x509.ECDSAWithSHA256,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
-
 // TestConfigIgnoresTheEnvironment: every field of the session's configuration that decides where
 // it goes, what it proves and sends, and how, is the same in a clean environment and in one where
 // every PG* variable and a service file say otherwise. (Kerberos' names are left to the
@@ -183,7 +168,7 @@ func TestConfigIgnoresTheEnvironment(t *testing.T) {
 	require.NoError(t, err)
 
 	dir := t.TempDir()
-	cert := selfSigned(t)
+	cert := testcert.New(t).Server
 	certFile, keyFile := filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key")
 	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o600))
 	key, err := x509.MarshalECPrivateKey(cert.PrivateKey.(*ecdsa.PrivateKey))
