@@ -29,7 +29,8 @@ import (
 // field it fills that the session does not set again is the environment's. However the
 // controller's environment is set (by its operator, by a base image, by a service file), the
 // session to the instance begins by asking for TLS, and over TLS proves the root password bound to
-// the channel when the server offers it (SCRAM-SHA-256-PLUS).
+// the channel when the server offers it (SCRAM-SHA-256-PLUS); with OTC's CA, that TLS session is
+// the only attempt, and a server the CA did not sign gets nothing.
 func TestEnvironmentCannotWeakenTheSession(t *testing.T) {
 	for _, tc := range []struct {
 		reason string
@@ -57,6 +58,38 @@ func TestEnvironmentCannotWeakenTheSession(t *testing.T) {
 			require.NotEmpty(t, first, "the server was reached")
 			assert.True(t, first[0], "the first attempt begins by asking for TLS")
 			assert.Equal(t, []string{"SCRAM-SHA-256-PLUS"}, mechanisms, "over TLS the proof is bound to the channel")
+		})
+		// With OTC's CA (--db-ca-file) the environment does not weaken the verification either:
+		// the one attempt is TLS with the server verified, and an impostor gets nothing.
+		t.Run(tc.reason+", with the CA", func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			otc, other := testcert.New(t), testcert.New(t)
+			for _, srv := range []struct {
+				reason  string
+				cert    tls.Certificate
+				trusted bool
+			}{
+				{"the instance", otc.Server, true},
+				{"a server with a certificate another CA signs", other.Server, false},
+			} {
+				fake := tlsFakeServerWith(t, srv.cert)
+				conn := dbusers.Conn{Host: "127.0.0.1", Port: fake.port, User: "root", Password: secret.New("the-admin-password-4711"),
+					Timeout: 5 * time.Second, TLS: dbusers.VerifyCA(otc.Pool)}
+				_, err := Apply(t.Context(), conn, dbusers.Desired{Databases: []string{"shop"}}, dbusers.ManagedState{})
+				require.Error(t, err, srv.reason)
+
+				first, mechanisms := fake.seen()
+				assert.Equal(t, []bool{true}, first, "%s: one attempt, over TLS, and no fallback", srv.reason)
+				if srv.trusted {
+					assert.NotErrorIs(t, err, dbusers.ErrUntrusted, srv.reason)
+					assert.Equal(t, []string{"SCRAM-SHA-256-PLUS"}, mechanisms, "%s: over TLS the proof is bound to the channel", srv.reason)
+				} else {
+					assert.ErrorIs(t, err, dbusers.ErrUntrusted, srv.reason)
+					assert.Empty(t, mechanisms, "%s: nothing was proven to it", srv.reason)
+				}
+			}
 		})
 	}
 }
@@ -152,7 +185,9 @@ func (f *tlsFake) seen() (first []bool, mechanisms []string) {
 
 // TestConfigIgnoresTheEnvironment: every field of the session's configuration that decides where
 // it goes, what it proves and sends, and how, is the same in a clean environment and in one where
-// every PG* variable and a service file say otherwise. (Kerberos' names are left to the
+// every PG* variable and a service file say otherwise, with OTC's CA (sslmode=verify-ca: no
+// fallback, the chain checked with the CA, no session cache to skip the check) and without it,
+// for the maintenance database's session and another's. (Kerberos' names are left to the
 // environment: require_auth refuses GSSAPI.)
 func TestConfigIgnoresTheEnvironment(t *testing.T) {
 	vars := []string{"PGHOST", "PGPORT", "PGDATABASE", "PGUSER", "PGPASSWORD", "PGPASSFILE", "PGAPPNAME",
@@ -163,9 +198,31 @@ func TestConfigIgnoresTheEnvironment(t *testing.T) {
 		t.Setenv(k, "") // restored after the test
 		require.NoError(t, os.Unsetenv(k))
 	}
-	s := &session{c: dbusers.Conn{Host: "10.9.3.8", Port: 8635, User: "root", Password: secret.New("the-admin-password-4711"), Timeout: 5 * time.Second}}
-	clean, err := s.config("postgres")
-	require.NoError(t, err)
+	// sslmode=prefer without OTC's CA, sslmode=verify-ca with it (--db-ca-file); each database's
+	// session has its own configuration.
+	otc := testcert.New(t)
+	type variant struct {
+		reason string
+		s      *session
+		db     string
+	}
+	var sessions []variant
+	for _, db := range []string{"postgres", "shop"} {
+		for _, verified := range []bool{false, true} {
+			c := dbusers.Conn{Host: "10.9.3.8", Port: 8635, User: "root", Password: secret.New("the-admin-password-4711"), Timeout: 5 * time.Second}
+			reason := "sslmode=prefer, database " + db
+			if verified {
+				c.TLS, reason = dbusers.VerifyCA(otc.Pool), "sslmode=verify-ca, database "+db
+			}
+			sessions = append(sessions, variant{reason, &session{c: c}, db})
+		}
+	}
+	clean := make([]*pgx.ConnConfig, len(sessions))
+	for i, s := range sessions {
+		var err error
+		clean[i], err = s.s.config(s.db)
+		require.NoError(t, err, s.reason)
+	}
 
 	dir := t.TempDir()
 	cert := testcert.New(t).Server
@@ -199,16 +256,15 @@ search_path=public
 	} {
 		t.Setenv(k, v)
 	}
-	weak, err := s.config("postgres")
-	require.NoError(t, err)
 
 	what := func(c *pgx.ConnConfig) map[string]any {
 		tlsOf := func(t *tls.Config) any {
 			if t == nil {
 				return nil
 			}
+			// A session cache would let a resumed session skip VerifyPeerCertificate.
 			return []any{t.InsecureSkipVerify, t.MinVersion, t.NextProtos, t.RootCAs == nil, len(t.Certificates), t.GetClientCertificate == nil,
-				t.VerifyPeerCertificate == nil, t.ServerName}
+				t.VerifyPeerCertificate == nil, t.VerifyConnection == nil, t.ServerName, t.ClientSessionCache == nil, t.Renegotiation}
 		}
 		var fallbacks []any
 		for _, f := range c.Fallbacks {
@@ -224,7 +280,23 @@ search_path=public
 			"exec mode": c.DefaultQueryExecMode, "caches": []int{c.StatementCacheCapacity, c.DescriptionCacheCapacity},
 		}
 	}
-	assert.Equal(t, what(clean), what(weak))
-	assert.Equal(t, "the-admin-password-4711", weak.Password)
-	assert.Equal(t, "md5,scram-sha-256", weak.RequireAuth)
+	for i, s := range sessions {
+		weak, err := s.s.config(s.db)
+		require.NoError(t, err, s.reason)
+		assert.Equal(t, what(clean[i]), what(weak), s.reason)
+		assert.Equal(t, "the-admin-password-4711", weak.Password, s.reason)
+		assert.Equal(t, "md5,scram-sha-256", weak.RequireAuth, s.reason)
+		assert.Equal(t, s.db, weak.Database, s.reason)
+		if s.s.c.TLS == nil {
+			continue
+		}
+		// verify-ca: one host, TLS asked for with an SSLRequest, the chain checked with the CA.
+		assert.Empty(t, weak.Fallbacks, "%s: no fallback, to plain text or elsewhere", s.reason)
+		assert.Equal(t, "postgres", weak.SSLNegotiation, s.reason)
+		if assert.NotNil(t, weak.TLSConfig, s.reason) && assert.NotNil(t, weak.TLSConfig.VerifyPeerCertificate, s.reason) {
+			assert.NoError(t, weak.TLSConfig.VerifyPeerCertificate(otc.Server.Certificate, nil), "%s: the CA's server", s.reason)
+			assert.ErrorIs(t, weak.TLSConfig.VerifyPeerCertificate(testcert.New(t).Server.Certificate, nil), dbusers.ErrUntrusted,
+				"%s: another CA's server", s.reason)
+		}
+	}
 }
