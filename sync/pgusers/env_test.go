@@ -96,7 +96,7 @@ func TestEnvironmentCannotWeakenTheSession(t *testing.T) {
 
 // tlsFake is a PostgreSQL server that accepts TLS (a certificate of its own), asks for
 // SCRAM-SHA-256 with or without channel binding, records the mechanism the client chooses and
-// hangs up; without TLS it asks for the password in clear text, which the client refuses.
+// refuses its proof; without TLS it asks for the password in clear text, which the client refuses.
 type tlsFake struct {
 	*pgListener
 
@@ -165,6 +165,11 @@ func (f *tlsFake) serve(c net.Conn, cert tls.Certificate) {
 		f.mechanisms = append(f.mechanisms, m.AuthMechanism)
 		f.mu.Unlock()
 	}
+	// Refused as a server refuses a wrong proof. NOTE: a hang-up instead makes pgconn abandon the
+	// connection with a cancel request on a new one (asyncClose) that may arrive after the test
+	// ended, at a later test's server listening on the same port (the kernel reuses it at once).
+	b.Send(&pgproto3.ErrorResponse{Severity: "FATAL", Code: "28P01", Message: `password authentication failed for user "root"`})
+	_ = b.Flush()
 }
 
 // bufConn is a connection whose first bytes were peeked at.

@@ -33,7 +33,7 @@ func TestVerifiedSessions(t *testing.T) {
 	t.Run("a certificate the CA signs", func(t *testing.T) {
 		srv := tlsFakeServerWith(t, otc.Server)
 		err := apply(conn(srv.port))
-		require.Error(t, err, "the fake hangs up after the client's first proof")
+		require.Error(t, err, "the fake refuses the client's first proof")
 		assert.NotErrorIs(t, err, dbusers.ErrUntrusted)
 		first, mechanisms := srv.seen()
 		assert.Equal(t, []bool{true}, first, "one attempt, over TLS")
