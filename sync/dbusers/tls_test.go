@@ -2,7 +2,9 @@ package dbusers
 
 import (
 	"crypto/tls"
+	"errors"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/internal/testcert"
+	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
 
 // handshake runs a TLS handshake of a client with cfg against a server presenting cert, over
@@ -46,4 +49,64 @@ func TestVerifyCA(t *testing.T) {
 	assert.ErrorIs(t, connectError("10.0.0.1:3306", "root", err), ErrUntrusted, "sorted as untrusted, not unreachable")
 	assert.NotErrorIs(t, connectError("10.0.0.1:3306", "root", err), ErrUnreachable)
 	assert.ErrorIs(t, handshake(t, VerifyCA(nil), otc.Server), ErrUntrusted, "without --db-ca-file no server is trusted")
+
+	// crypto/tls's own checks, outside VerifyPeerCertificate; the driver returns its error as is.
+	for _, tc := range []struct {
+		reason string
+		cert   tls.Certificate
+	}{
+		{"the instance's certificate (no secret) shown without its key: the handshake's signature is another key's",
+			tls.Certificate{Certificate: otc.Server.Certificate, PrivateKey: other.Server.PrivateKey}},
+		{"a certificate that cannot be read", tls.Certificate{Certificate: [][]byte{[]byte("not a certificate")}, PrivateKey: otc.Server.PrivateKey}},
+	} {
+		err := handshake(t, VerifyCA(otc.Pool), tc.cert)
+		require.Error(t, err, tc.reason)
+		assert.ErrorIs(t, connectError("10.0.0.1:3306", "root", err), ErrUntrusted, tc.reason)
+		assert.NotErrorIs(t, connectError("10.0.0.1:3306", "root", err), ErrUnreachable, tc.reason)
+	}
+	assert.Nil(t, UntrustedServer(errors.New("write tcp 10.0.0.1:3306: connection reset by peer")), "a server that went away is not untrusted")
+	assert.Nil(t, VerifyCA(otc.Pool).ClientSessionCache, "no session resumption: a resumed session skips VerifyPeerCertificate")
+}
+
+// TestVerifiedSessionSendsNothingToAnImpostor: over the MySQL driver, a server whose certificate
+// or proof of its key is refused gets nothing after the TLS request (not the login, which carries
+// the password's scramble), and the session ends as ErrUntrusted; the instance gets the login.
+func TestVerifiedSessionSendsNothingToAnImpostor(t *testing.T) {
+	otc, other := testcert.New(t), testcert.New(t)
+	for _, tc := range []struct {
+		reason  string
+		cert    tls.Certificate
+		trusted bool
+	}{
+		{"the instance", otc.Server, true},
+		{"a certificate another CA signs", other.Server, false},
+		{"the instance's certificate without its key", tls.Certificate{Certificate: otc.Server.Certificate, PrivateKey: other.Server.PrivateKey}, false},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			var logins atomic.Int32
+			srv := newFakeMySQL(t, "mysql_native_password", nil)
+			srv.tls = func(c net.Conn) {
+				sc := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{tc.cert}, MinVersion: tls.VersionTLS12})
+				if sc.Handshake() != nil {
+					return
+				}
+				p := &mysqlPackets{c: sc, s: srv, seq: 2}
+				if _, ok := p.read(); ok {
+					logins.Add(1)
+				}
+			}
+			conn := Conn{Host: "127.0.0.1", Port: srv.port, User: "root", Password: secret.New("pw"), Timeout: 5 * time.Second, TLS: VerifyCA(otc.Pool)}
+			_, err := Apply(t.Context(), conn, Desired{Databases: []string{"shop"}}, ManagedState{})
+			require.Error(t, err, "the fake hangs up after the login")
+			srv.received()
+			if tc.trusted {
+				assert.NotErrorIs(t, err, ErrUntrusted)
+				assert.EqualValues(t, 1, logins.Load(), "the login, over TLS")
+				return
+			}
+			assert.ErrorIs(t, err, ErrUntrusted)
+			assert.NotErrorIs(t, err, ErrUnreachable)
+			assert.Zero(t, logins.Load(), "nothing after the TLS request")
+		})
+	}
 }

@@ -225,12 +225,16 @@ func (s *session) connectError(db string, err error) error {
 		}
 		return fmt.Errorf("connect to %s: %w: server error %s: %s", s.addr, dbusers.ErrUnreachable, pe.Code, pe.Message)
 	}
-	switch {
-	case errors.Is(err, dbusers.ErrUntrusted): // the certificate (dbusers.VerifyCA)
-		return fmt.Errorf("connect to %s: %w", s.addr, dbusers.ErrUntrusted)
-	// NOTE: pgconn has no error type for it; TestVerifiedSessions holds the text.
-	case s.c.TLS != nil && strings.Contains(err.Error(), "server refused TLS connection"):
-		return fmt.Errorf("connect to %s: %w: the server offers no TLS", s.addr, dbusers.ErrUntrusted)
+	if s.c.TLS != nil {
+		// The certificate, or the server's proof of its key (dbusers.VerifyCA, crypto/tls).
+		if u := dbusers.UntrustedServer(err); u != nil {
+			return fmt.Errorf("connect to %s: %w", s.addr, u)
+		}
+		// NOTE: pgconn has no error type for it (any answer but 'S' to the SSLRequest);
+		// TestVerifiedSessions holds the text.
+		if strings.Contains(err.Error(), "server refused TLS connection") {
+			return fmt.Errorf("connect to %s: %w: the server offers no TLS", s.addr, dbusers.ErrUntrusted)
+		}
 	}
 	// NOTE: pgconn has no error type for it; TestAdminPasswordIsNeverSentInClear holds the text.
 	if strings.Contains(err.Error(), "require_auth check failed") {
