@@ -33,9 +33,11 @@ type DatabasesConfig struct {
 	// holds a hook call for little time. Default 2s.
 	ConnectTimeout time.Duration
 	// CA holds the certificates that sign OTC's database server certificates (the CA bundle OTC
-	// offers for download, --db-ca-file). A session to an instance with SSL on is TLS, and the
-	// server's certificate must chain to one of them (VERIFY_CA); nil: no server is trusted (the
-	// name is not checked, so the system's roots, which sign anyone's domain, prove nothing).
+	// offers for download, --db-ca-file). A session to a MySQL instance with SSL on, and with a CA
+	// to every PostgreSQL instance, is TLS, and the server's certificate must chain to one of them
+	// (VERIFY_CA, sslmode=verify-ca); nil: no MySQL server with SSL on is trusted (the name is not
+	// checked, so the system's roots, which sign anyone's domain, prove nothing), and PostgreSQL's
+	// sessions do not check the certificate (sslmode=prefer).
 	CA *x509.CertPool
 	// Apply, when set, makes the server match the desired state in place of the engine's SQL
 	// layer (sqlLayers): tests wrap it. Default nil.
@@ -64,8 +66,10 @@ const (
 	ReasonDatabaseUnreachable       = "DatabaseUnreachable"
 	ReasonDatabaseLoginRefused      = "DatabaseLoginRefused"
 	ReasonStatementRefused          = "StatementRefused"
-	// ReasonDatabaseCertificateUntrusted: with SSL on, the server's certificate does not chain to
-	// the CAs of --db-ca-file (docs/reference.md#ssl).
+	// ReasonDatabaseCertificateUntrusted: a verified session (MySQL with SSL on, PostgreSQL with
+	// --db-ca-file) found a server whose certificate does not chain to the CAs of --db-ca-file, or
+	// that cannot prove it holds the certificate's key, or (PostgreSQL) that offers no TLS
+	// (docs/reference.md#ssl).
 	ReasonDatabaseCertificateUntrusted = "DatabaseCertificateUntrusted"
 	// ReasonDatabaseLoginUnsafe: the server asked for the root password in a form it could read
 	// (in clear text, or encrypted with an RSA key it sent: a MySQL server without SSL that must
@@ -388,7 +392,8 @@ func databasesOutcome(err error, next time.Time) outcome {
 			"The database server refused the root login with the password of the connection Secret; the apply will be retried.", settled)
 	case errors.Is(err, dbusers.ErrUntrusted):
 		return databasesNotReady(ReasonDatabaseCertificateUntrusted,
-			"The database server's certificate is not signed by a CA the controller trusts, or the server offers no TLS, and nothing was sent to it: the controller's --db-ca-file must hold OTC's CA bundle; the next attempt is at "+at+".", settled)
+			"The database server did not prove that it holds a certificate signed by a CA of the controller's --db-ca-file, or it offers no TLS, and nothing was sent to it: "+
+				"either --db-ca-file does not hold OTC's CA bundle, or something other than the instance answers at its address; the next attempt is at "+at+".", settled)
 	case errors.Is(err, dbusers.ErrUnsafeLogin):
 		return databasesNotReady(ReasonDatabaseLoginUnsafe,
 			"The database server asked for the root password in a form it could read (in clear text, or encrypted with a key it sent itself), or for none, and the password was not sent to it. "+

@@ -476,10 +476,23 @@ func TestDatabasesSessionPostgreSQLVerifiedWithTheCA(t *testing.T) {
 	}
 }
 
-// TestUntrustedCertificateOutcome: a refused server certificate says what the operator must do.
+// TestUntrustedCertificateOutcome: a refused server says what the operator must look at, and its
+// sentence holds for both engines: a certificate no CA of --db-ca-file signs (MySQL with SSL on,
+// PostgreSQL with the CA), one the server cannot prove it holds (a replayed certificate), or
+// (PostgreSQL, whose instances OTC never runs without SSL) a server that offers no TLS.
 func TestUntrustedCertificateOutcome(t *testing.T) {
+	for _, err := range []error{
+		fmt.Errorf("connect to 10.0.0.1:3306: %w: bad chain", dbusers.ErrUntrusted),
+		fmt.Errorf("connect to 10.0.0.1:5432: %w: tls: invalid signature by the server certificate", dbusers.ErrUntrusted),
+		fmt.Errorf("connect to 10.0.0.1:5432: %w: the server offers no TLS", dbusers.ErrUntrusted),
+	} {
+		o := databasesOutcome(err, t0)
+		assert.Equal(t, ReasonDatabaseCertificateUntrusted, o.reason, err.Error())
+		assert.Contains(t, o.message, "did not prove that it holds a certificate signed by a CA of the controller's --db-ca-file, or it offers no TLS", err.Error())
+		assert.Contains(t, o.message, "something other than the instance answers at its address", err.Error())
+		assert.Contains(t, o.message, "nothing was sent to it", err.Error())
+	}
 	o := databasesOutcome(fmt.Errorf("connect to 10.0.0.1:3306: %w: bad chain", dbusers.ErrUntrusted), t0)
-	assert.Equal(t, ReasonDatabaseCertificateUntrusted, o.reason)
 	assert.Contains(t, o.message, "--db-ca-file")
 	assert.True(t, unreachable(fmt.Errorf("x: %w", dbusers.ErrUntrusted)), "retried after the backoff, not at every call")
 }
