@@ -66,6 +66,7 @@ func TestVerifyCA(t *testing.T) {
 	}
 	assert.Nil(t, UntrustedServer(errors.New("write tcp 10.0.0.1:3306: connection reset by peer")), "a server that went away is not untrusted")
 	assert.Nil(t, VerifyCA(otc.Pool).ClientSessionCache, "no session resumption: a resumed session skips VerifyPeerCertificate")
+	assert.Equal(t, tls.RenegotiateNever, VerifyCA(otc.Pool).Renegotiation, "no renegotiation to another certificate mid-session")
 }
 
 // TestVerifiedSessionSendsNothingToAnImpostor: over the MySQL driver, a server whose certificate
