@@ -33,9 +33,11 @@ type DatabasesConfig struct {
 	// holds a hook call for little time. Default 2s.
 	ConnectTimeout time.Duration
 	// CA holds the certificates that sign OTC's database server certificates (the CA bundle OTC
-	// offers for download, --db-ca-file). A session to an instance with SSL on is TLS, and the
-	// server's certificate must chain to one of them (VERIFY_CA); nil: no server is trusted (the
-	// name is not checked, so the system's roots, which sign anyone's domain, prove nothing).
+	// offers for download, --db-ca-file). A session to a MySQL instance with SSL on, and with a CA
+	// to every PostgreSQL instance, is TLS, and the server's certificate must chain to one of them
+	// (VERIFY_CA, sslmode=verify-ca); nil: no MySQL server with SSL on is trusted (the name is not
+	// checked, so the system's roots, which sign anyone's domain, prove nothing), and PostgreSQL's
+	// sessions do not check the certificate (sslmode=prefer).
 	CA *x509.CertPool
 	// Apply, when set, makes the server match the desired state in place of the engine's SQL
 	// layer (sqlLayers): tests wrap it. Default nil.
@@ -64,8 +66,10 @@ const (
 	ReasonDatabaseUnreachable       = "DatabaseUnreachable"
 	ReasonDatabaseLoginRefused      = "DatabaseLoginRefused"
 	ReasonStatementRefused          = "StatementRefused"
-	// ReasonDatabaseCertificateUntrusted: with SSL on, the server's certificate does not chain to
-	// the CAs of --db-ca-file (docs/reference.md#ssl).
+	// ReasonDatabaseCertificateUntrusted: a verified session (MySQL with SSL on, PostgreSQL with
+	// --db-ca-file) found a server whose certificate does not chain to the CAs of --db-ca-file, or
+	// that cannot prove it holds the certificate's key, or (PostgreSQL) that offers no TLS
+	// (docs/reference.md#ssl).
 	ReasonDatabaseCertificateUntrusted = "DatabaseCertificateUntrusted"
 	// ReasonDatabaseLoginUnsafe: the server asked for the root password in a form it could read
 	// (in clear text, or encrypted with an RSA key it sent: a MySQL server without SSL that must
@@ -123,8 +127,9 @@ type databasesInput struct {
 	host         string
 	port         int
 	rootPassword secret.Value
-	// ssl says OTC reports SSL on for the instance: the session is TLS, the server verified.
-	ssl bool
+	// verified says the session is TLS with a server verified with --db-ca-file (dbusers.VerifyCA):
+	// a MySQL instance OTC reports SSL on for, a PostgreSQL one whenever the CA is configured.
+	verified bool
 	// related holds the Secrets the users' passwordsecretref name; secrets the observed children.
 	related map[string]*corev1.Secret
 	secrets map[string]*corev1.Secret
@@ -292,8 +297,14 @@ func newDatabasesStep(c *call, inst *cloud.Instance) *databasesStep {
 	if c.conn != nil {
 		s.in.host, s.in.port, s.in.rootPassword = c.conn.host, c.conn.port, c.conn.password
 	}
-	// NOTE: spec.ssl is MySQL's (OTC switches SSL for MySQL alone); pgusers chooses its own TLS.
-	s.in.ssl = c.spec.Datastoretype == v1alpha1.EngineMySQL && inst.SSL != nil && *inst.SSL
+	// NOTE: spec.ssl is MySQL's (OTC switches SSL for MySQL alone). A PostgreSQL instance offers
+	// TLS whatever it says; without the CA pgusers asks for it unverified (sslmode=prefer).
+	switch c.spec.Datastoretype {
+	case v1alpha1.EngineMySQL:
+		s.in.verified = inst.SSL != nil && *inst.SSL
+	case v1alpha1.EnginePostgreSQL:
+		s.in.verified = c.r.cfg.Databases.CA != nil
+	}
 	return s
 }
 
@@ -316,7 +327,7 @@ func (s *databasesStep) plan() head {
 	case p.apply != nil:
 		h.sql = &sqlAction{kind: sqlApply, engine: spec.Datastoretype, desired: *p.apply, managed: managedState(s.in.rec),
 			conn: dbusers.Conn{Host: s.in.host, Port: s.in.port, User: rootUser(spec.Datastoretype), Password: s.in.rootPassword},
-			tls:  s.in.ssl}
+			tls:  s.in.verified}
 	}
 	return h
 }
@@ -381,7 +392,8 @@ func databasesOutcome(err error, next time.Time) outcome {
 			"The database server refused the root login with the password of the connection Secret; the apply will be retried.", settled)
 	case errors.Is(err, dbusers.ErrUntrusted):
 		return databasesNotReady(ReasonDatabaseCertificateUntrusted,
-			"SSL is on, and the database server's certificate is not signed by a CA the controller trusts: its operator must set --db-ca-file to OTC's CA bundle; the next attempt is at "+at+".", settled)
+			"The database server did not prove that it holds a certificate signed by a CA of the controller's --db-ca-file, or it offers no TLS, and nothing was sent to it: "+
+				"either --db-ca-file does not hold OTC's CA bundle, or something other than the instance answers at its address; the next attempt is at "+at+".", settled)
 	case errors.Is(err, dbusers.ErrUnsafeLogin):
 		return databasesNotReady(ReasonDatabaseLoginUnsafe,
 			"The database server asked for the root password in a form it could read (in clear text, or encrypted with a key it sent itself), or for none, and the password was not sent to it. "+

@@ -1,10 +1,13 @@
 package reconcile
 
 import (
+	"crypto/x509"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -444,10 +447,52 @@ func TestDatabasesSessionFollowsSSL(t *testing.T) {
 	}
 }
 
-// TestUntrustedCertificateOutcome: a refused server certificate says what the operator must do.
+// TestDatabasesSessionPostgreSQLVerifiedWithTheCA: a PostgreSQL instance offers TLS whatever its
+// spec says; with OTC's CA (--db-ca-file) the session verifies the server with it
+// (dbusers.VerifyCA, sslmode=verify-ca), without it pgusers asks for TLS unverified.
+func TestDatabasesSessionPostgreSQLVerifiedWithTheCA(t *testing.T) {
+	for _, withCA := range []bool{false, true} {
+		t.Run(fmt.Sprintf("CA %v", withCA), func(t *testing.T) {
+			e := newDBEnv()
+			var ca *x509.CertPool
+			if withCA {
+				ca = x509.NewCertPool()
+			}
+			e.r = New(Config{Cloud: e.f, Now: func() time.Time { return e.now }, Databases: DatabasesConfig{Apply: e.rec.apply, DriftCheck: e.drift, CA: ca}})
+			postgresInstance("15", "rds.pg.c2.medium")(e.inst)
+			spec := pgSpec()
+			spec.Users = nil
+			e.call(t, spec, v1alpha1.RdsStatus{})
+			require.NotEmpty(t, e.rec.calls, "the databases were applied")
+			conn := e.rec.calls[len(e.rec.calls)-1].conn
+			if !withCA {
+				assert.Nil(t, conn.TLS, "pgusers' own sslmode=prefer")
+				return
+			}
+			if assert.NotNil(t, conn.TLS, "TLS, verified") {
+				assert.NotNil(t, conn.TLS.VerifyPeerCertificate, "the server's chain is verified")
+			}
+		})
+	}
+}
+
+// TestUntrustedCertificateOutcome: a refused server says what the operator must look at, and its
+// sentence holds for both engines: a certificate no CA of --db-ca-file signs (MySQL with SSL on,
+// PostgreSQL with the CA), one the server cannot prove it holds (a replayed certificate), or
+// (PostgreSQL, whose instances OTC never runs without SSL) a server that offers no TLS.
 func TestUntrustedCertificateOutcome(t *testing.T) {
+	for _, err := range []error{
+		fmt.Errorf("connect to 10.0.0.1:3306: %w: bad chain", dbusers.ErrUntrusted),
+		fmt.Errorf("connect to 10.0.0.1:5432: %w: tls: invalid signature by the server certificate", dbusers.ErrUntrusted),
+		fmt.Errorf("connect to 10.0.0.1:5432: %w: the server offers no TLS", dbusers.ErrUntrusted),
+	} {
+		o := databasesOutcome(err, t0)
+		assert.Equal(t, ReasonDatabaseCertificateUntrusted, o.reason, err.Error())
+		assert.Contains(t, o.message, "did not prove that it holds a certificate signed by a CA of the controller's --db-ca-file, or it offers no TLS", err.Error())
+		assert.Contains(t, o.message, "something other than the instance answers at its address", err.Error())
+		assert.Contains(t, o.message, "nothing was sent to it", err.Error())
+	}
 	o := databasesOutcome(fmt.Errorf("connect to 10.0.0.1:3306: %w: bad chain", dbusers.ErrUntrusted), t0)
-	assert.Equal(t, ReasonDatabaseCertificateUntrusted, o.reason)
 	assert.Contains(t, o.message, "--db-ca-file")
 	assert.True(t, unreachable(fmt.Errorf("x: %w", dbusers.ErrUntrusted)), "retried after the backoff, not at every call")
 }

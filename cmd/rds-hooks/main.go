@@ -150,7 +150,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 	dur(&c.resyncSteady, "resync-steady", 5*time.Minute, "how soon to look again when nothing is in flight")
 	dur(&c.viewMaxAge, "view-max-age", view.DefaultMaxAge, "bound on the staleness of the shared view of all instances that steady syncs read (docs/view.md); 0 reads every instance fresh")
 	dur(&c.sqlDrift, "sql-drift-check", time.Hour, "how often databases, users and grants are applied again to repair changes made behind the controller's back")
-	str(&c.dbCAFile, "db-ca-file", "", "PEM bundle of the CAs that sign OTC's database server certificates (downloaded from the RDS console): the SQL session to an instance with SSL on verifies the server with it (unset: no server with SSL on is trusted; the system's roots are not used, as the name is not checked)")
+	str(&c.dbCAFile, "db-ca-file", "", "PEM bundle of the CAs that sign OTC's database server certificates (downloaded from the RDS console): the SQL session to a MySQL instance with SSL on, and to every PostgreSQL instance, verifies the server with it (unset: no MySQL server with SSL on is trusted, PostgreSQL's certificates are not checked; the system's roots are not used, as the name is not checked)")
 	dur(&c.paramsDrift, "parameters-drift-check", reconcile.DefaultParametersDriftCheck, "how often a steady object's engine parameters are read from OTC to set back a value changed elsewhere (docs/parameters.md)")
 	dur(&c.shutdownGrace, "shutdown-grace", 15*time.Second, "how long in-flight calls may finish after SIGTERM")
 	str(&c.nsCredentials, "namespace-credentials", reconcile.CredentialsOptional,

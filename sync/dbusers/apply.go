@@ -229,8 +229,8 @@ func (s *session) close() {
 // connectError sorts a failed connection into ErrUntrusted, ErrUnsafeLogin, ErrUnauthorized and
 // ErrUnreachable.
 func connectError(addr, user string, err error) error {
-	if errors.Is(err, ErrUntrusted) {
-		return fmt.Errorf("connect to %s: %w", addr, err)
+	if u := UntrustedServer(err); u != nil {
+		return fmt.Errorf("connect to %s: %w", addr, u)
 	}
 	// The driver refuses both (AllowCleartextPasswords and AllowOldPasswords are off).
 	switch {

@@ -113,6 +113,10 @@ type fakeMySQL struct {
 	after bytes.Buffer
 	read  []string
 	wg    sync.WaitGroup
+
+	// tls, when set, makes the handshake offer TLS and serves the connection once the client
+	// asked for it (its SSL request read), instead of then.
+	tls func(net.Conn)
 }
 
 func newFakeMySQL(t *testing.T, plugin string, then func(*fakeMySQL, *mysqlPackets)) *fakeMySQL {
@@ -140,8 +144,16 @@ func newFakeMySQL(t *testing.T, plugin string, then func(*fakeMySQL, *mysqlPacke
 				defer c.Close()
 				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 				p := &mysqlPackets{c: c, s: s}
-				p.write(s.handshake(plugin))
+				hs := s.handshake(plugin)
+				if s.tls != nil {
+					hs[22] |= 0x08 // CLIENT_SSL, in the capabilities' lower half
+				}
+				p.write(hs)
 				if _, ok := p.read(); !ok {
+					return
+				}
+				if s.tls != nil {
+					s.tls(c)
 					return
 				}
 				p.recording = true

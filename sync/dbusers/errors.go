@@ -19,7 +19,8 @@ var (
 	// password the server's policy rejects, missing rights of the admin user, ...).
 	ErrRefused = errors.New("statement refused by the database server")
 	// ErrUntrusted marks a TLS session whose server certificate does not chain to a trusted CA
-	// (VerifyCA): nothing was sent to the server.
+	// (VerifyCA), or whose server did not prove it holds the certificate's key, or (PostgreSQL)
+	// that the server refused (UntrustedServer): nothing was sent to the server.
 	ErrUntrusted = errors.New("database server certificate not trusted")
 	// ErrUnsafeLogin marks a server that asked for the admin's password in a form it could read
 	// (in clear text; MySQL without TLS: encrypted with an RSA key the server sent, login.go), or

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcsps/rds-lambda-controller/internal/testcert"
 )
 
 // TestVerifyCAWithoutCAFileTrustsNoPublicCA (review #19 A): the name in the server's certificate is
@@ -20,7 +22,7 @@ import (
 // The system's roots are loaded once per process: the test runs itself again with SSL_CERT_FILE
 // naming a CA it made, which then stands for a public CA.
 func TestVerifyCAWithoutCAFileTrustsNoPublicCA(t *testing.T) {
-	ca := newTestCA(t)
+	ca := testcert.New(t)
 	if os.Getenv("REVIEW_TLS_CHILD") == "" {
 		dir := t.TempDir()
 		cmd := exec.Command(os.Args[0], "-test.run=^TestVerifyCAWithoutCAFileTrustsNoPublicCA$", "-test.count=1")
@@ -32,9 +34,9 @@ func TestVerifyCAWithoutCAFileTrustsNoPublicCA(t *testing.T) {
 	// The child: a CA of the system's roots, written before the pool is loaded.
 	dir := os.Getenv("REVIEW_TLS_DIR")
 	file := filepath.Join(dir, "public-ca.pem")
-	require.NoError(t, os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.caDER}), 0o600))
+	require.NoError(t, os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.DER}), 0o600))
 	t.Setenv("SSL_CERT_FILE", file)
 	t.Setenv("SSL_CERT_DIR", dir)
-	err := handshake(t, VerifyCA(nil), ca.server)
+	err := handshake(t, VerifyCA(nil), ca.Server)
 	assert.ErrorIs(t, err, ErrUntrusted, "a server whose certificate a system root signs, for any name, is not trusted without --db-ca-file")
 }

@@ -3,7 +3,9 @@ package dbusers
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	"strings"
 )
 
 // VerifyCA is the TLS configuration of a session to a server whose certificate must be signed by
@@ -51,6 +53,40 @@ func verifyChain(raw [][]byte, roots *x509.CertPool) error {
 	}
 	if _, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter}); err != nil {
 		return fmt.Errorf("%w: it is not signed by a CA the controller trusts (--db-ca-file): %s", ErrUntrusted, err.Error())
+	}
+	return nil
+}
+
+// serverRefusals are crypto/tls's own refusals of a server's certificate, and of the server's
+// proof that it holds the certificate's key, which it makes outside VerifyPeerCertificate: a
+// certificate it cannot read or use (before VerifyPeerCertificate is called), and a handshake
+// signed with another key than the certificate's (after it). The last is how a server fails that
+// shows an instance's certificate, signed by OTC's CA, without its key: the certificate is no
+// secret, any client of the instance is shown it.
+//
+// NOTE: crypto/tls has no error type for them; TestVerifyCA and pgusers' TestVerifiedSessions
+// hold the texts an impostor causes.
+var serverRefusals = []string{
+	"tls: invalid signature by the server certificate",
+	"tls: certificate used with invalid signature algorithm",
+	"tls: failed to parse certificate from server",
+	"tls: received empty certificates message",
+	"tls: server's certificate contains an unsupported type of public key",
+	"tls: server sent certificate containing RSA key larger than",
+}
+
+// UntrustedServer sorts a failed TLS session to a server that must be verified (VerifyCA): an
+// error matching ErrUntrusted when it ended on the server's certificate, which VerifyCA or
+// crypto/tls refused, or on the server's proof of the certificate's key; nil otherwise (a server
+// that went away is unreachable, not untrusted). Nothing was sent to such a server.
+func UntrustedServer(err error) error {
+	if errors.Is(err, ErrUntrusted) {
+		return err
+	}
+	for _, r := range serverRefusals {
+		if strings.Contains(err.Error(), r) {
+			return fmt.Errorf("%w: %s", ErrUntrusted, r)
+		}
 	}
 	return nil
 }

@@ -1,56 +1,19 @@
 package dbusers
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"math/big"
+	"errors"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcsps/rds-lambda-controller/internal/testcert"
+	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
-
-// testCA is a CA and a server certificate it signs, for a name that is not the address dialled
-// (as the controller dials an instance's private IP).
-type testCA struct {
-	pool   *x509.CertPool
-	server tls.Certificate
-	caDER  []byte
-}
-
-func newTestCA(t *testing.T) testCA {
-	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test RDS CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	require.NoError(t, err)
-	ca, err := x509.ParseCertificate(caDER)
-	require.NoError(t, err)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	leafTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "rds-instance.internal"},
-		DNSNames:  []string{"rds-instance.internal"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &key.PublicKey, caKey)
-	require.NoError(t, err)
-	pool := x509.NewCertPool()
-	pool.AddCert(ca)
-	return testCA{pool: pool, server: tls.Certificate{Certificate: [][]byte{leafDER}, PrivateKey: key}, caDER: caDER}
-}
 
 // handshake runs a TLS handshake of a client with cfg against a server presenting cert, over
 // loopback TCP (net.Pipe would block on the server's session tickets).
@@ -78,12 +41,73 @@ func handshake(t *testing.T, cfg *tls.Config, cert tls.Certificate) error {
 // TestVerifyCA: the session to an instance with SSL on trusts a server whose certificate chains to
 // the configured CA, whatever name it carries (VERIFY_CA), and no other.
 func TestVerifyCA(t *testing.T) {
-	otc, other := newTestCA(t), newTestCA(t)
-	assert.NoError(t, handshake(t, VerifyCA(otc.pool), otc.server), "signed by the configured CA, dialled by IP")
-	err := handshake(t, VerifyCA(otc.pool), other.server)
+	otc, other := testcert.New(t), testcert.New(t)
+	assert.NoError(t, handshake(t, VerifyCA(otc.Pool), otc.Server), "signed by the configured CA, dialled by IP")
+	err := handshake(t, VerifyCA(otc.Pool), other.Server)
 	require.ErrorIs(t, err, ErrUntrusted, "signed by another CA")
 	assert.Contains(t, err.Error(), "not signed by a CA the controller trusts")
 	assert.ErrorIs(t, connectError("10.0.0.1:3306", "root", err), ErrUntrusted, "sorted as untrusted, not unreachable")
 	assert.NotErrorIs(t, connectError("10.0.0.1:3306", "root", err), ErrUnreachable)
-	assert.ErrorIs(t, handshake(t, VerifyCA(nil), otc.server), ErrUntrusted, "without --db-ca-file no server is trusted")
+	assert.ErrorIs(t, handshake(t, VerifyCA(nil), otc.Server), ErrUntrusted, "without --db-ca-file no server is trusted")
+
+	// crypto/tls's own checks, outside VerifyPeerCertificate; the driver returns its error as is.
+	for _, tc := range []struct {
+		reason string
+		cert   tls.Certificate
+	}{
+		{"the instance's certificate (no secret) shown without its key: the handshake's signature is another key's",
+			tls.Certificate{Certificate: otc.Server.Certificate, PrivateKey: other.Server.PrivateKey}},
+		{"a certificate that cannot be read", tls.Certificate{Certificate: [][]byte{[]byte("not a certificate")}, PrivateKey: otc.Server.PrivateKey}},
+	} {
+		err := handshake(t, VerifyCA(otc.Pool), tc.cert)
+		require.Error(t, err, tc.reason)
+		assert.ErrorIs(t, connectError("10.0.0.1:3306", "root", err), ErrUntrusted, tc.reason)
+		assert.NotErrorIs(t, connectError("10.0.0.1:3306", "root", err), ErrUnreachable, tc.reason)
+	}
+	assert.Nil(t, UntrustedServer(errors.New("write tcp 10.0.0.1:3306: connection reset by peer")), "a server that went away is not untrusted")
+	assert.Nil(t, VerifyCA(otc.Pool).ClientSessionCache, "no session resumption: a resumed session skips VerifyPeerCertificate")
+	assert.Equal(t, tls.RenegotiateNever, VerifyCA(otc.Pool).Renegotiation, "no renegotiation to another certificate mid-session")
+}
+
+// TestVerifiedSessionSendsNothingToAnImpostor: over the MySQL driver, a server whose certificate
+// or proof of its key is refused gets nothing after the TLS request (not the login, which carries
+// the password's scramble), and the session ends as ErrUntrusted; the instance gets the login.
+func TestVerifiedSessionSendsNothingToAnImpostor(t *testing.T) {
+	otc, other := testcert.New(t), testcert.New(t)
+	for _, tc := range []struct {
+		reason  string
+		cert    tls.Certificate
+		trusted bool
+	}{
+		{"the instance", otc.Server, true},
+		{"a certificate another CA signs", other.Server, false},
+		{"the instance's certificate without its key", tls.Certificate{Certificate: otc.Server.Certificate, PrivateKey: other.Server.PrivateKey}, false},
+	} {
+		t.Run(tc.reason, func(t *testing.T) {
+			var logins atomic.Int32
+			srv := newFakeMySQL(t, "mysql_native_password", nil)
+			srv.tls = func(c net.Conn) {
+				sc := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{tc.cert}, MinVersion: tls.VersionTLS12})
+				if sc.Handshake() != nil {
+					return
+				}
+				p := &mysqlPackets{c: sc, s: srv, seq: 2}
+				if _, ok := p.read(); ok {
+					logins.Add(1)
+				}
+			}
+			conn := Conn{Host: "127.0.0.1", Port: srv.port, User: "root", Password: secret.New("pw"), Timeout: 5 * time.Second, TLS: VerifyCA(otc.Pool)}
+			_, err := Apply(t.Context(), conn, Desired{Databases: []string{"shop"}}, ManagedState{})
+			require.Error(t, err, "the fake hangs up after the login")
+			srv.received()
+			if tc.trusted {
+				assert.NotErrorIs(t, err, ErrUntrusted)
+				assert.EqualValues(t, 1, logins.Load(), "the login, over TLS")
+				return
+			}
+			assert.ErrorIs(t, err, ErrUntrusted)
+			assert.NotErrorIs(t, err, ErrUnreachable)
+			assert.Zero(t, logins.Load(), "nothing after the TLS request")
+		})
+	}
 }

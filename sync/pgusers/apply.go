@@ -176,6 +176,12 @@ func (s *session) config(name string) (*pgx.ConnConfig, error) {
 	cfg.TLSConfig = &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12} //nolint:gosec // sslmode=prefer
 	cfg.SSLNegotiation, cfg.SSLCertMode = "postgres", "allow"
 	cfg.Fallbacks = []*pgconn.FallbackConfig{{Host: s.c.Host, Port: port}}
+	// With OTC's CA (--db-ca-file: Conn.TLS, dbusers.VerifyCA), sslmode=verify-ca instead: TLS or
+	// nothing, and a server whose certificate does not chain to the CA is sent nothing, which
+	// stops the man in the middle the NOTE below describes.
+	if s.c.TLS != nil {
+		cfg.TLSConfig, cfg.Fallbacks = s.c.TLS.Clone(), nil
+	}
 	// The admin's password never leaves as it is: only a server that asks for an MD5 or a
 	// SCRAM-SHA-256 proof of it is answered (libpq's require_auth). One that asks for it in clear
 	// text (password), which over the fallback above would cross the VPC unencrypted, or that
@@ -205,7 +211,7 @@ func (s *session) config(name string) (*pgx.ConnConfig, error) {
 }
 
 // connectError sorts a failed connection into ErrUnauthorized, a refused one (the database does
-// not exist, or root may not connect to it), ErrUnsafeLogin and ErrUnreachable.
+// not exist, or root may not connect to it), ErrUntrusted, ErrUnsafeLogin and ErrUnreachable.
 func (s *session) connectError(db string, err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
@@ -218,6 +224,17 @@ func (s *session) connectError(db string, err error) error {
 			}
 		}
 		return fmt.Errorf("connect to %s: %w: server error %s: %s", s.addr, dbusers.ErrUnreachable, pe.Code, pe.Message)
+	}
+	if s.c.TLS != nil {
+		// The certificate, or the server's proof of its key (dbusers.VerifyCA, crypto/tls).
+		if u := dbusers.UntrustedServer(err); u != nil {
+			return fmt.Errorf("connect to %s: %w", s.addr, u)
+		}
+		// NOTE: pgconn has no error type for it (any answer but 'S' to the SSLRequest);
+		// TestVerifiedSessions holds the text.
+		if strings.Contains(err.Error(), "server refused TLS connection") {
+			return fmt.Errorf("connect to %s: %w: the server offers no TLS", s.addr, dbusers.ErrUntrusted)
+		}
 	}
 	// NOTE: pgconn has no error type for it; TestAdminPasswordIsNeverSentInClear holds the text.
 	if strings.Contains(err.Error(), "require_auth check failed") {

@@ -3,15 +3,11 @@ package pgusers
 import (
 	"bufio"
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/binary"
 	"encoding/pem"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -24,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcsps/rds-lambda-controller/internal/testcert"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
@@ -32,7 +29,8 @@ import (
 // field it fills that the session does not set again is the environment's. However the
 // controller's environment is set (by its operator, by a base image, by a service file), the
 // session to the instance begins by asking for TLS, and over TLS proves the root password bound to
-// the channel when the server offers it (SCRAM-SHA-256-PLUS).
+// the channel when the server offers it (SCRAM-SHA-256-PLUS); with OTC's CA, that TLS session is
+// the only attempt, and a server the CA did not sign gets nothing.
 func TestEnvironmentCannotWeakenTheSession(t *testing.T) {
 	for _, tc := range []struct {
 		reason string
@@ -61,12 +59,44 @@ func TestEnvironmentCannotWeakenTheSession(t *testing.T) {
 			assert.True(t, first[0], "the first attempt begins by asking for TLS")
 			assert.Equal(t, []string{"SCRAM-SHA-256-PLUS"}, mechanisms, "over TLS the proof is bound to the channel")
 		})
+		// With OTC's CA (--db-ca-file) the environment does not weaken the verification either:
+		// the one attempt is TLS with the server verified, and an impostor gets nothing.
+		t.Run(tc.reason+", with the CA", func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			otc, other := testcert.New(t), testcert.New(t)
+			for _, srv := range []struct {
+				reason  string
+				cert    tls.Certificate
+				trusted bool
+			}{
+				{"the instance", otc.Server, true},
+				{"a server with a certificate another CA signs", other.Server, false},
+			} {
+				fake := tlsFakeServerWith(t, srv.cert)
+				conn := dbusers.Conn{Host: "127.0.0.1", Port: fake.port, User: "root", Password: secret.New("the-admin-password-4711"),
+					Timeout: 5 * time.Second, TLS: dbusers.VerifyCA(otc.Pool)}
+				_, err := Apply(t.Context(), conn, dbusers.Desired{Databases: []string{"shop"}}, dbusers.ManagedState{})
+				require.Error(t, err, srv.reason)
+
+				first, mechanisms := fake.seen()
+				assert.Equal(t, []bool{true}, first, "%s: one attempt, over TLS, and no fallback", srv.reason)
+				if srv.trusted {
+					assert.NotErrorIs(t, err, dbusers.ErrUntrusted, srv.reason)
+					assert.Equal(t, []string{"SCRAM-SHA-256-PLUS"}, mechanisms, "%s: over TLS the proof is bound to the channel", srv.reason)
+				} else {
+					assert.ErrorIs(t, err, dbusers.ErrUntrusted, srv.reason)
+					assert.Empty(t, mechanisms, "%s: nothing was proven to it", srv.reason)
+				}
+			}
+		})
 	}
 }
 
 // tlsFake is a PostgreSQL server that accepts TLS (a certificate of its own), asks for
 // SCRAM-SHA-256 with or without channel binding, records the mechanism the client chooses and
-// hangs up; without TLS it asks for the password in clear text, which the client refuses.
+// refuses its proof; without TLS it asks for the password in clear text, which the client refuses.
 type tlsFake struct {
 	*pgListener
 
@@ -75,9 +105,11 @@ type tlsFake struct {
 	mechanisms []string
 }
 
-func tlsFakeServer(t *testing.T) *tlsFake {
+func tlsFakeServer(t *testing.T) *tlsFake { return tlsFakeServerWith(t, testcert.New(t).Server) }
+
+// tlsFakeServerWith is a tlsFake whose TLS certificate is cert.
+func tlsFakeServerWith(t *testing.T, cert tls.Certificate) *tlsFake {
 	t.Helper()
-	cert := selfSigned(t)
 	f := &tlsFake{}
 	f.pgListener = listenPG(t, func(c net.Conn) { f.serve(c, cert) })
 	return f
@@ -133,6 +165,11 @@ func (f *tlsFake) serve(c net.Conn, cert tls.Certificate) {
 		f.mechanisms = append(f.mechanisms, m.AuthMechanism)
 		f.mu.Unlock()
 	}
+	// Refused as a server refuses a wrong proof. NOTE: a hang-up instead makes pgconn abandon the
+	// connection with a cancel request on a new one (asyncClose) that may arrive after the test
+	// ended, at a later test's server listening on the same port (the kernel reuses it at once).
+	b.Send(&pgproto3.ErrorResponse{Severity: "FATAL", Code: "28P01", Message: `password authentication failed for user "root"`})
+	_ = b.Flush()
 }
 
 // bufConn is a connection whose first bytes were peeked at.
@@ -151,23 +188,11 @@ func (f *tlsFake) seen() (first []bool, mechanisms []string) {
 	return append([]bool(nil), f.first...), append([]string(nil), f.mechanisms...)
 }
 
-func selfSigned(t *testing.T) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "impostor"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		SignatureAlgorithm: x509.ECDSAWithSHA256,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
-
 // TestConfigIgnoresTheEnvironment: every field of the session's configuration that decides where
 // it goes, what it proves and sends, and how, is the same in a clean environment and in one where
-// every PG* variable and a service file say otherwise. (Kerberos' names are left to the
+// every PG* variable and a service file say otherwise, with OTC's CA (sslmode=verify-ca: no
+// fallback, the chain checked with the CA, no session cache to skip the check) and without it,
+// for the maintenance database's session and another's. (Kerberos' names are left to the
 // environment: require_auth refuses GSSAPI.)
 func TestConfigIgnoresTheEnvironment(t *testing.T) {
 	vars := []string{"PGHOST", "PGPORT", "PGDATABASE", "PGUSER", "PGPASSWORD", "PGPASSFILE", "PGAPPNAME",
@@ -178,12 +203,34 @@ func TestConfigIgnoresTheEnvironment(t *testing.T) {
 		t.Setenv(k, "") // restored after the test
 		require.NoError(t, os.Unsetenv(k))
 	}
-	s := &session{c: dbusers.Conn{Host: "10.9.3.8", Port: 8635, User: "root", Password: secret.New("the-admin-password-4711"), Timeout: 5 * time.Second}}
-	clean, err := s.config("postgres")
-	require.NoError(t, err)
+	// sslmode=prefer without OTC's CA, sslmode=verify-ca with it (--db-ca-file); each database's
+	// session has its own configuration.
+	otc := testcert.New(t)
+	type variant struct {
+		reason string
+		s      *session
+		db     string
+	}
+	var sessions []variant
+	for _, db := range []string{"postgres", "shop"} {
+		for _, verified := range []bool{false, true} {
+			c := dbusers.Conn{Host: "10.9.3.8", Port: 8635, User: "root", Password: secret.New("the-admin-password-4711"), Timeout: 5 * time.Second}
+			reason := "sslmode=prefer, database " + db
+			if verified {
+				c.TLS, reason = dbusers.VerifyCA(otc.Pool), "sslmode=verify-ca, database "+db
+			}
+			sessions = append(sessions, variant{reason, &session{c: c}, db})
+		}
+	}
+	clean := make([]*pgx.ConnConfig, len(sessions))
+	for i, s := range sessions {
+		var err error
+		clean[i], err = s.s.config(s.db)
+		require.NoError(t, err, s.reason)
+	}
 
 	dir := t.TempDir()
-	cert := selfSigned(t)
+	cert := testcert.New(t).Server
 	certFile, keyFile := filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key")
 	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}), 0o600))
 	key, err := x509.MarshalECPrivateKey(cert.PrivateKey.(*ecdsa.PrivateKey))
@@ -214,16 +261,15 @@ search_path=public
 	} {
 		t.Setenv(k, v)
 	}
-	weak, err := s.config("postgres")
-	require.NoError(t, err)
 
 	what := func(c *pgx.ConnConfig) map[string]any {
 		tlsOf := func(t *tls.Config) any {
 			if t == nil {
 				return nil
 			}
+			// A session cache would let a resumed session skip VerifyPeerCertificate.
 			return []any{t.InsecureSkipVerify, t.MinVersion, t.NextProtos, t.RootCAs == nil, len(t.Certificates), t.GetClientCertificate == nil,
-				t.VerifyPeerCertificate == nil, t.ServerName}
+				t.VerifyPeerCertificate == nil, t.VerifyConnection == nil, t.ServerName, t.ClientSessionCache == nil, t.Renegotiation}
 		}
 		var fallbacks []any
 		for _, f := range c.Fallbacks {
@@ -239,7 +285,23 @@ search_path=public
 			"exec mode": c.DefaultQueryExecMode, "caches": []int{c.StatementCacheCapacity, c.DescriptionCacheCapacity},
 		}
 	}
-	assert.Equal(t, what(clean), what(weak))
-	assert.Equal(t, "the-admin-password-4711", weak.Password)
-	assert.Equal(t, "md5,scram-sha-256", weak.RequireAuth)
+	for i, s := range sessions {
+		weak, err := s.s.config(s.db)
+		require.NoError(t, err, s.reason)
+		assert.Equal(t, what(clean[i]), what(weak), s.reason)
+		assert.Equal(t, "the-admin-password-4711", weak.Password, s.reason)
+		assert.Equal(t, "md5,scram-sha-256", weak.RequireAuth, s.reason)
+		assert.Equal(t, s.db, weak.Database, s.reason)
+		if s.s.c.TLS == nil {
+			continue
+		}
+		// verify-ca: one host, TLS asked for with an SSLRequest, the chain checked with the CA.
+		assert.Empty(t, weak.Fallbacks, "%s: no fallback, to plain text or elsewhere", s.reason)
+		assert.Equal(t, "postgres", weak.SSLNegotiation, s.reason)
+		if assert.NotNil(t, weak.TLSConfig, s.reason) && assert.NotNil(t, weak.TLSConfig.VerifyPeerCertificate, s.reason) {
+			assert.NoError(t, weak.TLSConfig.VerifyPeerCertificate(otc.Server.Certificate, nil), "%s: the CA's server", s.reason)
+			assert.ErrorIs(t, weak.TLSConfig.VerifyPeerCertificate(testcert.New(t).Server.Certificate, nil), dbusers.ErrUntrusted,
+				"%s: another CA's server", s.reason)
+		}
+	}
 }

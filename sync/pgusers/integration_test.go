@@ -3,7 +3,10 @@ package pgusers
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
+	"io"
 	"net"
 	"os"
 	"slices"
@@ -15,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcsps/rds-lambda-controller/internal/testcert"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
@@ -380,4 +384,46 @@ func TestIntegrationHostileNames(t *testing.T) {
 		_, err = e.apply(dbusers.Desired{}, res.Managed)
 		require.NoError(t, err)
 	}
+}
+
+// TestIntegrationVerifiedSession: with a CA (--db-ca-file) that signs the real server's
+// certificate, Apply works over TLS verified as sslmode=verify-ca, also in the sessions it opens
+// to other databases (the schema grant below); with another CA, the server is sent nothing but the
+// TLS handshake, and the databases are not made.
+func TestIntegrationVerifiedSession(t *testing.T) {
+	e := newTestEnv(t)
+	chain := serverChain(t, e.conn)
+	ca := x509.NewCertPool()
+	ca.AddCert(chain[len(chain)-1]) // test/postgres.sh's certificate signs itself
+	shop, app := e.n("shop"), e.n("app")
+	d := dbusers.Desired{Databases: []string{shop}, Users: []dbusers.UserSpec{{Name: app, Password: secret.New("App-pw-1"),
+		Grants: []dbusers.Grant{{Database: shop, Schema: "public", Privileges: []string{"USAGE"}}}}}}
+
+	e.conn.TLS = dbusers.VerifyCA(testcert.New(t).Pool)
+	_, err := e.apply(d, dbusers.ManagedState{})
+	require.ErrorIs(t, err, dbusers.ErrUntrusted, "another CA")
+	assert.Empty(t, e.strings(maintenanceDB, "SELECT datname FROM pg_database WHERE datname = $1", shop), "nothing was made")
+
+	e.conn.TLS = dbusers.VerifyCA(ca)
+	_, err = e.apply(d, dbusers.ManagedState{})
+	require.NoError(t, err, "the server's CA")
+	assert.Equal(t, []string{"database " + shop + ": CONNECT", "schema public: USAGE"}, e.acl(shop, app))
+}
+
+// serverChain returns the certificates the server at c shows, unverified.
+func serverChain(t *testing.T, c dbusers.Conn) []*x509.Certificate {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", c.Addr(), 10*time.Second)
+	require.NoError(t, err)
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+	_, err = nc.Write([]byte{0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f}) // SSLRequest
+	require.NoError(t, err)
+	answer := make([]byte, 1)
+	_, err = io.ReadFull(nc, answer)
+	require.NoError(t, err)
+	require.Equal(t, "S", string(answer), "the test server offers TLS (test/postgres.sh)")
+	tc := tls.Client(nc, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}) //nolint:gosec // only to read the certificate
+	require.NoError(t, tc.Handshake())
+	return tc.ConnectionState().PeerCertificates
 }
