@@ -116,10 +116,17 @@ type fakeMySQL struct {
 
 	// tls, when set, makes the handshake offer TLS and serves the connection once the client
 	// asked for it (its SSL request read), instead of then.
-	tls func(net.Conn)
+	tls func(*fakeMySQL, net.Conn)
 }
 
 func newFakeMySQL(t *testing.T, plugin string, then func(*fakeMySQL, *mysqlPackets)) *fakeMySQL {
+	t.Helper()
+	return newFakeMySQLWith(t, plugin, then, nil)
+}
+
+// newFakeMySQLWith is newFakeMySQL offering TLS when tlsServe is set: it serves each connection
+// after the client's TLS request.
+func newFakeMySQLWith(t *testing.T, plugin string, then func(*fakeMySQL, *mysqlPackets), tlsServe func(*fakeMySQL, net.Conn)) *fakeMySQL {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	require.NoError(t, err)
@@ -129,7 +136,7 @@ func newFakeMySQL(t *testing.T, plugin string, then func(*fakeMySQL, *mysqlPacke
 	require.NoError(t, err)
 	s := &fakeMySQL{
 		port: l.Addr().(*net.TCPAddr).Port, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}),
-		scramble: []byte("0123456789abcdefghij"),
+		scramble: []byte("0123456789abcdefghij"), tls: tlsServe,
 	}
 	t.Cleanup(func() { _ = l.Close() })
 	go func() {
@@ -153,7 +160,7 @@ func newFakeMySQL(t *testing.T, plugin string, then func(*fakeMySQL, *mysqlPacke
 					return
 				}
 				if s.tls != nil {
-					s.tls(c)
+					s.tls(s, c)
 					return
 				}
 				p.recording = true

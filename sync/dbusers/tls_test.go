@@ -85,8 +85,7 @@ func TestVerifiedSessionSendsNothingToAnImpostor(t *testing.T) {
 	} {
 		t.Run(tc.reason, func(t *testing.T) {
 			var logins atomic.Int32
-			srv := newFakeMySQL(t, "mysql_native_password", nil)
-			srv.tls = func(c net.Conn) {
+			srv := newFakeMySQLWith(t, "mysql_native_password", nil, func(srv *fakeMySQL, c net.Conn) {
 				sc := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{tc.cert}, MinVersion: tls.VersionTLS12})
 				if sc.Handshake() != nil {
 					return
@@ -95,7 +94,7 @@ func TestVerifiedSessionSendsNothingToAnImpostor(t *testing.T) {
 				if _, ok := p.read(); ok {
 					logins.Add(1)
 				}
-			}
+			})
 			conn := Conn{Host: "127.0.0.1", Port: srv.port, User: "root", Password: secret.New("pw"), Timeout: 5 * time.Second, TLS: VerifyCA(otc.Pool)}
 			_, err := Apply(t.Context(), conn, Desired{Databases: []string{"shop"}}, ManagedState{})
 			require.Error(t, err, "the fake hangs up after the login")
