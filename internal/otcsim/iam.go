@@ -305,7 +305,7 @@ func (s *Sim) handleVersions(w http.ResponseWriter, r *http.Request) {
 // authenticate checks the credentials of a service call: an X-Auth-Token, or an AK/SK signature
 // naming a known access key. project is the project id in the path ("" when the path has none).
 func (s *Sim) authenticate(r *http.Request, svc service, project string, now time.Time) *apiError {
-	if authz := r.Header.Get("Authorization"); strings.HasPrefix(authz, "SDK-HMAC-SHA256 ") {
+	if akskSigned(r) {
 		return s.authenticateAKSK(r, svc, project, now)
 	}
 	tokID := r.Header.Get("X-Auth-Token")

@@ -14,6 +14,14 @@ import (
 	"strings"
 )
 
+// akskAlgorithm names the SDK's AK/SK signature, the first word of its Authorization header.
+const akskAlgorithm = "SDK-HMAC-SHA256"
+
+// akskSigned says r carries an AK/SK signature.
+func akskSigned(r *http.Request) bool {
+	return strings.HasPrefix(r.Header.Get("Authorization"), akskAlgorithm+" ")
+}
+
 // akskSignature is the Authorization header of an AK/SK-signed request:
 //
 //	SDK-HMAC-SHA256 Credential=<AK>/<yyyymmdd>/<region>/<service>/sdk_request, SignedHeaders=<h1;h2>, Signature=<hex>
@@ -25,9 +33,9 @@ type akskSignature struct {
 
 func parseAKSK(authz string) (akskSignature, error) {
 	var sig akskSignature
-	rest, ok := strings.CutPrefix(authz, "SDK-HMAC-SHA256 ")
+	rest, ok := strings.CutPrefix(authz, akskAlgorithm+" ")
 	if !ok {
-		return sig, errors.New("the signature's algorithm is not SDK-HMAC-SHA256")
+		return sig, errors.New("the signature's algorithm is not " + akskAlgorithm)
 	}
 	for part := range strings.SplitSeq(rest, ",") {
 		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
@@ -58,11 +66,11 @@ func verifyAKSK(r *http.Request, sig akskSignature, secret string) error {
 	if sdkDate == "" || !slices.Contains(sig.signedHeaders, "x-sdk-date") {
 		return errors.New("X-Sdk-Date is missing or not signed")
 	}
-	body, err := io.ReadAll(r.Body) // bufferSignedBody read it
-	if err != nil {
-		return fmt.Errorf("reading the body: %w", err)
+	signed, ok := r.Body.(*signedBody)
+	if !ok {
+		return errors.New("the body was not read before the signature was checked") // a programming error
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	body := signed.data
 
 	var headers strings.Builder
 	for _, name := range sig.signedHeaders {
@@ -91,7 +99,7 @@ func verifyAKSK(r *http.Request, sig akskSignature, secret string) error {
 	for _, c := range candidates {
 		canonical := strings.Join([]string{r.Method, signedPath(r.URL.Path), c[0], headers.String(),
 			strings.Join(sig.signedHeaders, ";"), c[1]}, "\n")
-		toSign := strings.Join([]string{"SDK-HMAC-SHA256", sdkDate, sig.scope, hashHex([]byte(canonical))}, "\n")
+		toSign := strings.Join([]string{akskAlgorithm, sdkDate, sig.scope, hashHex([]byte(canonical))}, "\n")
 		if hmac.Equal(hmacSHA256(key, toSign), sig.signature) {
 			return nil
 		}
@@ -102,16 +110,25 @@ func verifyAKSK(r *http.Request, sig akskSignature, secret string) error {
 // bufferSignedBody reads the body of an AK/SK-signed request into memory, at most maxBodyBytes,
 // so that verifyAKSK can hash it under the simulator's lock and the handler still read it.
 func bufferSignedBody(r *http.Request) error {
-	if !strings.HasPrefix(r.Header.Get("Authorization"), "SDK-HMAC-SHA256 ") {
+	if !akskSigned(r) {
 		return nil
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBodyBytes+1))
 	if err != nil {
 		return fmt.Errorf("reading the body: %w", err)
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.Body = &signedBody{Reader: bytes.NewReader(body), data: body}
 	return nil
 }
+
+// signedBody is the body of an AK/SK-signed request, read (bufferSignedBody): what the handler
+// reads, and its bytes for the signature.
+type signedBody struct {
+	*bytes.Reader
+	data []byte
+}
+
+func (*signedBody) Close() error { return nil }
 
 func hmacSHA256(key []byte, data string) []byte {
 	mac := hmac.New(sha256.New, key)

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcsps/rds-lambda-controller/internal/testnet"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
 
@@ -69,7 +70,7 @@ func TestAdminPasswordIsNeverSentToBeRead(t *testing.T) {
 	} {
 		t.Run(tc.reason, func(t *testing.T) {
 			srv := newFakeMySQL(t, tc.plugin, tc.then)
-			conn := Conn{Host: "127.0.0.1", Port: srv.port, User: "root", Password: secret.New(password), Timeout: 5 * time.Second}
+			conn := Conn{Host: "127.0.0.1", Port: srv.Port, User: "root", Password: secret.New(password), Timeout: 5 * time.Second}
 			_, err := Apply(t.Context(), conn, Desired{Databases: []string{"shop"}}, ManagedState{})
 			require.ErrorIs(t, err, ErrUnsafeLogin)
 			assert.NotContains(t, err.Error(), password)
@@ -92,7 +93,7 @@ func TestLoginGuardEndsWithTheLogin(t *testing.T) {
 		}
 		c.write(append([]byte{0xff, 0x51, 0x04, '#', 'H', 'Y', '0', '0', '0'}, s.pem...)) // ERR 1105
 	})
-	conn := Conn{Host: "127.0.0.1", Port: srv.port, User: "root", Password: secret.New("pw"), Timeout: 5 * time.Second}
+	conn := Conn{Host: "127.0.0.1", Port: srv.Port, User: "root", Password: secret.New("pw"), Timeout: 5 * time.Second}
 	_, err := Apply(t.Context(), conn, Desired{Databases: []string{"shop"}}, ManagedState{})
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, ErrUnsafeLogin)
@@ -104,7 +105,7 @@ func TestLoginGuardEndsWithTheLogin(t *testing.T) {
 // client's response and then does what then says; it records every byte the client sends after
 // the handshake response, and what it could decrypt with its RSA key.
 type fakeMySQL struct {
-	port     int
+	*testnet.Listener
 	key      *rsa.PrivateKey
 	pem      []byte
 	scramble []byte
@@ -112,7 +113,6 @@ type fakeMySQL struct {
 	mu    sync.Mutex
 	after bytes.Buffer
 	read  []string
-	wg    sync.WaitGroup
 
 	// tls, when set, makes the handshake offer TLS and serves the connection once the client
 	// asked for it (its SSL request read), instead of then.
@@ -132,42 +132,27 @@ func newFakeMySQLWith(t *testing.T, plugin string, then func(*fakeMySQL, *mysqlP
 	require.NoError(t, err)
 	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
 	require.NoError(t, err)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
 	s := &fakeMySQL{
-		port: l.Addr().(*net.TCPAddr).Port, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}),
+		key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}),
 		scramble: []byte("0123456789abcdefghij"), tls: tlsServe,
 	}
-	t.Cleanup(func() { _ = l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-				p := &mysqlPackets{c: c, s: s}
-				hs := s.handshake(plugin)
-				if s.tls != nil {
-					hs[22] |= 0x08 // CLIENT_SSL, in the capabilities' lower half
-				}
-				p.write(hs)
-				if _, ok := p.read(); !ok {
-					return
-				}
-				if s.tls != nil {
-					s.tls(s, c)
-					return
-				}
-				p.recording = true
-				then(s, p)
-			}()
+	s.Listener = testnet.Serve(t, func(c net.Conn) {
+		p := &mysqlPackets{c: c, s: s}
+		hs := s.handshake(plugin)
+		if s.tls != nil {
+			hs[22] |= 0x08 // CLIENT_SSL, in the capabilities' lower half
 		}
-	}()
+		p.write(hs)
+		if _, ok := p.read(); !ok {
+			return
+		}
+		if s.tls != nil {
+			s.tls(s, c)
+			return
+		}
+		p.recording = true
+		then(s, p)
+	})
 	return s
 }
 
@@ -210,7 +195,7 @@ func (s *fakeMySQL) decrypt(enc []byte, ok bool) {
 // received waits for the client's connections to end and returns what it sent after its
 // handshake response, and what the server read of encrypted passwords.
 func (s *fakeMySQL) received() ([]byte, []string) {
-	s.wg.Wait()
+	s.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return bytes.Clone(s.after.Bytes()), append([]string(nil), s.read...)

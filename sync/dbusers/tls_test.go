@@ -95,7 +95,7 @@ func TestVerifiedSessionSendsNothingToAnImpostor(t *testing.T) {
 					logins.Add(1)
 				}
 			})
-			conn := Conn{Host: "127.0.0.1", Port: srv.port, User: "root", Password: secret.New("pw"), Timeout: 5 * time.Second, TLS: VerifyCA(otc.Pool)}
+			conn := Conn{Host: "127.0.0.1", Port: srv.Port, User: "root", Password: secret.New("pw"), Timeout: 5 * time.Second, TLS: VerifyCA(otc.Pool)}
 			_, err := Apply(t.Context(), conn, Desired{Databases: []string{"shop"}}, ManagedState{})
 			require.Error(t, err, "the fake hangs up after the login")
 			srv.received()

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcsps/rds-lambda-controller/internal/testnet"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
@@ -30,7 +31,7 @@ func TestAdminPasswordIsNeverSentInClear(t *testing.T) {
 	} {
 		t.Run(tc.reason, func(t *testing.T) {
 			srv := fakeServer(t, tc.asks)
-			conn := dbusers.Conn{Host: "127.0.0.1", Port: srv.port, User: "root", Password: secret.New(password), Timeout: 5 * time.Second}
+			conn := dbusers.Conn{Host: "127.0.0.1", Port: srv.Port, User: "root", Password: secret.New(password), Timeout: 5 * time.Second}
 			_, err := Apply(t.Context(), conn, dbusers.Desired{Databases: []string{"shop"}}, dbusers.ManagedState{})
 			require.ErrorIs(t, err, dbusers.ErrUnsafeLogin)
 			assert.ErrorContains(t, err, "require_auth")
@@ -47,7 +48,7 @@ func TestAdminPasswordIsNeverSentInClear(t *testing.T) {
 // fake is a PostgreSQL server that refuses TLS, answers every startup with one authentication
 // request, and records every byte the client sends after it.
 type fake struct {
-	*pgListener
+	*testnet.Listener
 
 	mu    sync.Mutex
 	after bytes.Buffer
@@ -57,7 +58,7 @@ type fake struct {
 func fakeServer(t *testing.T, asks pgproto3.BackendMessage) *fake {
 	t.Helper()
 	f := &fake{}
-	f.pgListener = listenPG(t, func(c net.Conn) {
+	f.Listener = testnet.Serve(t, func(c net.Conn) {
 		b := pgproto3.NewBackend(c, c)
 		if !startupRefusingTLS(b, c) {
 			return
@@ -79,7 +80,7 @@ func fakeServer(t *testing.T, asks pgproto3.BackendMessage) *fake {
 
 // received waits for the client's connections to end and returns what it sent after the request.
 func (f *fake) received() []byte {
-	f.wait()
+	f.Wait()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return bytes.Clone(f.after.Bytes())

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/internal/testcert"
+	"github.com/mcsps/rds-lambda-controller/internal/testnet"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
@@ -50,7 +51,7 @@ func TestEnvironmentCannotWeakenTheSession(t *testing.T) {
 				t.Setenv(k, v)
 			}
 			srv := tlsFakeServer(t)
-			conn := dbusers.Conn{Host: "127.0.0.1", Port: srv.port, User: "root", Password: secret.New("the-admin-password-4711"), Timeout: 5 * time.Second}
+			conn := dbusers.Conn{Host: "127.0.0.1", Port: srv.Port, User: "root", Password: secret.New("the-admin-password-4711"), Timeout: 5 * time.Second}
 			_, err := Apply(t.Context(), conn, dbusers.Desired{Databases: []string{"shop"}}, dbusers.ManagedState{})
 			require.Error(t, err)
 
@@ -75,7 +76,7 @@ func TestEnvironmentCannotWeakenTheSession(t *testing.T) {
 				{"a server with a certificate another CA signs", other.Server, false},
 			} {
 				fake := tlsFakeServerWith(t, srv.cert)
-				conn := dbusers.Conn{Host: "127.0.0.1", Port: fake.port, User: "root", Password: secret.New("the-admin-password-4711"),
+				conn := dbusers.Conn{Host: "127.0.0.1", Port: fake.Port, User: "root", Password: secret.New("the-admin-password-4711"),
 					Timeout: 5 * time.Second, TLS: dbusers.VerifyCA(otc.Pool)}
 				_, err := Apply(t.Context(), conn, dbusers.Desired{Databases: []string{"shop"}}, dbusers.ManagedState{})
 				require.Error(t, err, srv.reason)
@@ -98,7 +99,7 @@ func TestEnvironmentCannotWeakenTheSession(t *testing.T) {
 // SCRAM-SHA-256 with or without channel binding, records the mechanism the client chooses and
 // refuses its proof; without TLS it asks for the password in clear text, which the client refuses.
 type tlsFake struct {
-	*pgListener
+	*testnet.Listener
 
 	mu         sync.Mutex
 	first      []bool // per connection: whether it began with an SSLRequest
@@ -111,7 +112,7 @@ func tlsFakeServer(t *testing.T) *tlsFake { return tlsFakeServerWith(t, testcert
 func tlsFakeServerWith(t *testing.T, cert tls.Certificate) *tlsFake {
 	t.Helper()
 	f := &tlsFake{}
-	f.pgListener = listenPG(t, func(c net.Conn) { f.serve(c, cert) })
+	f.Listener = testnet.Serve(t, func(c net.Conn) { f.serve(c, cert) })
 	return f
 }
 
@@ -182,7 +183,7 @@ func (c bufConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 // seen waits for the client's connections to end and returns what the server saw.
 func (f *tlsFake) seen() (first []bool, mechanisms []string) {
-	f.wait()
+	f.Wait()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]bool(nil), f.first...), append([]string(nil), f.mechanisms...)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcsps/rds-lambda-controller/internal/testnet"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
@@ -29,7 +30,7 @@ func TestUserPasswordsNeverReachAnImpostorInClear(t *testing.T) {
 	for _, version := range []string{"90624", "100023", "170002"} {
 		t.Run("server_version_num "+version, func(t *testing.T) {
 			srv := impostorServer(t, version)
-			conn := dbusers.Conn{Host: "127.0.0.1", Port: srv.port, User: "root", Password: secret.New("the-admin-password-4711"), Timeout: 5 * time.Second}
+			conn := dbusers.Conn{Host: "127.0.0.1", Port: srv.Port, User: "root", Password: secret.New("the-admin-password-4711"), Timeout: 5 * time.Second}
 			d := dbusers.Desired{Users: []dbusers.UserSpec{{Name: "shop_app", Password: secret.New(userPassword)}}}
 			_, err := Apply(t.Context(), conn, d, dbusers.ManagedState{})
 			require.NoError(t, err, "the impostor is taken for the instance: MD5 cannot tell")
@@ -45,7 +46,7 @@ func TestUserPasswordsNeverReachAnImpostorInClear(t *testing.T) {
 // answers server_version_num with version and every other query with no rows, and records the
 // statements it receives.
 type impostor struct {
-	*pgListener
+	*testnet.Listener
 	version string
 
 	mu         sync.Mutex
@@ -55,7 +56,7 @@ type impostor struct {
 func impostorServer(t *testing.T, version string) *impostor {
 	t.Helper()
 	f := &impostor{version: version}
-	f.pgListener = listenPG(t, f.serve)
+	f.Listener = testnet.Serve(t, f.serve)
 	return f
 }
 
@@ -153,7 +154,7 @@ func (f *impostor) record(sql string) {
 
 // received waits for the client's connections to end and returns the statements it sent.
 func (f *impostor) received() string {
-	f.wait()
+	f.Wait()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.statements.String()

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcsps/rds-lambda-controller/internal/testcert"
+	"github.com/mcsps/rds-lambda-controller/internal/testnet"
 	"github.com/mcsps/rds-lambda-controller/sync/dbusers"
 	"github.com/mcsps/rds-lambda-controller/sync/secret"
 )
@@ -35,7 +36,7 @@ func TestVerifiedSessions(t *testing.T) {
 
 	t.Run("a certificate the CA signs", func(t *testing.T) {
 		srv := tlsFakeServerWith(t, otc.Server)
-		err := apply(conn(srv.port))
+		err := apply(conn(srv.Port))
 		require.Error(t, err, "the fake refuses the client's first proof")
 		assert.NotErrorIs(t, err, dbusers.ErrUntrusted)
 		first, mechanisms := srv.seen()
@@ -44,7 +45,7 @@ func TestVerifiedSessions(t *testing.T) {
 	})
 	t.Run("a certificate another CA signs", func(t *testing.T) {
 		srv := tlsFakeServerWith(t, other.Server)
-		err := apply(conn(srv.port))
+		err := apply(conn(srv.Port))
 		require.ErrorIs(t, err, dbusers.ErrUntrusted)
 		first, mechanisms := srv.seen()
 		assert.Equal(t, []bool{true}, first, "one attempt, and no fallback to plain text")
@@ -52,20 +53,20 @@ func TestVerifiedSessions(t *testing.T) {
 	})
 	t.Run("a server that offers no TLS", func(t *testing.T) {
 		var startups atomic.Int32
-		srv := listenPG(t, func(c net.Conn) {
+		srv := testnet.Serve(t, func(c net.Conn) {
 			if startupRefusingTLS(pgproto3.NewBackend(c, c), c) {
 				startups.Add(1)
 			}
 		})
-		err := apply(conn(srv.port))
+		err := apply(conn(srv.Port))
 		require.ErrorIs(t, err, dbusers.ErrUntrusted)
 		assert.ErrorContains(t, err, "offers no TLS")
-		srv.wait()
+		srv.Wait()
 		assert.Zero(t, startups.Load(), "no startup message, let alone a password, in clear")
 	})
 	t.Run("a server that answers an error to the SSLRequest", func(t *testing.T) {
 		var startups atomic.Int32
-		srv := listenPG(t, func(c net.Conn) {
+		srv := testnet.Serve(t, func(c net.Conn) {
 			b := pgproto3.NewBackend(c, c)
 			if _, err := b.ReceiveStartupMessage(); err != nil {
 				return
@@ -78,10 +79,10 @@ func TestVerifiedSessions(t *testing.T) {
 				startups.Add(1)
 			}
 		})
-		err := apply(conn(srv.port))
+		err := apply(conn(srv.Port))
 		require.ErrorIs(t, err, dbusers.ErrUntrusted)
 		assert.ErrorContains(t, err, "offers no TLS")
-		srv.wait()
+		srv.Wait()
 		assert.Zero(t, startups.Load(), "no startup message in clear")
 	})
 	// crypto/tls checks some of the certificate, and the server's proof that it holds the
@@ -90,7 +91,7 @@ func TestVerifiedSessions(t *testing.T) {
 		// What anyone can do who once connected to the instance: its certificate is no secret.
 		replayed := tls.Certificate{Certificate: otc.Server.Certificate, PrivateKey: other.Server.PrivateKey}
 		srv := tlsFakeServerWith(t, replayed)
-		err := apply(conn(srv.port))
+		err := apply(conn(srv.Port))
 		require.ErrorIs(t, err, dbusers.ErrUntrusted, "the handshake's signature is not the certificate's key's")
 		assert.NotErrorIs(t, err, dbusers.ErrUnreachable)
 		first, mechanisms := srv.seen()
@@ -99,7 +100,7 @@ func TestVerifiedSessions(t *testing.T) {
 	})
 	t.Run("a certificate that cannot be read", func(t *testing.T) {
 		srv := tlsFakeServerWith(t, tls.Certificate{Certificate: [][]byte{[]byte("not a certificate")}, PrivateKey: otc.Server.PrivateKey})
-		err := apply(conn(srv.port))
+		err := apply(conn(srv.Port))
 		require.ErrorIs(t, err, dbusers.ErrUntrusted)
 		_, mechanisms := srv.seen()
 		assert.Empty(t, mechanisms, "nothing was proven to it")
@@ -118,15 +119,15 @@ func TestVerifiedSessions(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.reason, func(t *testing.T) {
-			srv := listenPG(t, tc.serve)
-			err := apply(conn(srv.port))
+			srv := testnet.Serve(t, tc.serve)
+			err := apply(conn(srv.Port))
 			require.ErrorIs(t, err, dbusers.ErrUnreachable)
 			assert.NotErrorIs(t, err, dbusers.ErrUntrusted)
 		})
 	}
 	t.Run("without the CA", func(t *testing.T) {
 		srv := tlsFakeServerWith(t, other.Server)
-		c := conn(srv.port)
+		c := conn(srv.Port)
 		c.TLS = nil
 		require.Error(t, apply(c))
 		_, mechanisms := srv.seen()
